@@ -1,0 +1,86 @@
+"""The configuration of one multi-head attention layer, and the errors a student can make with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Documented caps: large enough for real models, small enough that a typo cannot exhaust memory.
+MAX_D_MODEL = 4096
+MAX_HEADS = 64
+MAX_TOKENS = 4096
+
+
+class ConfigError(ValueError):
+    """A configuration or input that cannot work, explained in plain words."""
+
+
+def divisors(n: int, limit: int = MAX_HEADS) -> list[int]:
+    """The head counts that split n dimensions evenly (at most `limit`)."""
+    return [h for h in range(1, min(n, limit) + 1) if n % h == 0]
+
+
+def _check_size(name: str, value, cap: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name} must be a whole number, got {value!r}.")
+    if value <= 0:
+        raise ConfigError(f"{name} must be at least 1, got {value}.")
+    if value > cap:
+        raise ConfigError(f"{name} = {value} is above this tool's limit of {cap}.")
+
+
+@dataclass(frozen=True)
+class MHAConfig:
+    """Sizes and options of one multi-head attention layer.
+
+    d_model: width of each token vector; n_heads: the number of query heads h;
+    n_kv_heads: key/value heads (None = n_heads, 1 = multi-query, in between = grouped-query);
+    bias: whether the projections add a bias; causal: block every key after the query;
+    scale: factor on Q K^T (None = 1/sqrt(d_k)).
+    """
+
+    d_model: int
+    n_heads: int
+    n_kv_heads: int | None = None
+    bias: bool = True
+    causal: bool = False
+    scale: float | None = None
+
+    def __post_init__(self):
+        _check_size("d_model", self.d_model, MAX_D_MODEL)
+        _check_size("n_heads", self.n_heads, MAX_HEADS)
+        if self.d_model % self.n_heads:
+            options = ", ".join(map(str, divisors(self.d_model)))
+            raise ConfigError(
+                f"Each head gets d_model / h dimensions, so h must divide d_model evenly: "
+                f"{self.d_model} / {self.n_heads} = {self.d_model / self.n_heads:.2f} is not a whole number. "
+                f"Head counts that work for d_model = {self.d_model}: {options}."
+            )
+        if self.n_kv_heads is not None:
+            _check_size("n_kv_heads", self.n_kv_heads, MAX_HEADS)
+            if self.n_heads % self.n_kv_heads:
+                options = ", ".join(map(str, divisors(self.n_heads)))
+                raise ConfigError(
+                    f"Query heads are shared out evenly among the key/value heads, so n_kv_heads must divide "
+                    f"n_heads = {self.n_heads}; {self.n_kv_heads} does not. Values that work: {options}."
+                )
+        if self.scale is not None and not (isinstance(self.scale, (int, float)) and self.scale > 0):
+            raise ConfigError(f"scale must be a positive number (or None for 1/sqrt(d_k)), got {self.scale!r}.")
+
+    @property
+    def d_k(self) -> int:
+        """Width of one head's queries, keys and values: d_model / h."""
+        return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """The number of key/value heads actually used."""
+        return self.n_kv_heads or self.n_heads
+
+    @property
+    def group_size(self) -> int:
+        """How many query heads share one key/value head."""
+        return self.n_heads // self.kv_heads
+
+    @property
+    def softmax_scale(self) -> float:
+        return self.scale if self.scale is not None else self.d_k**-0.5

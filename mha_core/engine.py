@@ -1,0 +1,116 @@
+"""Multi-head attention, forward pass, in the four steps the app teaches.
+
+The NumPy path is the readable reference; the PyTorch path (torch_backend.py) computes the same trace on a
+chosen device. Torch is imported only when that path is asked for, so the NumPy path starts fast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import MAX_TOKENS, ConfigError, MHAConfig
+from .masks import combine_masks
+from .trace import Trace
+from .weights import MHAWeights
+
+BACKENDS = ("numpy", "torch")
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """x @ W.T + b, with W stored (out_features, in_features) as in PyTorch."""
+    y = x @ W.T
+    return y if b is None else y + b
+
+
+def split_heads(y: np.ndarray, n_heads: int) -> np.ndarray:
+    """(n, n_heads*d_k) -> (n_heads, n, d_k): head i owns columns i*d_k ... (i+1)*d_k - 1."""
+    n, width = y.shape
+    return y.reshape(n, n_heads, width // n_heads).transpose(1, 0, 2)  # (n_heads, n, d_k)
+
+
+def softmax_rows(masked_scores: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis; a row whose entries are all -inf (fully blocked) becomes all zeros."""
+    row_max = masked_scores.max(axis=-1, keepdims=True)
+    row_max[~np.isfinite(row_max)] = 0.0  # a fully blocked row: exp(-inf - 0) = 0 everywhere, no NaN
+    weights = np.subtract(masked_scores, row_max)
+    np.exp(weights, out=weights)
+    total = weights.sum(axis=-1, keepdims=True)
+    total[total == 0] = 1.0
+    weights /= total
+    return weights
+
+
+def _forward_numpy(x, x_kv, w: MHAWeights, cfg: MHAConfig, mask) -> dict:
+    h, d_k = cfg.n_heads, cfg.d_k
+    n = x.shape[0]
+
+    # Step 1: project X into queries, keys and values, and give each head its own d_k columns.
+    q = split_heads(linear(x, w.W_Q, w.b_Q), h)                # (h, n, d_k)
+    k = split_heads(linear(x_kv, w.W_K, w.b_K), cfg.kv_heads)  # (n_kv_heads, m, d_k)
+    v = split_heads(linear(x_kv, w.W_V, w.b_V), cfg.kv_heads)  # (n_kv_heads, m, d_k)
+
+    # Step 2: scaled dot-product attention, every head on its own.
+    # With grouped-query attention, query heads g*j ... g*j+g-1 all read key/value head j.
+    k_i = np.repeat(k, cfg.group_size, axis=0) if cfg.group_size > 1 else k  # (h, m, d_k)
+    v_i = np.repeat(v, cfg.group_size, axis=0) if cfg.group_size > 1 else v  # (h, m, d_k)
+    # Scaling Q before the product equals scaling Q K^T after it, and touches n*d_model numbers instead of h*n*m.
+    scores = (q * q.dtype.type(cfg.softmax_scale)) @ k_i.transpose(0, 2, 1)  # (h, n, m)
+    masked_scores = scores if mask is None else np.where(mask, -np.inf, scores).astype(scores.dtype)
+    weights = softmax_rows(masked_scores)                      # (h, n, m)
+    heads = weights @ v_i                                      # (h, n, d_k)
+
+    # Step 3: concatenate: put all head outputs side by side.
+    concat = heads.transpose(1, 0, 2).reshape(n, h * d_k)      # (n, h*d_k)
+
+    # Step 4: project the concatenation back to d_model with W_O.
+    output = linear(concat, w.W_O, w.b_O)                      # (n, d_model)
+
+    return dict(q=q, k=k, v=v, scores=scores, masked_scores=masked_scores, weights=weights,
+                heads=heads, concat=concat, output=output)
+
+
+def _check_input(x, cfg: MHAConfig, name: str) -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim != 2:
+        raise ConfigError(f"{name} must be a matrix of shape (tokens, d_model); got {x.ndim} dimension(s), {x.shape}.")
+    if x.shape[1] != cfg.d_model:
+        raise ConfigError(f"{name} has {x.shape[1]} numbers per token, but d_model = {cfg.d_model}.")
+    if x.shape[0] == 0:
+        raise ConfigError(f"{name} has no tokens: attention needs at least one.")
+    if x.shape[0] > MAX_TOKENS:
+        raise ConfigError(f"{name} has {x.shape[0]} tokens; this tool's limit is {MAX_TOKENS}.")
+    if not np.isfinite(x).all():
+        raise ConfigError(f"{name} contains NaN or infinite numbers; attention needs finite inputs.")
+    return x
+
+
+def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, attn_mask=None,
+            backend: str = "numpy", device: str = "auto") -> Trace:
+    """Run multi-head attention on x (n, d_model) and return every intermediate as a Trace.
+
+    kv: a second sequence (m, d_model) for cross-attention (None = self-attention).
+    key_padding_mask (m,) and attn_mask (n, m) or (h, n, m) are boolean, True = blocked, as in PyTorch.
+    backend: "numpy" (the reference) or "torch"; device: "auto" (a GPU when there is one), "cpu", "cuda", "mps".
+    """
+    if backend not in BACKENDS:
+        raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}.")
+    if device not in DEVICES and not str(device).startswith("cuda:"):
+        raise ConfigError(f"device must be one of {', '.join(DEVICES)}; got {device!r}.")
+    w.check(cfg)
+    x = _check_input(x, cfg, "x")
+    x_kv = x if kv is None else _check_input(kv, cfg, "kv")
+    dtype = np.result_type(x.dtype, w.dtype) if np.issubdtype(x.dtype, np.floating) else w.dtype
+    x, x_kv = x.astype(dtype, copy=False), x_kv.astype(dtype, copy=False)
+    mask = combine_masks(cfg, x.shape[0], x_kv.shape[0], key_padding_mask, attn_mask)
+
+    if backend == "numpy":
+        if device not in ("auto", "cpu"):
+            raise ConfigError(f"The NumPy backend runs on the CPU only; choose backend='torch' for device={device!r}.")
+        parts, used = _forward_numpy(x, x_kv, w, cfg, mask), "cpu"
+    else:
+        from .torch_backend import forward_torch
+
+        parts, used = forward_torch(x, x_kv, w, cfg, mask, device)
+    blocked_rows = mask.all(axis=-1) if mask is not None else np.zeros((cfg.n_heads, x.shape[0]), dtype=bool)
+    return Trace(x=x, x_kv=x_kv, mask=mask, blocked_rows=blocked_rows, backend=backend, device=used, **parts)
