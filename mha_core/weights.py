@@ -42,7 +42,8 @@ class MHAWeights:
                 raise ConfigError(f"{name} has shape {array.shape}, but this configuration needs {expected[name]}.")
         has_bias = self.b_Q is not None
         if has_bias != cfg.bias:
-            raise ConfigError(f"The configuration says bias={cfg.bias}, but the weights {'have' if has_bias else 'lack'} biases.")
+            have = "have" if has_bias else "lack"
+            raise ConfigError(f"The configuration says bias={cfg.bias}, but the weights {have} biases.")
 
 
 def init_weights(cfg: MHAConfig, seed: int = 0, dtype=np.float32) -> MHAWeights:

@@ -1,0 +1,368 @@
+"""Plotly figures of a trace: pure functions (arrays in, figure out) that work in a notebook as in the app.
+
+One colour scale for attention weights (sequential, fixed 0..1) and one for signed values (diverging, centred
+at 0). Every axis carries token labels or dimension indices. No figure sends more than MAX_CELLS numbers to the
+browser: larger matrices are averaged over blocks of neighbouring cells, and the axis labels say so.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .stats import row_entropy
+from .trace import Trace
+
+WEIGHT_SCALE = "Blues"      # attention weights, always on 0..1
+SIGNED_SCALE = "RdBu_r"     # any signed value, centred at 0 (red positive, blue negative)
+HEAD_COLOURS = ["#4c6ef5", "#f76707", "#2f9e44", "#e03131", "#7048e8", "#1098ad", "#d6336c", "#74b816",
+                "#f59f00", "#495057", "#0b7285", "#ae3ec9", "#5c940d", "#c92a2a", "#364fc7", "#e8590c"]
+MAX_CELLS = 250_000
+FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
+
+
+def head_colour(i: int) -> str:
+    return HEAD_COLOURS[i % len(HEAD_COLOURS)]
+
+
+def token_labels(tokens: list[str]) -> list[str]:
+    """Unique axis labels "1 The", "2 cat", ... (plotly merges equal category names, so the position is kept)."""
+    return [f"{i + 1} {html.escape(tok)}" for i, tok in enumerate(tokens)]
+
+
+def dim_labels(n: int, prefix: str = "d") -> list[str]:
+    return [f"{prefix}{j + 1}" for j in range(n)]
+
+
+def pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int, int]:
+    """Average z (rows, cols) over blocks of s x s cells so that at most max_cells remain; returns (z, s, s)."""
+    rows, cols = z.shape
+    step = 1
+    while -(-rows // step) * -(-cols // step) > max_cells:
+        step += 1
+    if step == 1:
+        return z, 1, 1
+    pad_r, pad_c = -rows % step, -cols % step
+    padded = np.pad(z.astype(np.float64), ((0, pad_r), (0, pad_c)), constant_values=np.nan)
+    blocks = padded.reshape(padded.shape[0] // step, step, padded.shape[1] // step, step)
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(blocks, axis=(1, 3)), step, step
+
+
+def _pooled_labels(labels: list[str], step: int) -> list[str]:
+    if step == 1:
+        return labels
+    return [f"{i + 1}–{min(i + step, len(labels))}" for i in range(0, len(labels), step)]
+
+
+def _finite_or_none(z: np.ndarray) -> np.ndarray:
+    """Plotly shows NaN as a gap; -inf (a blocked score) becomes NaN so it is a gap too, never a number."""
+    z = np.asarray(z, dtype=np.float64)
+    return np.where(np.isfinite(z), z, np.nan)
+
+
+def _layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), font=FONT, template="plotly_white",
+                      margin=dict(l=10, r=10, t=60, b=10), height=height)
+    return fig
+
+
+def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str, signed: bool = True,
+            x_title: str = "", y_title: str = "", zmax: float | None = None, max_cells: int = MAX_CELLS,
+            height: int | None = None, value_name: str = "value") -> go.Figure:
+    """One labelled heatmap: diverging around 0 when `signed`, else the 0..1 weight scale."""
+    z, r_step, c_step = pool(_finite_or_none(z), max_cells)
+    pooled = r_step > 1
+    fig = go.Figure(go.Heatmap(
+        z=z, x=_pooled_labels(x_labels, c_step), y=_pooled_labels(y_labels, r_step),
+        colorscale=SIGNED_SCALE if signed else WEIGHT_SCALE,
+        zmid=0 if signed else None, zmin=None if signed else 0, zmax=zmax if signed else 1,
+        hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
+                      f"{'mean ' if pooled else ''}{value_name} = %{{z:.6g}}<extra></extra>",
+        colorbar=dict(thickness=12),
+    ))
+    if pooled:
+        title += f"  (averaged over {r_step}×{c_step} blocks to stay readable)"
+    fig.update_xaxes(title=x_title, type="category", tickangle=-45 if len(x_labels) > 6 else 0)
+    fig.update_yaxes(title=y_title, type="category", autorange="reversed")
+    return _layout(fig, title, height)
+
+
+def _mark_head_blocks(fig: go.Figure, n_heads: int, d_k: int, axis: str, span: int, row=None, col=None) -> None:
+    """Coloured outlines around each head's block of d_k columns (axis="x") or rows (axis="y")."""
+    for i in range(n_heads):
+        lo, hi = i * d_k - 0.5, (i + 1) * d_k - 0.5
+        box = dict(x0=lo, x1=hi, y0=-0.5, y1=span - 0.5) if axis == "x" else dict(x0=-0.5, x1=span - 0.5, y0=lo, y1=hi)
+        fig.add_shape(type="rect", **box, line=dict(color=head_colour(i), width=2), row=row, col=col)
+        label = dict(x=(lo + hi) / 2, y=-0.5, yshift=10) if axis == "x" else dict(x=span - 0.5, y=(lo + hi) / 2,
+                                                                                     xanchor="left", xshift=4)
+        fig.add_annotation(**label, text=f"head {i + 1}", showarrow=False, font=dict(color=head_colour(i), size=11),
+                           row=row, col=col)
+
+
+# --- Overview -----------------------------------------------------------------------------------------------
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None = None) -> go.Figure:
+    """The whole pipeline as boxes and arrows, with the live shape under every box."""
+    m = n if m is None else m
+    steps = [
+        ("Input", "X", f"{n} × {d_model}", "#495057"),
+        ("1 · Project", "Q_i, K_i, V_i = X W_i", f"{n_heads} heads × ({n} × {d_k})", "#4c6ef5"),
+        ("2 · Attend per head", "softmax(Q_i K_iᵀ/√d_k) V_i", f"weights {n} × {m}<br>head_i {n} × {d_k}", "#2f9e44"),
+        ("3 · Concatenate", "[head_1 … head_h]", f"{n} × {n_heads * d_k}", "#f76707"),
+        ("4 · Output projection", "Concat · W_O", f"{n} × {d_model}", "#e03131"),
+    ]
+    fig = go.Figure()
+    width, gap = 1.0, 0.32
+    for i, (name, formula, shape, colour) in enumerate(steps):
+        x0 = i * (width + gap)
+        fig.add_shape(type="rect", x0=x0, x1=x0 + width, y0=0, y1=1, line=dict(color=colour, width=2),
+                      fillcolor=_rgba(colour, 0.08))
+        fig.add_annotation(x=x0 + width / 2, y=0.8, text=f"<b>{name}</b>", showarrow=False,
+                           font=dict(size=13, color=colour))
+        fig.add_annotation(x=x0 + width / 2, y=0.52, text=formula, showarrow=False, font=dict(size=12, color="#212529"))
+        fig.add_annotation(x=x0 + width / 2, y=0.2, text=shape, showarrow=False, font=dict(size=12, color="#495057"))
+        if i:
+            fig.add_annotation(x=x0 - 0.02, y=0.5, ax=x0 - gap + 0.02, ay=0.5, xref="x", yref="y", axref="x",
+                               ayref="y", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2,
+                               arrowcolor="#495057", text="")
+    total = len(steps) * width + (len(steps) - 1) * gap
+    fig.update_xaxes(visible=False, range=[-0.02, total + 0.02])
+    fig.update_yaxes(visible=False, range=[-0.05, 1.05])
+    fig.update_layout(showlegend=False)
+    return _layout(fig, f"The pipeline for d_model = {d_model}, h = {n_heads}, d_k = {d_k} (live shapes)", height=230)
+
+
+# --- Step 1: projections --------------------------------------------------------------------------------
+
+def input_figure(x: np.ndarray, tokens: list[str], title: str = "Input X: one row per token") -> go.Figure:
+    return heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension", y_title="token")
+
+
+def projection_weight_figure(W: np.ndarray, n_heads: int, name: str) -> go.Figure:
+    """W_name as used in X W (d_model x h*d_k), each head's slice of columns outlined in its colour.
+
+    PyTorch stores the transpose, (h*d_k, d_model); this shows the paper's orientation.
+    """
+    Wt = W.T                                                   # (d_model, h*d_k)
+    d_k = Wt.shape[1] // n_heads
+    fig = heatmap(Wt, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]),
+                  f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): head i uses columns (i-1)·d_k+1 … i·d_k",
+                  x_title="output column", y_title="input dimension")
+    if Wt.size <= MAX_CELLS:
+        _mark_head_blocks(fig, n_heads, d_k, "x", Wt.shape[0])
+    return fig
+
+
+def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16) -> go.Figure:
+    """Small multiples of a per-head array (heads, tokens, d_k), e.g. Q_i for every head i."""
+    n_heads, n, d_k = a.shape
+    shown = min(n_heads, max_heads)
+    cols = min(shown, 4)
+    rows = -(-shown // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"{name}_{i + 1}" for i in range(shown)],
+                        horizontal_spacing=0.04, vertical_spacing=0.12 / rows + 0.04)
+    limit = float(np.abs(a).max()) or 1.0
+    budget = MAX_CELLS // shown
+    y_labels = token_labels(tokens)
+    for i in range(shown):
+        z, step, _ = pool(a[i], budget)
+        fig.add_trace(go.Heatmap(
+            z=z, x=_pooled_labels(dim_labels(d_k), step), y=_pooled_labels(y_labels, step),
+            coloraxis="coloraxis",
+            hovertemplate=f"{name}_{i + 1}<br>token %{{y}}<br>dim %{{x}}<br>value = %{{z:.6g}}<extra></extra>"),
+            row=i // cols + 1, col=i % cols + 1)
+    fig.update_layout(coloraxis=dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit,
+                                     colorbar=dict(thickness=12)))
+    fig.update_xaxes(type="category", showticklabels=d_k <= 16)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=n <= 24)
+    return _layout(fig, f"{name}_i for each head: {n} tokens × d_k = {d_k} (one colour scale for all heads)",
+                   height=max(260, 230 * rows))
+
+
+# --- Step 2: attention per head -------------------------------------------------------------------------
+
+STAGES = {
+    "raw": "Raw scores Q_i K_iᵀ",
+    "scaled": "Scaled scores Q_i K_iᵀ · scale",
+    "mask": "Mask (1 = blocked)",
+    "weights": "Attention weights softmax(…)",
+}
+
+
+def stage_matrix(trace: Trace, head: int, stage: str, scale: float) -> np.ndarray:
+    """One head's (n, m) matrix at a stage of step 2."""
+    if stage == "raw":
+        return trace.scores[head] / scale
+    if stage == "scaled":
+        return trace.scores[head]
+    if stage == "mask":
+        mask = trace.mask[head] if trace.mask is not None else np.zeros(trace.scores.shape[1:], bool)
+        return mask.astype(float)
+    if stage == "weights":
+        return trace.weights[head]
+    raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
+
+
+def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "weights", scale: float = 1.0,
+                     key_tokens: list[str] | None = None) -> go.Figure:
+    """One head, large: rows are queries, columns are keys, exact values on hover."""
+    z = stage_matrix(trace, head, stage, scale)
+    signed = stage in ("raw", "scaled")
+    if stage == "scaled" and trace.mask is not None:
+        z = np.where(trace.mask[head], np.nan, z)  # blocked cells show as gaps: softmax ignores them
+    title = f"Head {head + 1}: {STAGES[stage]}"
+    if stage == "scaled" and trace.mask is not None:
+        title += " (blocked cells left blank)"
+    n = z.shape[0]
+    return heatmap(z, token_labels(key_tokens or tokens), token_labels(tokens), title, signed=signed,
+                   x_title="key", y_title="query", value_name="weight" if stage == "weights" else "score",
+                   height=min(700, max(360, 28 * n + 160)))
+
+
+def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | None = None,
+                     cols: int | None = None, title: str | None = None) -> go.Figure:
+    """All heads' attention weights side by side, on the one shared 0..1 scale."""
+    n_heads, n, m = trace.weights.shape
+    cols = cols or min(n_heads, 4)
+    rows = -(-n_heads // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {i + 1}" for i in range(n_heads)],
+                        horizontal_spacing=0.03, vertical_spacing=0.08 / rows + 0.03)
+    budget = MAX_CELLS // n_heads
+    q_labels, k_labels = token_labels(tokens), token_labels(key_tokens or tokens)
+    for i in range(n_heads):
+        z, step, _ = pool(trace.weights[i], budget)
+        fig.add_trace(go.Heatmap(
+            z=z, x=_pooled_labels(k_labels, step), y=_pooled_labels(q_labels, step), coloraxis="coloraxis",
+            hovertemplate=f"head {i + 1}<br>query %{{y}}<br>key %{{x}}<br>weight = %{{z:.6g}}<extra></extra>"),
+            row=i // cols + 1, col=i % cols + 1)
+    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1, colorbar=dict(thickness=12)))
+    fig.update_xaxes(type="category", showticklabels=m <= 12, tickangle=-45)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    fig.update_yaxes(showticklabels=n <= 24, col=1)  # query labels once per row of panels
+    return _layout(fig, title or f"Attention weights of all {n_heads} heads (rows: queries, columns: keys)",
+                   height=max(280, 260 * rows))
+
+
+def query_weights_figure(trace: Trace, head: int, query: int, tokens: list[str],
+                         key_tokens: list[str] | None = None) -> go.Figure:
+    """How much query token `query` attends to each key, in one head (a bar per key)."""
+    w = trace.weights[head, query]
+    labels = token_labels(key_tokens or tokens)
+    fig = go.Figure(go.Bar(x=labels, y=w, marker_color=head_colour(head),
+                           hovertemplate="key %{x}<br>weight = %{y:.6g}<extra></extra>"))
+    fig.update_xaxes(title="key", type="category", tickangle=-45 if len(labels) > 6 else 0)
+    fig.update_yaxes(title="weight", range=[0, 1])
+    return _layout(fig, f"Head {head + 1}, query {token_labels(tokens)[query]}: its weights sum to "
+                        f"{w.sum():.4f}", height=320)
+
+
+def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], group_size: int = 1,
+                     key_tokens: list[str] | None = None) -> go.Figure:
+    """weight_j · v_j for every key j (one row each) and their sum, which is head_i's output row for the query."""
+    v = trace.v[head // group_size]                             # (m, d_k)
+    mixed = trace.weights[head, query][:, None] * v             # (m, d_k)
+    z = np.vstack([mixed, trace.heads[head, query][None]])      # (m + 1, d_k)
+    rows = [f"w·v {lab}" for lab in token_labels(key_tokens or tokens)] + ["= sum (head output)"]
+    return heatmap(z, dim_labels(v.shape[1]), rows,
+                   f"Head {head + 1}: each value vector scaled by its weight, then added up",
+                   x_title="dimension of V_i", y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
+
+
+def entropy_figure(trace: Trace, tokens: list[str]) -> go.Figure:
+    """Row entropy (bits) per head and query: 0 = focused on one key, log2(m) = spread evenly."""
+    ent = row_entropy(trace.weights)                             # (h, n)
+    m = trace.weights.shape[-1]
+    labels = [f"head {i + 1} (mean {e:.2f})" for i, e in enumerate(ent.mean(axis=1))]
+    z, step, _ = pool(ent, MAX_CELLS)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=_pooled_labels(token_labels(tokens), step), y=labels, colorscale="Viridis", zmin=0,
+        zmax=max(np.log2(m), 1e-9), colorbar=dict(thickness=12, title="bits"),
+        hovertemplate="%{y}<br>query %{x}<br>entropy = %{z:.4f} bits<extra></extra>"))
+    fig.update_xaxes(title="query token", type="category", tickangle=-45)
+    fig.update_yaxes(type="category", autorange="reversed")
+    return _layout(fig, f"How focused each head is: entropy of each weight row (max log2({m}) = {np.log2(m):.2f} bits)",
+                   height=max(240, 32 * len(labels) + 140))
+
+
+# --- Step 3: concatenation ------------------------------------------------------------------------------
+
+def concat_figure(trace: Trace, tokens: list[str]) -> go.Figure:
+    """The n x (h*d_k) concatenation, each head's block of columns outlined and labelled in its colour."""
+    n_heads, n, d_k = trace.heads.shape
+    labels = [f"h{i + 1}·{j + 1}" for i in range(n_heads) for j in range(d_k)]
+    fig = heatmap(trace.concat, labels, token_labels(tokens),
+                  f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}", x_title="column (head·dim)",
+                  y_title="token")
+    if trace.concat.size <= MAX_CELLS:
+        _mark_head_blocks(fig, n_heads, d_k, "x", n)
+    fig.update_xaxes(showticklabels=n_heads * d_k <= 32)
+    return fig
+
+
+# --- Step 4: output projection --------------------------------------------------------------------------
+
+def output_weight_figure(W_O: np.ndarray, n_heads: int) -> go.Figure:
+    """W_O as used in concat @ W_O (h*d_k x d_model): head i's block of d_k rows outlined in its colour."""
+    Wt = W_O.T                                                  # (h*d_k, d_model)
+    d_k = Wt.shape[0] // n_heads
+    fig = heatmap(Wt, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"),
+                  f"W_O ({Wt.shape[0]} × {Wt.shape[1]}): rows (i-1)·d_k+1 … i·d_k read head i",
+                  x_title="output dimension", y_title="concat row")
+    if Wt.size <= MAX_CELLS:
+        _mark_head_blocks(fig, n_heads, d_k, "y", Wt.shape[1])
+    return fig
+
+
+def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: list[str]) -> go.Figure:
+    """Each head's share head_i W_O[block i] side by side, then their sum plus bias (= the output)."""
+    n_heads, n, d_model = contributions.shape
+    panels = [(f"head {i + 1}", contributions[i]) for i in range(n_heads)] + [("sum + b_O = output", output)]
+    cols = min(len(panels), 5)
+    rows = -(-len(panels) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[p[0] for p in panels], horizontal_spacing=0.03,
+                        vertical_spacing=0.08 / rows + 0.04)
+    limit = float(max(np.abs(contributions).max(), np.abs(output).max())) or 1.0
+    budget = MAX_CELLS // len(panels)
+    y_labels = token_labels(tokens)
+    for i, (name, z) in enumerate(panels):
+        z, step, _ = pool(z, budget)
+        fig.add_trace(go.Heatmap(
+            z=z, x=_pooled_labels(dim_labels(d_model), step), y=_pooled_labels(y_labels, step),
+            coloraxis="coloraxis",
+            hovertemplate=f"{name}<br>token %{{y}}<br>dim %{{x}}<br>value = %{{z:.6g}}<extra></extra>"),
+            row=i // cols + 1, col=i % cols + 1)
+    fig.update_layout(coloraxis=dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit,
+                                     colorbar=dict(thickness=12)))
+    fig.update_xaxes(type="category", showticklabels=False)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=n <= 16)
+    return _layout(fig, "What each head adds to the output (one colour scale for all panels)",
+                   height=max(260, 240 * rows))
+
+
+def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> go.Figure:
+    """Input X and the attention output side by side: same shape, n x d_model."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["input X", "output MultiHead(X)"], horizontal_spacing=0.06)
+    limit = float(max(np.abs(x).max(), np.abs(output).max())) or 1.0
+    budget = MAX_CELLS // 2
+    for col, (name, z) in enumerate([("input", x), ("output", output)], start=1):
+        z, step, _ = pool(z, budget)
+        fig.add_trace(go.Heatmap(
+            z=z, x=_pooled_labels(dim_labels(x.shape[1]), step), y=_pooled_labels(token_labels(tokens), step),
+            coloraxis="coloraxis",
+            hovertemplate=f"{name}<br>token %{{y}}<br>dim %{{x}}<br>value = %{{z:.6g}}<extra></extra>"),
+            row=1, col=col)
+    fig.update_layout(coloraxis=dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit,
+                                     colorbar=dict(thickness=12)))
+    fig.update_xaxes(type="category", showticklabels=x.shape[1] <= 16)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(tokens) <= 24)
+    return _layout(fig, f"Input and output, both {x.shape[0]} × {x.shape[1]}",
+                   height=min(640, max(300, 22 * len(tokens) + 160)))

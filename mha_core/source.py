@@ -1,0 +1,17 @@
+"""The engine's own source lines for each step, so the app shows the code that really ran."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+from . import engine
+
+
+def step_source(step: int) -> str:
+    """The lines of the NumPy forward pass under the comment "# Step {step}:" (1 to 4), dedented."""
+    lines = inspect.getsource(engine._forward_numpy).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(f"# Step {step}:"))
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i].strip().startswith(("# Step", "return"))), len(lines))
+    return textwrap.dedent("\n".join(lines[start:end])).strip()

@@ -1,0 +1,49 @@
+"""Step 2: scaled dot-product attention in every head: scores, scale, mask, softmax, mixing the values."""
+
+import streamlit as st
+
+from mha_core import figures
+from pages.shared import code_for_step, next_step, plot, view
+
+settings, ex = view()
+tr, cfg = ex.trace, ex.cfg
+n, m = tr.weights.shape[1:]
+head, query = settings.head - 1, settings.query - 1
+blocked = int(tr.mask[0].sum()) if tr.mask is not None else 0
+
+st.title("Step 2 · Scaled dot-product attention, in every head")
+st.markdown(
+    "Each head compares every query with every key by a dot product: a large score means a good match. "
+    f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}** so that they do not grow with "
+    "d_k and push softmax into near one-hot rows. Blocked pairs (the mask) are set to −∞, and softmax turns each "
+    "row into weights that are ≥ 0 and sum to 1. The head's output for a token is the weighted sum of the value "
+    "vectors. The heads never look at each other's numbers in this step."
+)
+st.latex(r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{%d}} + M\right) V_i"
+         r"\qquad Q_i K_i^\top \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
+         % (cfg.d_k, n, m, n, cfg.d_k))
+if blocked:
+    st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere).")
+if tr.blocked_rows.any():
+    st.warning("Some query rows have every key blocked: their weights are all 0 and their head output is 0.")
+
+plot(figures.head_grid_figure(tr, ex.tokens), key="grid")
+
+st.subheader(f"Head {head + 1}, up close")
+st.caption("Choose the head and the query token in the sidebar.")
+stages = st.tabs(["Raw scores", "Scaled", "Mask", "Softmax weights"])
+for tab, stage in zip(stages, ["raw", "scaled", "mask", "weights"], strict=True):
+    with tab:
+        plot(figures.attention_figure(tr, head, ex.tokens, stage, cfg.softmax_scale), key=f"stage_{stage}")
+
+left, right = st.columns(2)
+with left:
+    plot(figures.query_weights_figure(tr, head, query, ex.tokens), key="bar")
+with right:
+    plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size), key="mix")
+
+st.subheader("How focused is each head?")
+st.caption("Entropy of each weight row in bits: 0 means all weight on one key; higher means spread out.")
+plot(figures.entropy_figure(tr, ex.tokens), key="entropy")
+code_for_step(2)
+next_step("pages/concatenation.py", "Step 3: concatenation")

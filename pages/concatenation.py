@@ -1,0 +1,26 @@
+"""Step 3: put the head outputs side by side."""
+
+import numpy as np
+import streamlit as st
+
+from mha_core import figures
+from pages.shared import code_for_step, next_step, plot, view
+
+settings, ex = view()
+tr, cfg = ex.trace, ex.cfg
+n, h, d_k = tr.heads.shape[1], cfg.n_heads, cfg.d_k
+
+st.title("Step 3 · Concatenate the heads")
+st.markdown(
+    f"Each head produced an **{n} × {d_k}** matrix. Placing the {h} of them side by side gives one "
+    f"**{n} × {h * d_k}** matrix: with d_k = d_model / h, that is again **d_model = {cfg.d_model}** columns. "
+    "Nothing is added or mixed here: every column still belongs to exactly one head, shown by its colour."
+)
+st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d\times(%d\cdot%d)}"
+         r" = \mathbb{R}^{%d\times%d}" % (h, n, h, d_k, n, h * d_k))
+plot(figures.per_head_figure(tr.heads, ex.tokens, "head"), key="heads")
+plot(figures.concat_figure(tr, ex.tokens), key="concat")
+same = all(np.array_equal(tr.concat[:, i * d_k:(i + 1) * d_k], tr.heads[i]) for i in range(h))
+st.caption(f"Check: columns (i−1)·d_k+1 … i·d_k of the concatenation equal head i exactly: **{same}**.")
+code_for_step(3)
+next_step("pages/output.py", "Step 4: output projection")

@@ -1,0 +1,36 @@
+"""Step 4: W_O mixes the heads back into d_model dimensions."""
+
+import numpy as np
+import streamlit as st
+
+from mha_core import figures
+from mha_core.decompose import head_contributions
+from pages.shared import code_for_step, plot, reproduce_in_pytorch, view
+
+settings, ex = view()
+tr, cfg, w = ex.trace, ex.cfg, ex.weights
+n, h, d_k, d_model = tr.heads.shape[1], cfg.n_heads, cfg.d_k, cfg.d_model
+
+st.title("Step 4 · Project back to d_model with W_O")
+st.markdown(
+    f"The last matrix, **W_O** ({h * d_k} × {d_model}), is where the heads finally meet. Because the "
+    f"concatenation is split into head blocks, W_O splits into blocks of **{d_k} rows**, one per head: "
+    "the output is the sum of each head's output times its own block of W_O, plus the bias. "
+    "Without W_O the heads would only sit next to each other; with it, every output number can draw on all heads."
+)
+st.latex(r"\mathrm{output} = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_{%d})\,W^O + b^O"
+         r" = \sum_{i=1}^{%d} \mathrm{head}_i\, W^O_{[i]} + b^O,\qquad W^O_{[i]} \in \mathbb{R}^{%d\times%d}"
+         % (h, h, d_k, d_model))
+plot(figures.output_weight_figure(w.W_O, h), key="W_O")
+contributions = head_contributions(tr, w)
+plot(figures.contributions_figure(contributions, tr.output, ex.tokens), key="contrib")
+bias = 0 if w.b_O is None else w.b_O
+gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
+st.caption(f"Check: the sum of the head contributions plus b_O differs from the output by at most {gap:.1e} "
+           "(rounding only).")
+share = np.linalg.norm(contributions, axis=2).mean(axis=1)
+st.bar_chart({"head": [f"head {i + 1}" for i in range(h)], "mean size of contribution": share}, x="head",
+             y="mean size of contribution", height=240)
+plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+code_for_step(4)
+reproduce_in_pytorch(settings)

@@ -1,0 +1,48 @@
+"""Overview: the whole pipeline with live shapes, the output, and a live check against PyTorch."""
+
+import streamlit as st
+
+from mha_core import figures
+from pages.shared import cached_torch_difference, example_args, next_step, plot, view
+
+settings, ex = view()
+tr, cfg = ex.trace, ex.cfg
+n, m = tr.weights.shape[1:]
+
+st.title("Multi-head attention, step by step")
+badge = st.empty()
+st.markdown(
+    "Attention lets every token gather information from the other tokens. **Multi-head** attention does this "
+    f"**h = {cfg.n_heads}** times in parallel: each head gets its own projections of the input into a "
+    f"smaller space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of relation. "
+    "The heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O. "
+    "Splitting d_model across heads keeps the total cost close to that of one full-width head."
+)
+for note in ex.notes:
+    st.info(note)
+st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d})\,W^O,"
+         r"\quad \mathrm{head}_i = \mathrm{softmax}\!\left(\frac{X W^Q_i (X W^K_i)^\top}{\sqrt{%d}}\right) X W^V_i"
+         % (cfg.n_heads, cfg.d_k))
+plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m))
+
+cols = st.columns(4)
+cols[0].metric("tokens n", n)
+cols[1].metric("d_model", cfg.d_model)
+cols[2].metric("heads h", cfg.n_heads)
+cols[3].metric("d_k per head", cfg.d_k)
+
+st.subheader("Tokens")
+st.caption("The input split into tokens; each becomes one row of X.")
+st.dataframe({"position": list(range(1, n + 1)), "token": ex.tokens}, hide_index=True, height=min(400, 36 * n + 40))
+
+st.subheader("The result")
+plot(figures.input_output_figure(tr.x, tr.output, ex.tokens))
+
+with st.spinner("Checking against torch.nn.MultiheadAttention…"):
+    diff = cached_torch_difference(*example_args(settings))
+ok = diff <= (1e-5 if tr.output.dtype.itemsize == 4 else 1e-10)
+if ok:
+    badge.success(f"Matches torch.nn.MultiheadAttention: max |difference| = {diff:.2e}", icon=":material/check_circle:")
+else:
+    badge.error(f"Differs from torch.nn.MultiheadAttention: max |difference| = {diff:.2e}", icon=":material/error:")
+next_step("pages/projection.py", "Step 1: projection")

@@ -1,0 +1,209 @@
+"""What every page shares: the sidebar controls (bound to the URL), the cached example, and small layout helpers.
+
+Not a page itself: app.py builds the controls before running the chosen page, and pages call `view()`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mha_core import ConfigError
+from mha_core.app_state import (
+    APP_MAX_D_MODEL,
+    APP_MAX_TEXT_CHARS,
+    APP_MAX_TOKENS,
+    BACKENDS,
+    INPUTS,
+    MAX_SEED,
+    MODELS,
+    Settings,
+    check_query_params,
+    closest_head_count,
+    head_options,
+)
+from mha_core.example import Example, build_example, torch_difference
+from mha_core.export import example_snippet, settings_json, trace_npz
+from mha_core.source import step_source
+
+BIND = "query-params"
+INPUT_CAPTIONS = ["your own words", "n random vectors", "3 tokens, d_model 4: check by hand"]
+
+
+@st.cache_data(max_entries=16, show_spinner="Computing attention…")
+def cached_example(input_mode: str, text: str, n: int, d_model: int, n_heads: int, seed: int, positional: bool,
+                   causal: bool, pad: int, backend: str) -> Example:
+    return build_example(input_mode, text, n, d_model, n_heads, seed, positional, causal, pad, backend)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def cached_torch_difference(*settings) -> float:
+    return torch_difference(cached_example(*settings))
+
+
+def _show_url_warnings() -> None:
+    """Explain, once per session, any URL setting that could not be used as given."""
+    if "url_checked" not in st.session_state:
+        st.session_state.url_checked = True
+        st.session_state.url_warnings = check_query_params(st.query_params.to_dict())
+    for problem in st.session_state.url_warnings:
+        st.warning(problem, icon=":material/warning:")
+
+
+def _keep_valid(key: str, options: list, fallback) -> None:
+    """Before a selectbox is drawn: if its remembered value is no longer an option, switch to `fallback`."""
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = fallback
+
+
+def _head_count_control(d_model: int) -> int:
+    options = head_options(d_model)
+    if "h" not in st.session_state and "h" in st.query_params:
+        # First run from a link: an unusable h becomes the nearest head count that works, kept in the URL.
+        raw = st.query_params["h"]
+        wanted = int(raw) if raw.isdigit() else Settings.h
+        if wanted not in options:
+            st.session_state.h = closest_head_count(d_model, wanted)
+    elif st.session_state.get("h") not in (None, *options):
+        old = st.session_state.h
+        st.session_state.h = closest_head_count(d_model, old)
+        st.sidebar.info(f"h = {old} does not divide d_model = {d_model}, so h is now {st.session_state.h}.")
+    return st.sidebar.selectbox(
+        "Heads h", options, index=options.index(closest_head_count(d_model, Settings.h)), key="h", bind=BIND,
+        help=f"Only head counts that divide d_model = {d_model} are offered: each head gets d_model / h dimensions.")
+
+
+def sidebar_controls() -> Settings:
+    """Draw the shared controls (every one bound to the URL) and return the settings they hold."""
+    sb = st.sidebar
+    d = Settings()
+    sb.header("Model")
+    model = sb.radio("Weights", MODELS, key="model", bind=BIND,
+                     help="Random weights show the mechanics at any size; the pretrained model shows real heads.")
+    real = model == MODELS[1]
+    sb.header("Input")
+    if real:
+        input_mode = "sentence"
+    else:
+        input_mode = sb.radio("Input", INPUTS, key="input", bind=BIND, captions=INPUT_CAPTIONS, horizontal=False)
+    text, n = d.text, d.n
+    if input_mode == "sentence":
+        text = sb.text_area("Sentence", value=d.text, max_chars=APP_MAX_TEXT_CHARS, key="text", bind=BIND,
+                            help="Split into words and punctuation marks; each one becomes a token.")
+    elif input_mode == "random":
+        n = sb.number_input("Tokens n", 1, APP_MAX_TOKENS, d.n, key="n", bind=BIND)
+    d_model, h = d.d_model, d.h
+    if real:
+        sb.caption("all-MiniLM-L6-v2 fixes d_model = 384 and h = 12 (d_k = 32).")
+    elif input_mode == "tiny":
+        sb.caption("The tiny example fixes d_model = 4 and h = 2 (d_k = 2).")
+    else:
+        d_model = sb.number_input("d_model", 1, APP_MAX_D_MODEL, d.d_model, key="d_model", bind=BIND,
+                                  help="Width of every token vector.")
+        h = _head_count_control(d_model)
+        sb.caption(f"Each head works in d_k = d_model / h = {d_model} / {h} = {d_model // h} dimensions.")
+    seed = sb.number_input("Seed", 0, MAX_SEED, d.seed, key="seed", bind=BIND,
+                           help="Fixes the random weights and embeddings: the same seed gives the same numbers.")
+    pe = sb.checkbox("Positional encoding", d.pe, key="pe", bind=BIND, disabled=input_mode != "sentence" or real,
+                     help="Adds the sinusoidal position signal to sentence embeddings, so word order matters.")
+    sb.header("Masks")
+    causal = sb.checkbox("Causal mask", d.causal, key="causal", bind=BIND, disabled=real,
+                         help="Each token may only look at itself and earlier tokens, as in a decoder.")
+    pad = sb.number_input("Mask the last tokens as padding", 0, APP_MAX_TOKENS - 1, d.pad, key="pad", bind=BIND,
+                          disabled=real, help="Blocks these keys for every query, as padding is blocked in a batch.")
+    backend = sb.radio("Backend", list(BACKENDS), key="backend", bind=BIND, horizontal=True,
+                       help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")
+    layer = d.layer
+    if real:
+        layer = sb.selectbox("Layer", list(range(1, 7)), key="layer", bind=BIND)
+    return Settings(model=model, input=input_mode, text=text, n=int(n), d_model=int(d_model), h=int(h),
+                    seed=int(seed), pe=bool(pe), causal=bool(causal) and not real, pad=0 if real else int(pad),
+                    backend=backend, layer=int(layer))
+
+
+def focus_controls(settings: Settings, example: Example) -> Settings:
+    """The selected head and query token, in the sidebar so they persist across pages (and in the URL)."""
+    sb = st.sidebar
+    sb.header("Focus")
+    heads = list(range(1, example.cfg.n_heads + 1))
+    _keep_valid("head", heads, 1)
+    head = sb.selectbox("Head", heads, key="head", bind=BIND)
+    if st.session_state.get("query", 1) > example.n:
+        st.session_state.query = example.n
+    query = sb.number_input("Query token (position)", 1, example.n, 1, key="query", bind=BIND,
+                            help="Pick a token by its position; the figures show its row.")
+    sb.caption(f"Query token {query}: “{example.tokens[query - 1]}”")
+    return Settings(**{**settings.__dict__, "head": int(head), "query": int(query)})
+
+
+def example_args(s: Settings) -> tuple:
+    return (s.input, s.text, s.n, s.d_model, s.h, s.seed, s.pe, s.causal, s.pad, BACKENDS[s.backend])
+
+
+def setup(page_path: str) -> None:
+    """Run before the page: warnings from the URL, controls, the example, and the share link."""
+    _show_url_warnings()
+    settings = sidebar_controls()
+    try:
+        example = cached_example(*example_args(settings))
+    except ConfigError as err:
+        st.error(str(err), icon=":material/block:")
+        st.stop()
+    settings = focus_controls(settings, example)
+    st.session_state.view = (settings, example)
+    base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
+    with st.sidebar:
+        st.header("Share")
+        st.caption(f"Computed with {settings.backend} on **{example.trace.device}**.")
+        st.caption("This link reopens exactly this view (copy button on the right):")
+        url = settings.share_url(base)
+        st.code(url, language=None, wrap_lines=True)
+        _downloads(settings, example, url)
+
+
+def _downloads(settings: Settings, example: Example, url: str) -> None:
+    st.header("Export")
+    st.download_button("Trace (.npz, every intermediate)", lambda: trace_npz(example.trace, example.tokens),
+                       file_name="mha_trace.npz", mime="application/octet-stream", width="stretch",
+                       on_click="ignore")
+    st.download_button("Settings (.json)", settings_json(settings.__dict__, url), file_name="mha_settings.json",
+                       mime="application/json", width="stretch", on_click="ignore")
+    st.caption("Each chart's camera icon saves it as PNG.")
+
+
+def torch_code(settings: Settings) -> str:
+    """A script that rebuilds this example with torch.nn.MultiheadAttention and prints the same output."""
+    return example_snippet(*example_args(settings)[:-1])
+
+
+def reproduce_in_pytorch(settings: Settings) -> None:
+    with st.expander("Reproduce in PyTorch"):
+        st.caption("Rebuilds this exact example with torch.nn.MultiheadAttention and prints the output shown here.")
+        st.code(torch_code(settings), language="python")
+
+
+def next_step(page: str, label: str) -> None:
+    st.divider()
+    st.page_link(page, label=f"Next: {label} →", icon=":material/arrow_forward:")
+
+
+def view() -> tuple[Settings, Example]:
+    """The settings and example of this run (set by app.py before the page runs)."""
+    if "view" not in st.session_state:
+        # Streamlit runs a server's very first request in its legacy mode when a pages/ folder exists: it runs
+        # the page file directly and skips app.py. st.navigation ends that mode; until then, hand over to app.py.
+        from streamlit.runtime.pages_manager import PagesManager
+
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+    return st.session_state.view
+
+
+def code_for_step(step: int) -> None:
+    """The engine's real source lines for this step."""
+    with st.expander("The code that computed this (mha_core/engine.py)", expanded=False):
+        st.code(step_source(step), language="python")
+
+
+def plot(fig, key: str | None = None) -> None:
+    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "toImageButtonOptions": {
+        "format": "png", "scale": 2}})
