@@ -2,17 +2,19 @@
 
 import streamlit as st
 
-from pages.shared import setup
+from pages import setup
 
 st.set_page_config(page_title="Multi-head attention, step by step", page_icon=":material/hub:", layout="wide")
 
+STEPS = "pages/steps"
 PAGES = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
-    st.Page("pages/projection.py", title="1 · Projection", icon=":material/grid_on:", url_path="projection"),
-    st.Page("pages/attention.py", title="2 · Attention per head", icon=":material/visibility:", url_path="attention"),
-    st.Page("pages/concatenation.py", title="3 · Concatenation", icon=":material/view_column:",
+    st.Page(f"{STEPS}/overview.py", title="Overview", icon=":material/home:", default=True),
+    st.Page(f"{STEPS}/projection.py", title="1 · Projection", icon=":material/grid_on:", url_path="projection"),
+    st.Page(f"{STEPS}/attention.py", title="2 · Attention per head", icon=":material/visibility:",
+            url_path="attention"),
+    st.Page(f"{STEPS}/concatenation.py", title="3 · Concatenation", icon=":material/view_column:",
             url_path="concatenation"),
-    st.Page("pages/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
+    st.Page(f"{STEPS}/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
 ]
 
 page = st.navigation(PAGES, position="top")

@@ -1,6 +1,8 @@
 """What every page shares: the sidebar controls (bound to the URL), the cached example, and small layout helpers.
 
-Not a page itself: app.py builds the controls before running the chosen page, and pages call `view()`.
+app.py builds the controls before running the chosen page; the page scripts (in pages/steps/ and pages/real/)
+call `view()`. They sit in subfolders on purpose: Streamlit treats any pages/*.py as a page of its older
+multipage mode and would run it without app.py.
 """
 
 from __future__ import annotations
@@ -188,13 +190,6 @@ def next_step(page: str, label: str) -> None:
 
 def view() -> tuple[Settings, Example]:
     """The settings and example of this run (set by app.py before the page runs)."""
-    if "view" not in st.session_state:
-        # Streamlit runs a server's very first request in its legacy mode when a pages/ folder exists: it runs
-        # the page file directly and skips app.py. st.navigation ends that mode; until then, hand over to app.py.
-        from streamlit.runtime.pages_manager import PagesManager
-
-        PagesManager.uses_pages_directory = False
-        st.rerun()
     return st.session_state.view
 
 
