@@ -2,21 +2,23 @@
 
 import streamlit as st
 
-from pages import setup
+from pages.shared import setup
 
 st.set_page_config(page_title="Multi-head attention, step by step", page_icon=":material/hub:", layout="wide")
 
-STEPS = "pages/steps"
 PAGES = [
-    st.Page(f"{STEPS}/overview.py", title="Overview", icon=":material/home:", default=True),
-    st.Page(f"{STEPS}/projection.py", title="1 · Projection", icon=":material/grid_on:", url_path="projection"),
-    st.Page(f"{STEPS}/attention.py", title="2 · Attention per head", icon=":material/visibility:",
+    st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+    st.Page("pages/projection.py", title="1 · Projection", icon=":material/grid_on:", url_path="projection"),
+    st.Page("pages/attention.py", title="2 · Attention per head", icon=":material/visibility:",
             url_path="attention"),
-    st.Page(f"{STEPS}/concatenation.py", title="3 · Concatenation", icon=":material/view_column:",
+    st.Page("pages/concatenation.py", title="3 · Concatenation", icon=":material/view_column:",
             url_path="concatenation"),
-    st.Page(f"{STEPS}/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
+    st.Page("pages/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
 ]
 
 page = st.navigation(PAGES, position="top")
-setup(page.url_path)
-page.run()
+try:
+    setup(page.url_path)
+    page.run()
+finally:
+    st.session_state.pop("view", None)  # a page that runs without app.py must not see a stale view

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_core import figures
-from pages import code_for_step, next_step, plot, view
+from pages.shared import code_for_step, next_step, plot, view
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -46,4 +46,4 @@ st.subheader("How focused is each head?")
 st.caption("Entropy of each weight row in bits: 0 means all weight on one key; higher means spread out.")
 plot(figures.entropy_figure(tr, ex.tokens), key="entropy")
 code_for_step(2)
-next_step("pages/steps/concatenation.py", "Step 3: concatenation")
+next_step("pages/concatenation.py", "Step 3: concatenation")

@@ -5,7 +5,7 @@ import streamlit as st
 
 from mha_core import figures
 from mha_core.decompose import head_contributions
-from pages import code_for_step, plot, reproduce_in_pytorch, view
+from pages.shared import code_for_step, plot, reproduce_in_pytorch, view
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights

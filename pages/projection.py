@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_core import figures
-from pages import code_for_step, next_step, plot, view
+from pages.shared import code_for_step, next_step, plot, view
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights
@@ -29,4 +29,4 @@ for tab, name, W, per_head in zip(tabs, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.
         plot(figures.projection_weight_figure(W, per_head.shape[0], f"W_{name}"), key=f"W_{name}")
         plot(figures.per_head_figure(per_head, ex.tokens, name), key=f"{name}_heads")
 code_for_step(1)
-next_step("pages/steps/attention.py", "Step 2: attention per head")
+next_step("pages/attention.py", "Step 2: attention per head")

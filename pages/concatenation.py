@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from mha_core import figures
-from pages import code_for_step, next_step, plot, view
+from pages.shared import code_for_step, next_step, plot, view
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -23,4 +23,4 @@ plot(figures.concat_figure(tr, ex.tokens), key="concat")
 same = all(np.array_equal(tr.concat[:, i * d_k:(i + 1) * d_k], tr.heads[i]) for i in range(h))
 st.caption(f"Check: columns (i−1)·d_k+1 … i·d_k of the concatenation equal head i exactly: **{same}**.")
 code_for_step(3)
-next_step("pages/steps/output.py", "Step 4: output projection")
+next_step("pages/output.py", "Step 4: output projection")

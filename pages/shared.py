@@ -1,8 +1,6 @@
 """What every page shares: the sidebar controls (bound to the URL), the cached example, and small layout helpers.
 
-app.py builds the controls before running the chosen page; the page scripts (in pages/steps/ and pages/real/)
-call `view()`. They sit in subfolders on purpose: Streamlit treats any pages/*.py as a page of its older
-multipage mode and would run it without app.py.
+Not a page itself: app.py builds the controls before running the chosen page, and pages call `view()`.
 """
 
 from __future__ import annotations
@@ -189,7 +187,15 @@ def next_step(page: str, label: str) -> None:
 
 
 def view() -> tuple[Settings, Example]:
-    """The settings and example of this run (set by app.py before the page runs)."""
+    """The settings and example of this run (set by app.py before the page runs, removed after it)."""
+    if "view" not in st.session_state:
+        # Streamlit's older multipage mode ran this page without app.py: it does so for a server's very first
+        # request (and in every AppTest run) because a pages/ folder exists. st.navigation in app.py ends that
+        # mode, so switch it off and run again through app.py.
+        from streamlit.runtime.pages_manager import PagesManager
+
+        PagesManager.uses_pages_directory = False
+        st.rerun()
     return st.session_state.view
 
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_core import figures
-from pages import cached_torch_difference, example_args, next_step, plot, view
+from pages.shared import cached_torch_difference, example_args, next_step, plot, view
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -45,4 +45,4 @@ if ok:
     badge.success(f"Matches torch.nn.MultiheadAttention: max |difference| = {diff:.2e}", icon=":material/check_circle:")
 else:
     badge.error(f"Differs from torch.nn.MultiheadAttention: max |difference| = {diff:.2e}", icon=":material/error:")
-next_step("pages/steps/projection.py", "Step 1: projection")
+next_step("pages/projection.py", "Step 1: projection")
