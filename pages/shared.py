@@ -20,6 +20,7 @@ from mha_core.app_state import (
     check_query_params,
     closest_head_count,
     head_options,
+    quote,
 )
 from mha_core.example import Example, build_example, torch_difference
 from mha_core.export import example_snippet, settings_json, trace_npz
@@ -131,7 +132,7 @@ def focus_controls(settings: Settings, example: Example) -> Settings:
         st.session_state.query = example.n
     query = sb.number_input("Query token (position)", 1, example.n, 1, key="query", bind=BIND,
                             help="Pick a token by its position; the figures show its row.")
-    sb.caption(f"Query token {query}: “{example.tokens[query - 1]}”")
+    sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
     return Settings(**{**settings.__dict__, "head": int(head), "query": int(query)})
 
 

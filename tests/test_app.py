@@ -1,0 +1,195 @@
+"""The app as a user drives it, through Streamlit's AppTest: every page, every control, links in and out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import as_array, figure_titled, figures, run_app
+
+PAGES = ["pages/overview.py", "pages/projection.py", "pages/attention.py", "pages/concatenation.py",
+         "pages/output.py"]
+TITLES = {"pages/overview.py": "Multi-head attention", "pages/projection.py": "Step 1",
+          "pages/attention.py": "Step 2", "pages/concatenation.py": "Step 3", "pages/output.py": "Step 4"}
+INPUTS = [{}, {"input": "random", "n": "6"}, {"input": "tiny"}]
+
+
+def assert_clean(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def grid_heads(at) -> int:
+    fig = figure_titled(at, "Attention weights of all")
+    return sum(trace["type"] == "heatmap" for trace in fig["data"])
+
+
+@pytest.mark.parametrize("params", INPUTS, ids=["sentence", "random", "tiny"])
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders(page, params):
+    at = run_app(params, page)
+    assert_clean(at)
+    assert at.title[0].value.startswith(TITLES[page])
+    assert figures(at), "every page shows at least one figure"
+    assert at.latex, "every page shows its formula"
+    if page != "pages/overview.py":
+        code = [c.value for c in at.code if "=" in c.value and "(" in c.value]
+        assert code, "every step page shows the code that computed it"
+
+
+def test_changing_h_changes_the_number_of_head_heatmaps():
+    at = run_app(page="pages/attention.py")
+    assert grid_heads(at) == 8
+    at.selectbox(key="h").set_value(4).run()
+    assert_clean(at)
+    assert grid_heads(at) == 4
+    assert at.title[0].value.startswith("Step 2")
+
+
+def test_changing_d_model_changes_the_shapes_shown():
+    at = run_app(page="pages/projection.py")
+    x_fig = figure_titled(at, "Input X")
+    assert as_array(x_fig["data"][0]["z"]).shape[1] == 64
+    at.number_input(key="d_model").set_value(32).run()
+    assert_clean(at)
+    x_fig = figure_titled(at, "Input X")
+    assert as_array(x_fig["data"][0]["z"]).shape[1] == 32
+    assert any("32" in latex.value for latex in at.latex)
+
+
+def test_url_parameters_set_widgets_and_figures():
+    params = {"input": "random", "n": "5", "d_model": "32", "h": "4", "head": "2", "query": "3", "seed": "7"}
+    at = run_app(params, "pages/attention.py")
+    assert_clean(at)
+    assert at.radio(key="input").value == "random"
+    assert at.number_input(key="n").value == 5
+    assert at.number_input(key="d_model").value == 32
+    assert at.selectbox(key="h").value == 4
+    assert at.selectbox(key="head").value == 2
+    assert at.number_input(key="query").value == 3
+    assert grid_heads(at) == 4
+    focused = figure_titled(at, "Head 2: Raw scores")
+    assert as_array(focused["data"][0]["z"]).shape == (5, 5)
+    bar = figure_titled(at, "Head 2, query 3 t3")
+    assert len(as_array(bar["data"][0]["y"])) == 5
+
+
+def test_seed_in_url_changes_the_numbers():
+    a = figure_titled(run_app({"seed": "1"}, "pages/projection.py"), "Input X")
+    b = figure_titled(run_app({"seed": "2"}, "pages/projection.py"), "Input X")
+    assert not np.allclose(as_array(a["data"][0]["z"]), as_array(b["data"][0]["z"]))
+
+
+@pytest.mark.parametrize("params", [
+    {"h": "0"}, {"h": "abc"}, {"d_model": "31", "h": "4"}, {"input": "random", "n": "999999"},
+    {"model": "gpt-17"}, {"causal": "maybe"}, {"mystery": "1"}, {"query": "-3"}, {"seed": "1e99"},
+])
+def test_malformed_url_parameters_warn_and_fall_back(params):
+    at = run_app(params, "pages/attention.py")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.warning, "the user is told that part of the link could not be used"
+    h = at.selectbox(key="h").value
+    d_model = at.number_input(key="d_model").value
+    assert d_model % h == 0
+    assert grid_heads(at) == h
+
+
+def test_head_count_that_does_not_divide_d_model_becomes_the_closest_valid_one():
+    at = run_app({"d_model": "30", "h": "4"})
+    assert not at.exception
+    assert at.selectbox(key="h").value in (3, 5)
+    assert any("does not divide" in w.value for w in at.warning)
+    at.number_input(key="d_model").set_value(28).run()
+    assert 28 % at.selectbox(key="h").value == 0
+    assert all(28 % int(o) == 0 for o in at.selectbox(key="h").options)
+
+
+def test_changing_d_model_keeps_h_valid_and_says_so():
+    at = run_app()
+    at.number_input(key="d_model").set_value(30).run()
+    assert_clean(at)
+    assert 30 % at.selectbox(key="h").value == 0
+    assert any("does not divide" in i.value for i in at.info)
+
+
+def test_empty_sentence_gets_a_clear_message():
+    at = run_app()
+    at.text_area(key="text").set_value("   ").run()
+    assert not at.exception
+    assert any("at least one word" in e.value for e in at.error)
+
+
+def test_padding_every_token_is_refused_in_words():
+    at = run_app({"input": "random", "n": "4"})
+    at.number_input(key="pad").set_value(4).run()
+    assert not at.exception
+    assert any("no token to attend to" in e.value for e in at.error)
+
+
+def test_causal_mask_zeroes_future_keys_in_every_head():
+    at = run_app({"input": "random", "n": "6", "causal": "true"}, "pages/attention.py")
+    assert_clean(at)
+    grid = figure_titled(at, "Attention weights of all")
+    for trace in grid["data"]:
+        z = as_array(trace["z"])
+        assert np.all(np.triu(z, k=1) == 0)
+        assert np.allclose(z.sum(axis=1), 1, atol=1e-6)
+
+
+def test_padding_blocks_the_last_keys():
+    at = run_app({"input": "random", "n": "6", "pad": "2"}, "pages/attention.py")
+    assert_clean(at)
+    z = as_array(figure_titled(at, "Attention weights of all")["data"][0]["z"])
+    assert np.all(z[:, -2:] == 0) and np.all(z[:, :-2] > 0)
+
+
+@pytest.mark.parametrize("backend", ["NumPy", "PyTorch"])
+def test_overview_badge_matches_torch_and_names_the_device(backend):
+    at = run_app({"backend": backend})
+    assert_clean(at)
+    assert any("Matches torch.nn.MultiheadAttention" in s.value for s in at.success)
+    assert any("on **cpu**" in c.value or "on **cuda" in c.value for c in at.caption)
+
+
+def test_both_backends_show_the_same_numbers():
+    a = figure_titled(run_app({"backend": "NumPy"}, "pages/output.py"), "Input and output")
+    b = figure_titled(run_app({"backend": "PyTorch"}, "pages/output.py"), "Input and output")
+    np.testing.assert_allclose(as_array(a["data"][1]["z"]), as_array(b["data"][1]["z"]), atol=1e-5)
+
+
+def test_selected_head_and_query_follow_the_sidebar():
+    at = run_app({"input": "random", "n": "5"}, "pages/attention.py")
+    at.selectbox(key="head").set_value(3).run()
+    at.number_input(key="query").set_value(4).run()
+    assert_clean(at)
+    assert figure_titled(at, "Head 3: Raw scores")
+    assert figure_titled(at, "Head 3, query 4 t4")
+
+
+def test_tiny_example_is_hand_checkable():
+    at = run_app({"input": "tiny"}, "pages/attention.py")
+    assert_clean(at)
+    raw = as_array(figure_titled(at, "Head 1: Raw scores")["data"][0]["z"])
+    assert np.array_equal(raw, np.round(raw)), "raw scores of the tiny example are whole numbers"
+    assert raw.shape == (3, 3)
+
+
+def test_share_link_and_downloads_are_offered():
+    at = run_app({"h": "4"}, "pages/attention.py")
+    links = [c.value for c in at.code if c.value.startswith("http")]
+    assert links and "h=4" in links[0] and "/attention" in links[0]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert any(".npz" in label for label in labels) and any(".json" in label for label in labels)
+
+
+def test_output_page_offers_a_pytorch_script():
+    at = run_app(page="pages/output.py")
+    scripts = [c.value for c in at.code if "nn.MultiheadAttention" in c.value]
+    assert scripts and "print(output[0])" in scripts[0]
+
+
+def test_user_text_is_never_rendered_as_markup():
+    text = "<b>bold</b> **star** [link](http://example.com)"
+    at = run_app({"text": text, "query": "2"})
+    assert_clean(at)
+    markdown = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "<b>" not in markdown and "](http" not in markdown

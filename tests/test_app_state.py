@@ -1,0 +1,64 @@
+"""Settings in URLs: the check that explains bad links, and the share link that reproduces a view."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from mha_core.app_state import Settings, check_query_params, closest_head_count, head_options, quote
+
+
+def test_defaults_make_an_empty_query():
+    assert Settings().query_params() == {}
+    assert Settings().share_url("http://host/attention") == "http://host/attention"
+
+
+def test_share_url_holds_exactly_the_changed_settings():
+    s = Settings(h=4, text="a & b", causal=True, head=2)
+    url = s.share_url("http://host/attention")
+    parts = urlsplit(url)
+    assert parts.path == "/attention"
+    assert dict(parse_qsl(parts.query)) == {"h": "4", "text": "a & b", "causal": "true", "head": "2"}
+
+
+def test_every_share_url_passes_the_check():
+    s = Settings(model="all-MiniLM-L6-v2", input="random", n=100, d_model=768, h=12, seed=5, pe=False,
+                 causal=True, pad=3, backend="PyTorch", layer=4, head=12, query=100)
+    assert check_query_params(s.query_params()) == []
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"h": "0"}, "outside 1…16"),
+    ({"h": "abc"}, "whole number"),
+    ({"d_model": "31", "h": "4"}, "Head counts that work: 1"),
+    ({"d_model": "30", "h": "4"}, "1, 2, 3, 5, 6, 10, 15"),
+    ({"n": "999999"}, "outside 1…2048"),
+    ({"model": "gpt"}, "must be one of"),
+    ({"pe": "yes"}, "must be one of"),
+    ({"colour": "red"}, "unknown setting"),
+    ({"head": "9", "h": "8"}, "only 8 heads"),
+    ({"n": "4", "pad": "4"}, "every one of the 4 tokens"),
+    ({"text": "x" * 5000}, "longer than"),
+])
+def test_bad_parameters_are_explained(params, words):
+    problems = check_query_params(params)
+    assert problems and any(words in p for p in problems), problems
+
+
+def test_user_values_are_escaped_before_they_reach_markdown():
+    problems = check_query_params({"h": "[click](http://evil)"})
+    assert "](" not in problems[0] and "\\[click\\]" in problems[0]
+    assert len(quote("x" * 100)) < 40
+
+
+def test_head_options_divide_d_model_and_stop_at_16():
+    assert head_options(30) == [1, 2, 3, 5, 6, 10, 15]
+    assert head_options(1024) == [1, 2, 4, 8, 16]
+    assert all(768 % h == 0 for h in head_options(768))
+
+
+def test_closest_head_count():
+    assert closest_head_count(30, 4) == 5  # 3 and 5 are equally close: the larger wins
+    assert closest_head_count(31, 8) == 1
+    assert closest_head_count(64, 8) == 8
