@@ -136,6 +136,11 @@ def focus_controls(settings: Settings, example: Example) -> Settings:
     return Settings(**{**settings.__dict__, "head": int(head), "query": int(query)})
 
 
+def device_label(device: str) -> str:
+    """'cpu' -> 'CPU', 'cuda:0' -> 'GPU (cuda:0)', 'mps' -> 'GPU (mps)'."""
+    return "CPU" if device == "cpu" else f"GPU ({device})"
+
+
 def example_args(s: Settings) -> tuple:
     return (s.input, s.text, s.n, s.d_model, s.h, s.seed, s.pe, s.causal, s.pad, BACKENDS[s.backend])
 
@@ -154,7 +159,7 @@ def setup(page_path: str) -> None:
     base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
     with st.sidebar:
         st.header("Share")
-        st.caption(f"Computed with {settings.backend} on **{example.trace.device}**.")
+        st.caption(f"Computed with {settings.backend} on **{device_label(example.trace.device)}**.")
         st.caption("This link reopens exactly this view (copy button on the right):")
         url = settings.share_url(base)
         st.code(url, language=None, wrap_lines=True)

@@ -147,7 +147,7 @@ def test_overview_badge_matches_torch_and_names_the_device(backend):
     at = run_app({"backend": backend})
     assert_clean(at)
     assert any("Matches torch.nn.MultiheadAttention" in s.value for s in at.success)
-    assert any("on **cpu**" in c.value or "on **cuda" in c.value for c in at.caption)
+    assert any("on **CPU**" in c.value or "on **GPU (cuda" in c.value for c in at.caption)
 
 
 def test_both_backends_show_the_same_numbers():
