@@ -14,6 +14,8 @@ PAGES = [
     st.Page("pages/concatenation.py", title="3 · Concatenation", icon=":material/view_column:",
             url_path="concatenation"),
     st.Page("pages/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
+    st.Page("pages/model_view.py", title="Model view", icon=":material/apps:", url_path="model"),
+    st.Page("pages/head_summary.py", title="Head summary", icon=":material/table_chart:", url_path="heads"),
 ]
 
 page = st.navigation(PAGES, position="top")

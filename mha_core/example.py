@@ -25,6 +25,7 @@ class Example:
     trace: Trace
     key_padding_mask: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
+    run: object | None = None  # the whole MiniLMRun (every layer) when the weights are pretrained
 
     @property
     def n(self) -> int:
@@ -67,6 +68,16 @@ def build_example(input_mode: str, text: str, n: int, d_model: int, n_heads: int
     return Example(tokens=tokens, cfg=cfg, weights=w, trace=trace, key_padding_mask=kpm, notes=notes)
 
 
+def build_pretrained_example(model, text: str, layer: int, backend: str, device: str = "auto") -> Example:
+    """Layer `layer` (1-based) of a pretrained model (mha_core.pretrained.MiniLM) reading `text`."""
+    if not 1 <= layer <= model.n_layers:
+        raise ConfigError(f"The model has layers 1 to {model.n_layers}; layer {layer} does not exist.")
+    run = model.run(text, backend=backend, device=device)
+    notes = [run.message] if run.message else []
+    return Example(tokens=list(run.tokens), cfg=model.config, weights=model.layer_weights[layer - 1].attention,
+                   trace=run.layers[layer - 1], notes=notes, run=run)
+
+
 def torch_difference(example: Example) -> float:
     """Largest |difference| between our output and weights and torch.nn.MultiheadAttention's, on the same input.
 
@@ -78,8 +89,8 @@ def torch_difference(example: Example) -> float:
 
     tr = example.trace
     module = weights_to_torch(example.weights, example.cfg)
-    x = torch.from_numpy(tr.x)[None]
-    attn_mask = None if tr.mask is None else torch.from_numpy(tr.mask[0])
+    x = torch.tensor(tr.x)[None]
+    attn_mask = None if tr.mask is None else torch.tensor(tr.mask[0])
     with torch.inference_mode():
         out, weights = module(x, x, x, attn_mask=attn_mask, need_weights=True, average_attn_weights=False)
     keep = ~tr.blocked_rows[0]

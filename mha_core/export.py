@@ -42,17 +42,17 @@ import mha_core as mc
 # nn.MultiheadAttention stacks W_Q, W_K, W_V into one (3*d_model, d_model) matrix, in PyTorch's (out, in) layout.
 mha = torch.nn.MultiheadAttention(cfg.d_model, cfg.n_heads, bias=cfg.bias, batch_first=True, dtype=torch.float64)
 with torch.no_grad():
-    mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate([w.W_Q, w.W_K, w.W_V])))
-    mha.out_proj.weight.copy_(torch.from_numpy(w.W_O))
+    mha.in_proj_weight.copy_(torch.tensor(np.concatenate([w.W_Q, w.W_K, w.W_V])))
+    mha.out_proj.weight.copy_(torch.tensor(w.W_O))
     if cfg.bias:
-        mha.in_proj_bias.copy_(torch.from_numpy(np.concatenate([w.b_Q, w.b_K, w.b_V])))
-        mha.out_proj.bias.copy_(torch.from_numpy(w.b_O))
+        mha.in_proj_bias.copy_(torch.tensor(np.concatenate([w.b_Q, w.b_K, w.b_V])))
+        mha.out_proj.bias.copy_(torch.tensor(w.b_O))
 
-X = torch.from_numpy(np.asarray(x, dtype=np.float64))[None]  # (1, n, d_model): a batch of one
-as_tensor = (lambda a: None if a is None else torch.from_numpy(a))
-output, weights = mha(X, X, X, attn_mask=as_tensor(attn_mask), key_padding_mask=(
-    None if key_padding_mask is None else as_tensor(key_padding_mask)[None]),
-    need_weights=True, average_attn_weights=False)
+X = torch.tensor(x, dtype=torch.float64)[None]  # (1, n, d_model): a batch of one
+attn_mask = None if attn_mask is None else torch.tensor(attn_mask)
+key_padding_mask = None if key_padding_mask is None else torch.tensor(key_padding_mask)[None]  # (1, m)
+output, weights = mha(X, X, X, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                      need_weights=True, average_attn_weights=False)
 torch.set_printoptions(precision=4, sci_mode=False)
 print("output (n, d_model):")
 print(output[0])
@@ -60,9 +60,17 @@ print(output[0])
 
 
 def example_snippet(input_mode: str, text: str, n: int, d_model: int, n_heads: int, seed: int, positional: bool,
-                    causal: bool, pad: int) -> str:
-    """The torch_snippet that rebuilds a random-weights or tiny example from the app's settings."""
-    if input_mode == "tiny":
+                    causal: bool, pad: int, pretrained_layer: int | None = None) -> str:
+    """The torch_snippet that rebuilds an example from the app's settings.
+
+    pretrained_layer: 1-based layer of all-MiniLM-L6-v2 reading `text`, or None for random (or tiny) weights.
+    """
+    if pretrained_layer is not None:
+        cfg_code = "from mha_core.pretrained import load_minilm\n\nmodel = load_minilm()\ncfg = model.config"
+        x_code = (f"run = model.run({text!r})\n"
+                  f"x = run.hidden_states[{pretrained_layer - 1}]  # the input of layer {pretrained_layer}, (n, d_model)")
+        w_code = f"w = model.layer_weights[{pretrained_layer - 1}].attention  # that layer's real W_Q, W_K, W_V, W_O"
+    elif input_mode == "tiny":
         cfg_code = "from mha_core.presets import TINY_CONFIG as cfg, tiny_example"
         x_code, w_code = "x, w = tiny_example()", ""
     else:

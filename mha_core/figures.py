@@ -366,3 +366,61 @@ def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) ->
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(tokens) <= 24)
     return _layout(fig, f"Input and output, both {x.shape[0]} × {x.shape[1]}",
                    height=min(640, max(300, 22 * len(tokens) + 160)))
+
+
+# --- Pretrained model -----------------------------------------------------------------------------------
+
+def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple[int, int] | None = None
+                      ) -> go.Figure:
+    """Every head of every layer as a small heatmap, (layers, heads, n, n), on the shared 0..1 scale.
+
+    `selected` = (layer, head), 0-based, is outlined.
+    """
+    n_layers, n_heads, n, m = attentions.shape
+    fig = make_subplots(rows=n_layers, cols=n_heads, horizontal_spacing=0.006, vertical_spacing=0.012,
+                        row_titles=[f"layer {l + 1}" for l in range(n_layers)],
+                        column_titles=[f"head {h + 1}" for h in range(n_heads)])
+    budget = MAX_CELLS // (n_layers * n_heads)
+    labels = token_labels(tokens)
+    for l in range(n_layers):
+        for h in range(n_heads):
+            z, step, _ = pool(attentions[l, h], budget)
+            fig.add_trace(go.Heatmap(
+                z=z, x=_pooled_labels(labels, step), y=_pooled_labels(labels, step), coloraxis="coloraxis",
+                hovertemplate=f"layer {l + 1}, head {h + 1}<br>query %{{y}}<br>key %{{x}}<br>"
+                              f"weight = %{{z:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
+    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1, colorbar=dict(thickness=12)))
+    fig.update_xaxes(type="category", showticklabels=False)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    if selected is not None:
+        l, h = selected
+        fig.update_xaxes(showline=True, linecolor="#e03131", linewidth=3, mirror=True, row=l + 1, col=h + 1)
+        fig.update_yaxes(showline=True, linecolor="#e03131", linewidth=3, mirror=True, row=l + 1, col=h + 1)
+    fig.update_annotations(font_size=11)
+    return _layout(fig, f"All {n_layers} × {n_heads} heads on this sentence (rows: queries, columns: keys)",
+                   height=110 * n_layers + 120)
+
+
+SUMMARY_METRICS = {
+    "entropy": "mean entropy (bits)",
+    "cls": "share on [CLS]",
+    "sep": "share on [SEP]",
+    "self": "share on the token itself",
+    "prev": "share on the previous token",
+    "next": "share on the next token",
+}
+
+
+def head_summary_figure(values: np.ndarray, metric: str) -> go.Figure:
+    """One summary number per (layer, head) as a layer x head heatmap."""
+    n_layers, n_heads = values.shape
+    is_share = metric != "entropy"
+    fig = go.Figure(go.Heatmap(
+        z=values, x=[f"head {h + 1}" for h in range(n_heads)], y=[f"layer {l + 1}" for l in range(n_layers)],
+        colorscale=WEIGHT_SCALE if is_share else "Viridis", zmin=0, zmax=1 if is_share else None,
+        text=[["" if np.isnan(v) else f"{v:.2f}" for v in row] for row in values], texttemplate="%{text}",
+        textfont=dict(size=10),
+        hovertemplate=f"%{{y}}, %{{x}}<br>{SUMMARY_METRICS[metric]} = %{{z:.4f}}<extra></extra>",
+        colorbar=dict(thickness=12)))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, f"{SUMMARY_METRICS[metric].capitalize()}, per layer and head", height=80 + 45 * n_layers)

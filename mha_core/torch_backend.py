@@ -41,7 +41,8 @@ def forward_torch(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig
         raise ConfigError("Apple's MPS has no float64: use float32 weights or device='cpu'.")
 
     def t(a):
-        return None if a is None else torch.from_numpy(a).to(dev)
+        # torch cannot share read-only arrays (a loaded pretrained model's are), so those are copied.
+        return None if a is None else (torch.from_numpy(a) if a.flags.writeable else torch.tensor(a)).to(dev)
 
     W = {name: t(a) for name, a in w.arrays().items()}
     X, X_kv = t(x), (t(x) if x_kv is x else t(x_kv))

@@ -103,12 +103,12 @@ def weights_to_torch(w: MHAWeights, cfg: MHAConfig):
     w.check(cfg)
     if cfg.kv_heads != cfg.n_heads:
         raise ConfigError("torch.nn.MultiheadAttention has no grouped-query heads: use n_kv_heads=None.")
-    dtype = torch.from_numpy(w.W_Q[:0]).dtype
+    dtype = torch.tensor(w.W_Q[:0]).dtype
     module = torch.nn.MultiheadAttention(cfg.d_model, cfg.n_heads, bias=cfg.bias, batch_first=True, dtype=dtype)
     with torch.no_grad():
-        module.in_proj_weight.copy_(torch.from_numpy(np.concatenate([w.W_Q, w.W_K, w.W_V])))
-        module.out_proj.weight.copy_(torch.from_numpy(w.W_O))
+        module.in_proj_weight.copy_(torch.tensor(np.concatenate([w.W_Q, w.W_K, w.W_V])))
+        module.out_proj.weight.copy_(torch.tensor(w.W_O))
         if cfg.bias:
-            module.in_proj_bias.copy_(torch.from_numpy(np.concatenate([w.b_Q, w.b_K, w.b_V])))
-            module.out_proj.bias.copy_(torch.from_numpy(w.b_O))
+            module.in_proj_bias.copy_(torch.tensor(np.concatenate([w.b_Q, w.b_K, w.b_V])))
+            module.out_proj.bias.copy_(torch.tensor(w.b_O))
     return module.eval()

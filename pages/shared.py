@@ -22,17 +22,28 @@ from mha_core.app_state import (
     head_options,
     quote,
 )
-from mha_core.example import Example, build_example, torch_difference
+from mha_core.example import Example, build_example, build_pretrained_example, torch_difference
 from mha_core.export import example_snippet, settings_json, trace_npz
+from mha_core.pretrained import EXAMPLE_SENTENCES
 from mha_core.source import step_source
 
 BIND = "query-params"
 INPUT_CAPTIONS = ["your own words", "n random vectors", "3 tokens, d_model 4: check by hand"]
 
 
+@st.cache_resource(show_spinner="Loading all-MiniLM-L6-v2…")
+def minilm():
+    """The pretrained model, loaded once per process and shared (it is never changed)."""
+    from mha_core.pretrained import load_minilm
+
+    return load_minilm()
+
+
 @st.cache_data(max_entries=16, show_spinner="Computing attention…")
-def cached_example(input_mode: str, text: str, n: int, d_model: int, n_heads: int, seed: int, positional: bool,
-                   causal: bool, pad: int, backend: str) -> Example:
+def cached_example(model: str, input_mode: str, text: str, n: int, d_model: int, n_heads: int, seed: int,
+                   positional: bool, causal: bool, pad: int, backend: str, layer: int) -> Example:
+    if model == MODELS[1]:
+        return build_pretrained_example(minilm(), text, layer, backend)
     return build_example(input_mode, text, n, d_model, n_heads, seed, positional, causal, pad, backend)
 
 
@@ -73,6 +84,11 @@ def _head_count_control(d_model: int) -> int:
         help=f"Only head counts that divide d_model = {d_model} are offered: each head gets d_model / h dimensions.")
 
 
+def _use_example() -> None:
+    if st.session_state.example:
+        st.session_state.text = EXAMPLE_SENTENCES[st.session_state.example]
+
+
 def sidebar_controls() -> Settings:
     """Draw the shared controls (every one bound to the URL) and return the settings they hold."""
     sb = st.sidebar
@@ -87,6 +103,10 @@ def sidebar_controls() -> Settings:
     else:
         input_mode = sb.radio("Input", INPUTS, key="input", bind=BIND, captions=INPUT_CAPTIONS, horizontal=False)
     text, n = d.text, d.n
+    if real:
+        sb.selectbox("Example sentences", list(EXAMPLE_SENTENCES), index=None, key="example",
+                     placeholder="Pick one that shows a known pattern…", on_change=_use_example,
+                     help="Fills the sentence box; you can edit it afterwards.")
     if input_mode == "sentence":
         text = sb.text_area("Sentence", value=d.text, max_chars=APP_MAX_TEXT_CHARS, key="text", bind=BIND,
                             help="Split into words and punctuation marks; each one becomes a token.")
@@ -142,7 +162,8 @@ def device_label(device: str) -> str:
 
 
 def example_args(s: Settings) -> tuple:
-    return (s.input, s.text, s.n, s.d_model, s.h, s.seed, s.pe, s.causal, s.pad, BACKENDS[s.backend])
+    return (s.model, s.input, s.text, s.n, s.d_model, s.h, s.seed, s.pe, s.causal, s.pad, BACKENDS[s.backend],
+            s.layer)
 
 
 def setup(page_path: str) -> None:
@@ -156,6 +177,10 @@ def setup(page_path: str) -> None:
         st.stop()
     settings = focus_controls(settings, example)
     st.session_state.view = (settings, example)
+    cfg = example.cfg
+    weights = f"all-MiniLM-L6-v2, layer {settings.layer} of 6" if example.run is not None else (
+        "tiny example" if settings.input == "tiny" else f"random weights, seed {settings.seed}")
+    st.caption(f"{weights} · {example.n} tokens · d_model = {cfg.d_model} · h = {cfg.n_heads} · d_k = {cfg.d_k}")
     base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
     with st.sidebar:
         st.header("Share")
@@ -178,13 +203,50 @@ def _downloads(settings: Settings, example: Example, url: str) -> None:
 
 def torch_code(settings: Settings) -> str:
     """A script that rebuilds this example with torch.nn.MultiheadAttention and prints the same output."""
-    return example_snippet(*example_args(settings)[:-1])
+    real = settings.model == MODELS[1]
+    return example_snippet(settings.input, settings.text, settings.n, settings.d_model, settings.h, settings.seed,
+                           settings.pe, settings.causal, settings.pad, settings.layer if real else None)
 
 
 def reproduce_in_pytorch(settings: Settings) -> None:
     with st.expander("Reproduce in PyTorch"):
         st.caption("Rebuilds this exact example with torch.nn.MultiheadAttention and prints the output shown here.")
         st.code(torch_code(settings), language="python")
+
+
+def needs_pretrained(example: Example):
+    """The example's MiniLMRun; with random weights, say how to switch and stop the page."""
+    if example.run is None:
+        st.info("This page shows a trained model. Choose **all-MiniLM-L6-v2** under *Weights* in the sidebar, "
+                "or use the button.")
+        st.button("Switch to all-MiniLM-L6-v2", on_click=_switch_to_pretrained, type="primary")
+        st.stop()
+    for note in example.notes:
+        st.info(note)
+    return example.run
+
+
+def _switch_to_pretrained() -> None:
+    st.session_state.model = MODELS[1]
+
+
+def _pick_head() -> None:
+    """Copy the page's layer/head pickers into the sidebar's (URL-bound) selection."""
+    st.session_state.layer = st.session_state.pick_layer
+    st.session_state.head = st.session_state.pick_head
+
+
+def open_head_in_step_through(n_layers: int, n_heads: int, settings: Settings) -> None:
+    """Layer and head pickers (they move the sidebar's selection), and a link to that head's attention page."""
+    st.subheader("Open one head in the step-through")
+    left, middle, right = st.columns([1, 1, 2], vertical_alignment="bottom")
+    left.selectbox("Layer", list(range(1, n_layers + 1)), index=settings.layer - 1, key="pick_layer",
+                   on_change=_pick_head)
+    middle.selectbox("Head", list(range(1, n_heads + 1)), index=settings.head - 1, key="pick_head",
+                     on_change=_pick_head)
+    with right:
+        st.page_link("pages/attention.py", label=f"Step through layer {settings.layer}, head {settings.head}",
+                     icon=":material/open_in_new:")
 
 
 def next_step(page: str, label: str) -> None:

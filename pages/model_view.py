@@ -1,0 +1,22 @@
+"""Model view: every head of the pretrained model on one sentence; pick one to step through."""
+
+import streamlit as st
+
+from mha_core import figures
+from pages.shared import needs_pretrained, open_head_in_step_through, plot, view
+
+settings, ex = view()
+st.title("Model view: every head of all-MiniLM-L6-v2")
+run = needs_pretrained(ex)
+n_layers, n_heads = len(run.layers), ex.cfg.n_heads
+st.markdown(
+    f"A trained transformer runs attention {n_layers} times, once per layer, each time with {n_heads} heads. Below, "
+    "each small square is one head's attention weights on your sentence (rows: the token that asks, columns: the "
+    "token it looks at; darker = more weight). Trained heads are far from random: look for diagonal stripes "
+    "(attend to the previous or next token), bright first or last columns (park the attention on [CLS] or "
+    "[SEP]), and scattered spots that link related words."
+)
+plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(settings.layer - 1, settings.head - 1)),
+     key="grid")
+st.caption(f"Outlined in red: layer {settings.layer}, head {settings.head}, the one the step-through pages show.")
+open_head_in_step_through(n_layers, n_heads, settings)
