@@ -67,9 +67,10 @@ def example_snippet(input_mode: str, text: str, n: int, d_model: int, n_heads: i
     """
     if pretrained_layer is not None:
         cfg_code = "from mha_core.pretrained import load_minilm\n\nmodel = load_minilm()\ncfg = model.config"
+        layer = pretrained_layer - 1
         x_code = (f"run = model.run({text!r})\n"
-                  f"x = run.hidden_states[{pretrained_layer - 1}]  # the input of layer {pretrained_layer}, (n, d_model)")
-        w_code = f"w = model.layer_weights[{pretrained_layer - 1}].attention  # that layer's real W_Q, W_K, W_V, W_O"
+                  f"x = run.hidden_states[{layer}]  # the input of layer {pretrained_layer}, (n, d_model)")
+        w_code = f"w = model.layer_weights[{layer}].attention  # that layer's real W_Q, W_K, W_V, W_O"
     elif input_mode == "tiny":
         cfg_code = "from mha_core.presets import TINY_CONFIG as cfg, tiny_example"
         x_code, w_code = "x, w = tiny_example()", ""
