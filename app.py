@@ -14,13 +14,12 @@ PAGES = [
     st.Page("pages/concatenation.py", title="3 · Concatenation", icon=":material/view_column:",
             url_path="concatenation"),
     st.Page("pages/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
-    st.Page("pages/model_view.py", title="Model view", icon=":material/apps:", url_path="model"),
-    st.Page("pages/head_summary.py", title="Head summary", icon=":material/table_chart:", url_path="heads"),
+    st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
+    st.Page("pages/head_summary.py", title="Head summary", icon=":material/table_chart:"),
 ]
+# Every url_path equals its file's name: Streamlit answers a server's first request in its older multipage mode,
+# which finds pages by file name (see pages.shared.view).
 
 page = st.navigation(PAGES, position="top")
-try:
-    setup(page.url_path)
-    page.run()
-finally:
-    st.session_state.pop("view", None)  # a page that runs without app.py must not see a stale view
+setup(page.url_path)
+page.run()

@@ -97,6 +97,10 @@ def sidebar_controls() -> Settings:
     model = sb.radio("Weights", MODELS, key="model", bind=BIND,
                      help="Random weights show the mechanics at any size; the pretrained model shows real heads.")
     real = model == MODELS[1]
+    layer = d.layer
+    if real:
+        layer = sb.selectbox("Layer", list(range(1, 7)), key="layer", bind=BIND,
+                             help="MiniLM has 6 layers; the step-through pages show this layer's attention.")
     sb.header("Input")
     if real:
         input_mode = "sentence"
@@ -122,22 +126,23 @@ def sidebar_controls() -> Settings:
                                   help="Width of every token vector.")
         h = _head_count_control(d_model)
         sb.caption(f"Each head works in d_k = d_model / h = {d_model} / {h} = {d_model // h} dimensions.")
-    seed = sb.number_input("Seed", 0, MAX_SEED, d.seed, key="seed", bind=BIND,
-                           help="Fixes the random weights and embeddings: the same seed gives the same numbers.")
-    pe = sb.checkbox("Positional encoding", d.pe, key="pe", bind=BIND, disabled=input_mode != "sentence" or real,
-                     help="Adds the sinusoidal position signal to sentence embeddings, so word order matters.")
-    sb.header("Masks")
-    causal = sb.checkbox("Causal mask", d.causal, key="causal", bind=BIND, disabled=real,
-                         help="Each token may only look at itself and earlier tokens, as in a decoder.")
-    pad = sb.number_input("Mask the last tokens as padding", 0, APP_MAX_TOKENS - 1, d.pad, key="pad", bind=BIND,
-                          disabled=real, help="Blocks these keys for every query, as padding is blocked in a batch.")
+    seed, pe, causal, pad = d.seed, d.pe, d.causal, d.pad
+    if real:
+        sb.caption("The encoder's tokens see each other in both directions, so there are no masks here.")
+    else:
+        seed = sb.number_input("Seed", 0, MAX_SEED, d.seed, key="seed", bind=BIND,
+                               help="Fixes the random weights and embeddings: the same seed gives the same numbers.")
+        pe = sb.checkbox("Positional encoding", d.pe, key="pe", bind=BIND, disabled=input_mode != "sentence",
+                         help="Adds the sinusoidal position signal to sentence embeddings, so word order matters.")
+        sb.header("Masks")
+        causal = sb.checkbox("Causal mask", d.causal, key="causal", bind=BIND,
+                             help="Each token may only look at itself and earlier tokens, as in a decoder.")
+        pad = sb.number_input("Mask the last tokens as padding", 0, APP_MAX_TOKENS - 1, d.pad, key="pad",
+                              bind=BIND, help="Blocks these keys for every query, as padding is blocked in a batch.")
     backend = sb.radio("Backend", list(BACKENDS), key="backend", bind=BIND, horizontal=True,
                        help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")
-    layer = d.layer
-    if real:
-        layer = sb.selectbox("Layer", list(range(1, 7)), key="layer", bind=BIND)
     return Settings(model=model, input=input_mode, text=text, n=int(n), d_model=int(d_model), h=int(h),
-                    seed=int(seed), pe=bool(pe), causal=bool(causal) and not real, pad=0 if real else int(pad),
+                    seed=int(seed), pe=bool(pe), causal=bool(causal), pad=int(pad),
                     backend=backend, layer=int(layer))
 
 
@@ -255,13 +260,13 @@ def next_step(page: str, label: str) -> None:
 
 
 def view() -> tuple[Settings, Example]:
-    """The settings and example of this run (set by app.py before the page runs, removed after it)."""
-    if "view" not in st.session_state:
+    """The settings and example of this run (set by app.py before it runs the page)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
         # Streamlit's older multipage mode ran this page without app.py: it does so for a server's very first
         # request (and in every AppTest run) because a pages/ folder exists. st.navigation in app.py ends that
-        # mode, so switch it off and run again through app.py.
-        from streamlit.runtime.pages_manager import PagesManager
-
+        # mode, so switch it off and run again, through app.py.
         PagesManager.uses_pages_directory = False
         st.rerun()
     return st.session_state.view

