@@ -91,6 +91,14 @@ def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str,
     return _layout(fig, title, height)
 
 
+def _label_outer_panels(fig: go.Figure, rows: int, show_x: bool, show_y: bool) -> None:
+    """Tick labels only under the bottom row and left of the first column of small multiples, so none overlap."""
+    fig.update_xaxes(type="category", showticklabels=False, tickangle=-45)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    fig.update_xaxes(showticklabels=show_x, row=rows)
+    fig.update_yaxes(showticklabels=show_y, col=1)
+
+
 def _mark_head_blocks(fig: go.Figure, n_heads: int, d_k: int, axis: str, span: int, row=None, col=None) -> None:
     """Coloured outlines around each head's block of d_k columns (axis="x") or rows (axis="y")."""
     for i in range(n_heads):
@@ -182,8 +190,7 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
             row=i // cols + 1, col=i % cols + 1)
     fig.update_layout(coloraxis=dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit,
                                      colorbar=dict(thickness=12)))
-    fig.update_xaxes(type="category", showticklabels=d_k <= 16)
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=n <= 24)
+    _label_outer_panels(fig, rows, show_x=d_k <= 16, show_y=n <= 24)
     return _layout(fig, f"{name}_i for each head: {n} tokens × d_k = {d_k} (one colour scale for all heads)",
                    height=max(260, 230 * rows))
 
@@ -245,9 +252,7 @@ def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | No
             hovertemplate=f"head {i + 1}<br>query %{{y}}<br>key %{{x}}<br>weight = %{{z:.6g}}<extra></extra>"),
             row=i // cols + 1, col=i % cols + 1)
     fig.update_layout(coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1, colorbar=dict(thickness=12)))
-    fig.update_xaxes(type="category", showticklabels=m <= 12, tickangle=-45)
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
-    fig.update_yaxes(showticklabels=n <= 24, col=1)  # query labels once per row of panels
+    _label_outer_panels(fig, rows, show_x=m <= 12, show_y=n <= 24)
     return _layout(fig, title or f"Attention weights of all {n_heads} heads (rows: queries, columns: keys)",
                    height=max(280, 260 * rows))
 
@@ -273,7 +278,7 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
     z = np.vstack([mixed, trace.heads[head, query][None]])      # (m + 1, d_k)
     rows = [f"w·v {lab}" for lab in token_labels(key_tokens or tokens)] + ["= sum (head output)"]
     return heatmap(z, dim_labels(v.shape[1]), rows,
-                   f"Head {head + 1}: each value vector scaled by its weight, then added up",
+                   f"Head {head + 1}: weight × value for each key, and their sum",
                    x_title="dimension of V_i", y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
 
 
@@ -342,8 +347,7 @@ def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: 
             row=i // cols + 1, col=i % cols + 1)
     fig.update_layout(coloraxis=dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit,
                                      colorbar=dict(thickness=12)))
-    fig.update_xaxes(type="category", showticklabels=False)
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=n <= 16)
+    _label_outer_panels(fig, rows, show_x=False, show_y=n <= 24)
     return _layout(fig, "What each head adds to the output (one colour scale for all panels)",
                    height=max(260, 240 * rows))
 
