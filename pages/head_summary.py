@@ -9,7 +9,7 @@ from mha_core.head_stats import COLUMNS, dominant_pattern, head_summary, summary
 from pages.shared import needs_pretrained, open_head_in_step_through, plot, view
 
 settings, ex = view()
-st.title("Head summary: what each head of all-MiniLM-L6-v2 does")
+st.title("Head summary: what each head does")
 run = needs_pretrained(ex)
 st.markdown(
     "Each number below averages over the query tokens of your sentence. **Entropy** (in bits) says how spread "
@@ -32,11 +32,11 @@ table = [{"layer": r["layer"] + 1, "head": r["head"] + 1, "pattern": dominant_pa
 share = st.column_config.ProgressColumn
 st.dataframe(table, hide_index=True, width="stretch", height=420, column_config={
     "entropy": st.column_config.NumberColumn("entropy (bits)", format="%.3f"),
-    "cls": share("[CLS]", min_value=0, max_value=1, format="%.2f"),
-    "sep": share("[SEP]", min_value=0, max_value=1, format="%.2f"),
-    "self": share("self", min_value=0, max_value=1, format="%.2f"),
-    "prev": share("previous", min_value=0, max_value=1, format="%.2f"),
-    "next": share("next", min_value=0, max_value=1, format="%.2f"),
+    "cls": share("[CLS]", min_value=0, max_value=1, format="%.2f", width="small"),
+    "sep": share("[SEP]", min_value=0, max_value=1, format="%.2f", width="small"),
+    "self": share("self", min_value=0, max_value=1, format="%.2f", width="small"),
+    "prev": share("previous", min_value=0, max_value=1, format="%.2f", width="small"),
+    "next": share("next", min_value=0, max_value=1, format="%.2f", width="small"),
 })
 st.caption("“pattern” names the place that takes at least 40 % of a head's attention on average, else “broad”.")
 open_head_in_step_through(len(run.layers), ex.cfg.n_heads, settings)

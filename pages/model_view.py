@@ -6,7 +6,7 @@ from mha_core import figures
 from pages.shared import needs_pretrained, open_head_in_step_through, plot, view
 
 settings, ex = view()
-st.title("Model view: every head of all-MiniLM-L6-v2")
+st.title("Model view: all 72 heads")
 run = needs_pretrained(ex)
 n_layers, n_heads = len(run.layers), ex.cfg.n_heads
 st.markdown(

@@ -109,7 +109,7 @@ def sidebar_controls() -> Settings:
     text, n = d.text, d.n
     if real:
         sb.selectbox("Example sentences", list(EXAMPLE_SENTENCES), index=None, key="example",
-                     placeholder="Pick one that shows a known pattern…", on_change=_use_example,
+                     placeholder="Pick an example…", on_change=_use_example,
                      help="Fills the sentence box; you can edit it afterwards.")
     if input_mode == "sentence":
         text = sb.text_area("Sentence", value=d.text, max_chars=APP_MAX_TEXT_CHARS, key="text", bind=BIND,

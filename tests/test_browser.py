@@ -1,0 +1,378 @@
+"""The app in a real Chromium: every page renders, h changes the head grid, links reopen the same view.
+
+Starts `streamlit run app.py` once for the module and drives Debian's Chromium through Playwright (never a
+downloaded browser). Skipped when /usr/bin/chromium or Playwright is missing, unless REQUIRE_BROWSER=1 (CI),
+which turns the skip into a failure. Screenshots of every page go to screenshots/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+from mha_core.app_state import MODELS
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
+SERVER_START_S = 60
+LOAD_MS = 60_000     # first load of a page (the very first one imports torch and computes the example)
+CHANGE_MS = 30_000   # one rerun after a widget change
+SMALL = {"width": 1280, "height": 800}
+
+pytestmark = pytest.mark.browser
+
+
+def _unavailable(reason: str) -> None:
+    if REQUIRED:
+        pytest.fail(f"REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+    pytest.skip(f"browser tests skipped: {reason} (set REQUIRE_BROWSER=1 to make this a failure)",
+                allow_module_level=True)
+
+
+if not Path(CHROMIUM).exists():
+    _unavailable(f"{CHROMIUM} is missing (install Debian's chromium package; never a downloaded browser)")
+try:
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:
+    _unavailable("the playwright Python package is not installed (pip install -e .[test])")
+
+
+# --- the pages, read from app.py so new pages are picked up without editing this file --------------------------
+
+@dataclass(frozen=True)
+class AppPage:
+    script: str       # e.g. "pages/attention.py"
+    url_path: str     # "" for the default page
+    nav_title: str    # the title in the navigation
+    heading: str      # the start of the page's st.title text ("" when not a literal)
+    pretrained: bool  # the page shows the trained model only (it calls needs_pretrained)
+
+    @property
+    def name(self) -> str:
+        return self.url_path or Path(self.script).stem
+
+    def url(self, base: str, **params: str) -> str:
+        """The page's address; pages of the trained model get model=all-MiniLM-L6-v2 so they have something to show."""
+        if self.pretrained:
+            params = {"model": PRETRAINED, **params}
+        return f"{base}/{self.url_path}" + (f"?{urlencode(params)}" if params else "")
+
+
+def _literal_start(node: ast.AST) -> str:
+    """A string literal's text, or an f-string's literal start (up to its first {...})."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        start = ""
+        for part in node.values:
+            if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                break
+            start += part.value
+        return start
+    return ""
+
+
+def _page_source(script: Path) -> str:
+    return script.read_text(encoding="utf-8") if script.is_file() else ""
+
+
+def _page_heading(source: str) -> str:
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "title"
+                and node.args):
+            return _literal_start(node.args[0]).strip()
+    return ""
+
+
+def app_pages() -> list[AppPage]:
+    """Every st.Page(...) in app.py, in source order."""
+    pages = []
+    for node in ast.walk(ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Page"):
+            continue
+        kw = {k.arg: k.value for k in node.keywords}
+        script = _literal_start(node.args[0]) if node.args else _literal_start(kw["page"])
+        default = isinstance(kw.get("default"), ast.Constant) and kw["default"].value is True
+        url_path = "" if default else _literal_start(kw["url_path"]) if "url_path" in kw else Path(script).stem
+        title = _literal_start(kw["title"]) if "title" in kw else ""
+        source = _page_source(ROOT / script)
+        pages.append((node.lineno, AppPage(script, url_path, title, _page_heading(source),
+                                           "needs_pretrained(" in source)))
+    return [p for _, p in sorted(pages, key=lambda item: item[0])]
+
+
+PAGES = app_pages()
+PRETRAINED = MODELS[1]
+
+
+# --- what the browser is asked ------------------------------------------------------------------------------------
+
+# Idle: the script has finished (Streamlit's own e2e hook data-test-script-state), the websocket is connected, no
+# element is left stale from the previous run, no spinner, no skeleton (an element whose code is still loading, as
+# plotly's is for the first seconds in a new browser context), and every plotly chart on the page has been drawn.
+IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.dataset.testScriptState !== 'notRunning' || app.dataset.testConnectionState !== 'CONNECTED')
+    return false;
+  if (document.querySelector('[data-stale="true"], [data-testid="stSpinner"], '
+                             + '[data-testid="stStatusWidgetRunningIcon"], [data-testid="stSkeleton"]')) return false;
+  if (!document.querySelector('h1')) return false;
+  const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
+  return document.querySelectorAll('.js-plotly-plot .main-svg').length >= charts;
+}"""
+
+SETTLED_JS = """minMs => {
+  const now = performance.now();
+  if (!(IDLE)()) { window.__settledSince = null; return false; }
+  if (window.__settledSince == null) window.__settledSince = now;
+  return now - window.__settledSince >= minMs;
+}""".replace("IDLE", IDLE_JS)
+
+# The head grid on the attention page: heads promised by its title, subplot titles "head k" drawn, heatmaps drawn.
+GRID_JS = """() => {
+  const el = [...document.querySelectorAll('.js-plotly-plot')]
+    .find(e => /Attention weights of all/.test((e.layout && e.layout.title && e.layout.title.text) || ''));
+  if (!el) return null;
+  const title = (el.layout.title.text.match(/all (\\d+) heads?/) || [])[1];
+  const annotations = [...el.querySelectorAll('.infolayer .annotation-text')]
+    .filter(a => /^head \\d+$/.test(a.textContent.trim())).length;
+  return {title: title ? Number(title) : null, annotations, heatmaps: el.querySelectorAll('.hm image').length,
+          traces: el.data.length};
+}"""
+
+
+def wait_settled(page, timeout_ms: int = LOAD_MS, quiet_ms: int = 400) -> None:
+    """Wait (bounded) until the app has been idle, as IDLE_JS defines it, for quiet_ms in a row."""
+    page.evaluate("window.__settledSince = null")
+    page.wait_for_function(SETTLED_JS, arg=quiet_ms, timeout=timeout_ms, polling="raf")
+
+
+def grid(page) -> dict | None:
+    return page.evaluate(GRID_JS)
+
+
+def wait_for_heads(page, heads: int, timeout_ms: int = CHANGE_MS) -> None:
+    page.wait_for_function(
+        f"n => {{ const g = ({GRID_JS})(); return !!g && g.title === n && g.annotations === n && g.heatmaps === n; }}",
+        arg=heads, timeout=timeout_ms, polling="raf")
+    wait_settled(page, timeout_ms)
+
+
+def choose(page, label: str, value) -> None:
+    """Pick `value` in the selectbox `label` the way a user does: open it, click the option.
+
+    The box is first scrolled to the middle of the sidebar so the option list opens fully in view: the list closes
+    when anything scrolls, and a click meant for an option would then land on whatever lies underneath.
+    """
+    box = page.get_by_role("combobox", name=label)
+    box.evaluate("e => e.scrollIntoView({block: 'center'})")
+    box.click()
+    option = page.get_by_role("option", name=str(value), exact=True)
+    expect(option).to_be_in_viewport()
+    option.click()
+    expect(box).to_have_value(str(value), timeout=CHANGE_MS)
+    expect(box).to_have_attribute("aria-expanded", "false")
+
+
+def share_link(page) -> str:
+    code = page.locator('[data-testid="stSidebar"] [data-testid="stCode"] code').filter(has_text="http")
+    return "".join(code.first.inner_text().split())
+
+
+def no_exception(page) -> None:
+    boxes = page.locator('[data-testid="stException"]')
+    assert boxes.count() == 0, f"Streamlit exception on {page.url}: {boxes.first.inner_text()[:2000]}"
+
+
+def screenshot(page, name: str) -> None:
+    """name.png at the current 1280x800 viewport, and name-tall.png with a viewport as tall as the page."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    height = page.evaluate("""() => Math.max(...['stMain', 'stAppViewContainer', 'stSidebarContent']
+        .map(id => document.querySelector(`[data-testid="${id}"]`)).filter(Boolean).map(e => e.scrollHeight))""")
+    page.set_viewport_size({"width": SMALL["width"], "height": int(min(max(height + 40, 800), 8000))})
+    wait_settled(page, quiet_ms=600)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}-tall.png"))
+    page.set_viewport_size(SMALL)
+
+
+# --- fixtures -----------------------------------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(request, tmp_path_factory) -> str:
+    """`streamlit run app.py` on a free local port; the base URL. The process group is ended afterwards."""
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
+         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def stop() -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+
+    request.addfinalizer(stop)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"streamlit exited with {proc.returncode}; see {log.name}")
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return base
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"streamlit did not answer on port {port} within {SERVER_START_S} s; see {log.name}")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """open_page(url) -> a settled page in a fresh context (a new Streamlit session), closed after the test."""
+    contexts = []
+
+    def _open(url: str):
+        context = browser.new_context(viewport=SMALL)
+        context.set_default_timeout(CHANGE_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(url, timeout=LOAD_MS)
+        wait_settled(page)
+        return page
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+# --- tests --------------------------------------------------------------------------------------------------------
+
+def test_app_has_pages():
+    assert PAGES and PAGES[0].url_path == "" and any(p.url_path == "attention" for p in PAGES), PAGES
+
+
+@pytest.mark.parametrize("app_page", PAGES, ids=[p.name for p in PAGES])
+def test_page_renders(server, open_page, app_page):
+    page = open_page(app_page.url(server))
+    heading = page.locator("h1").first
+    expect(heading).to_be_visible()
+    if app_page.heading:
+        assert heading.inner_text().strip().startswith(app_page.heading)
+    else:
+        assert heading.inner_text().strip()
+    if app_page.nav_title:
+        expect(page.locator('[data-testid="stTopNav"], [data-testid="stSidebarNav"]').first).to_contain_text(
+            app_page.nav_title)
+    no_exception(page)
+    charts = page.locator(".js-plotly-plot")
+    assert charts.count() > 0, "no plotly chart rendered"
+    assert page.locator(".js-plotly-plot .main-svg").count() >= charts.count()
+    screenshot(page, app_page.name)
+
+
+@pytest.mark.parametrize("app_page", [p for p in PAGES if p.pretrained], ids=lambda p: p.name)
+def test_pretrained_page_offers_the_switch(server, open_page, app_page):
+    """With random weights a trained-model page explains itself; its button switches the weights, as a user would."""
+    page = open_page(f"{server}/{app_page.url_path}")
+    no_exception(page)
+    expect(page.locator('[data-testid="stAlert"]').filter(has_text=PRETRAINED).first).to_be_visible()
+    page.get_by_role("button", name=f"Switch to {PRETRAINED}").click()
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length > 0",
+                           timeout=LOAD_MS, polling="raf")
+    wait_settled(page)
+    no_exception(page)
+    assert parse_qs(urlparse(page.url).query).get("model") == [PRETRAINED], page.url
+
+
+def test_heads_change_is_in_url_and_share_link(server, open_page, browser):
+    page = open_page(f"{server}/attention")
+    assert grid(page) == {"title": 8, "annotations": 8, "heatmaps": 8, "traces": 8}
+    choose(page, "Heads h", 4)
+    wait_for_heads(page, 4)
+    no_exception(page)
+    assert grid(page) == {"title": 4, "annotations": 4, "heatmaps": 4, "traces": 4}
+    assert parse_qs(urlparse(page.url).query).get("h") == ["4"], page.url
+    title = page.locator("h1").first.inner_text()
+    link = share_link(page)
+    assert urlparse(link).path == "/attention" and parse_qs(urlparse(link).query).get("h") == ["4"], link
+
+    for url in (page.url, link):
+        again = open_page(url)
+        wait_for_heads(again, 4)
+        expect(again.get_by_role("combobox", name="Heads h")).to_have_value("4")
+        assert grid(again) == {"title": 4, "annotations": 4, "heatmaps": 4, "traces": 4}, url
+        assert again.locator("h1").first.inner_text() == title
+        assert parse_qs(urlparse(again.url).query).get("h") == ["4"], again.url
+        no_exception(again)
+
+
+def test_malformed_url_warns_without_exception(server, open_page):
+    page = open_page(f"{server}/attention?h=abc&d_model=31")
+    warning = page.locator('[data-testid="stAlert"]').filter(has_text="should be a whole number")
+    expect(warning.first).to_be_visible()
+    no_exception(page)
+    # d_model = 31 is kept; only h = 1 divides it, so the grid shows one head.
+    expect(page.get_by_role("spinbutton", name="d_model")).to_have_value("31")
+    expect(page.get_by_role("combobox", name="Heads h")).to_have_value("1")
+    assert grid(page) == {"title": 1, "annotations": 1, "heatmaps": 1, "traces": 1}
+
+
+MARKUP = "<b>bold</b> [link](http://x) **star**"
+
+
+@pytest.mark.parametrize("app_page", PAGES, ids=[p.name for p in PAGES])
+def test_user_text_stays_plain_text(server, open_page, app_page):
+    page = open_page(app_page.url(server, text=MARKUP))
+    no_exception(page)
+    expect(page.get_by_role("textbox", name="Sentence")).to_have_value(MARKUP)
+    made = page.evaluate("""() => ({
+      bold: [...document.querySelectorAll('b, strong')].filter(e => /bold|star/.test(e.textContent)).length,
+      links: [...document.querySelectorAll('a')].filter(a => (a.getAttribute('href') || '').startsWith('http://x')
+                                                             || a.textContent.trim() === 'link').length,
+      svgLinks: document.querySelectorAll('svg a').length,
+    })""")
+    assert made == {"bold": 0, "links": 0, "svgLinks": 0}, made
+    # Chart labels show the tokens as text, escaped exactly once: the token "<" reads "k <", never "k &lt;".
+    labels = page.evaluate("() => [...document.querySelectorAll('.ytick text, .xtick text')].map(t => t.textContent)")
+    token_labels = [label for label in labels if re.match(r"\d+ \S", label)]
+    assert not any("&lt;" in label or "&amp;" in label for label in labels), labels
+    if token_labels:
+        assert any(label.endswith(" <") for label in token_labels), token_labels[:30]
