@@ -21,6 +21,8 @@ MODELS = ("random weights", "all-MiniLM-L6-v2")
 INPUTS = ("sentence", "random", "tiny")
 BACKENDS = {"NumPy": "numpy", "PyTorch": "torch"}
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+# The four stages of step 2, as the attention page names them (and the URL spells them).
+STAGES = {"raw scores": "raw", "scaled scores": "scaled", "mask": "mask", "softmax weights": "weights"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Settings:
     layer: int = 1
     head: int = 1
     query: int = 1
+    stage: str = "softmax weights"
 
     def query_params(self) -> dict[str, str]:
         """The URL parameters that differ from the defaults (a short, shareable link)."""
@@ -102,7 +105,7 @@ def check_query_params(params: dict[str, str]) -> list[str]:
         if key not in known:
             problems.append(f"The link has an unknown setting {quote(key)}; it was ignored.")
     choices = {"model": MODELS, "input": INPUTS, "backend": tuple(BACKENDS), "pe": ("true", "false"),
-               "causal": ("true", "false")}
+               "causal": ("true", "false"), "stage": tuple(STAGES)}
     for key, allowed in choices.items():
         if key in params and params[key] not in allowed:
             problems.append(f"`{key}` must be one of {', '.join(allowed)}, but the link says {quote(params[key])}; "

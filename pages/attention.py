@@ -3,7 +3,8 @@
 import streamlit as st
 
 from mha_core import figures
-from pages.shared import code_for_step, next_step, plot, view
+from mha_core.app_state import STAGES, Settings
+from pages.shared import BIND, code_for_step, next_step, plot, view
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -30,11 +31,9 @@ if tr.blocked_rows.any():
 plot(figures.head_grid_figure(tr, ex.tokens), key="grid")
 
 st.subheader(f"Head {head + 1}, up close")
-st.caption("Choose the head and the query token in the sidebar.")
-stages = st.tabs(["Raw scores", "Scaled", "Mask", "Softmax weights"])
-for tab, stage in zip(stages, ["raw", "scaled", "mask", "weights"], strict=True):
-    with tab:
-        plot(figures.attention_figure(tr, head, ex.tokens, stage, cfg.softmax_scale), key=f"stage_{stage}")
+st.caption("Choose the head and the query token in the sidebar, and the stage of the computation here.")
+stage = st.segmented_control("Stage", list(STAGES), default=Settings.stage, required=True, key="stage", bind=BIND)
+plot(figures.attention_figure(tr, head, ex.tokens, STAGES[stage], cfg.softmax_scale), key="stage_figure")
 
 left, right = st.columns(2)
 with left:

@@ -158,7 +158,9 @@ def focus_controls(settings: Settings, example: Example) -> Settings:
     query = sb.number_input("Query token (position)", 1, example.n, 1, key="query", bind=BIND,
                             help="Pick a token by its position; the figures show its row.")
     sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
-    return Settings(**{**settings.__dict__, "head": int(head), "query": int(query)})
+    # The stage control lives on the attention page; its value is already known here, at the start of the run.
+    stage = st.session_state.get("stage") or Settings.stage
+    return Settings(**{**settings.__dict__, "head": int(head), "query": int(query), "stage": stage})
 
 
 def device_label(device: str) -> str:

@@ -57,7 +57,8 @@ def test_changing_d_model_changes_the_shapes_shown():
 
 
 def test_url_parameters_set_widgets_and_figures():
-    params = {"input": "random", "n": "5", "d_model": "32", "h": "4", "head": "2", "query": "3", "seed": "7"}
+    params = {"input": "random", "n": "5", "d_model": "32", "h": "4", "head": "2", "query": "3", "seed": "7",
+              "stage": "raw scores"}
     at = run_app(params, "pages/attention.py")
     assert_clean(at)
     assert at.radio(key="input").value == "random"
@@ -161,12 +162,24 @@ def test_selected_head_and_query_follow_the_sidebar():
     at.selectbox(key="head").set_value(3).run()
     at.number_input(key="query").set_value(4).run()
     assert_clean(at)
-    assert figure_titled(at, "Head 3: Raw scores")
+    assert figure_titled(at, "Head 3: Attention weights")
     assert figure_titled(at, "Head 3, query 4 t4")
 
 
+def test_stage_control_switches_the_focused_figure_and_is_shared():
+    at = run_app({"input": "random", "n": "4", "causal": "true"}, "pages/attention.py")
+    assert figure_titled(at, "Head 1: Attention weights")
+    control = at.button_group(key="stage")
+    control.set_value("mask").run()
+    assert_clean(at)
+    mask = as_array(figure_titled(at, "Head 1: Mask")["data"][0]["z"])
+    np.testing.assert_array_equal(mask, np.triu(np.ones((4, 4)), 1))
+    links = [c.value for c in at.code if c.value.startswith("http")]
+    assert "stage=mask" in links[0]
+
+
 def test_tiny_example_is_hand_checkable():
-    at = run_app({"input": "tiny"}, "pages/attention.py")
+    at = run_app({"input": "tiny", "stage": "raw scores"}, "pages/attention.py")
     assert_clean(at)
     raw = as_array(figure_titled(at, "Head 1: Raw scores")["data"][0]["z"])
     assert np.array_equal(raw, np.round(raw)), "raw scores of the tiny example are whole numbers"
