@@ -1,0 +1,168 @@
+"""Grouped-query and multi-query attention against torch's F.scaled_dot_product_attention.
+
+The reference projects with F.linear on the weights from mc.init_weights (plus random biases) and lets SDPA do the
+attention, with the key/value heads repeated by repeat_interleave, and again with SDPA's own enable_gqa=True.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import mha_core as mc
+
+BACKENDS = ["numpy", "torch"]
+TOL = {np.float32: 1e-5, np.float64: 1e-10}
+D_MODEL = 48
+# (n_heads, n_kv_heads): multi-query (kv = 1), grouped (in between), and plain MHA (kv = h) for contrast.
+GROUPS = [(8, 1), (8, 2), (8, 4), (6, 2), (6, 3), (12, 4), (12, 6), (16, 1), (4, 4)]
+
+
+def weights_with_biases(cfg, dtype, seed):
+    w = mc.init_weights(cfg, seed=seed, dtype=dtype)
+    rng = np.random.default_rng(seed + 1)
+    return dataclasses.replace(w, **{name: rng.uniform(-0.5, 0.5, getattr(w, name).shape).astype(dtype)
+                                     for name in ("b_Q", "b_K", "b_V", "b_O")})
+
+
+def sdpa_reference(w, h, n_kv, x, kv=None, causal=False, enable_gqa=False):
+    """(q, k, v, heads (h, n, d_k), output (n, d_model)) computed with torch alone."""
+    X = torch.from_numpy(x)
+    KV = X if kv is None else torch.from_numpy(kv)
+    T = {name: torch.from_numpy(a) for name, a in w.arrays().items()}
+    d_k = X.shape[1] // h
+    q = F.linear(X, T["W_Q"], T.get("b_Q")).view(X.shape[0], h, d_k).transpose(0, 1)       # (h, n, d_k)
+    k = F.linear(KV, T["W_K"], T.get("b_K")).view(KV.shape[0], n_kv, d_k).transpose(0, 1)  # (n_kv, m, d_k)
+    v = F.linear(KV, T["W_V"], T.get("b_V")).view(KV.shape[0], n_kv, d_k).transpose(0, 1)
+    if enable_gqa:
+        heads = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal, enable_gqa=True)[0]
+    else:
+        group = h // n_kv
+        k_rep, v_rep = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)
+        heads = F.scaled_dot_product_attention(q[None], k_rep[None], v_rep[None], is_causal=causal)[0]
+    concat = heads.transpose(0, 1).reshape(X.shape[0], h * d_k)
+    output = F.linear(concat, T["W_O"], T.get("b_O"))
+    return tuple(t.numpy() for t in (q, k, v, heads, output))
+
+
+def max_abs(a, b) -> float:
+    assert a.shape == b.shape, (a.shape, b.shape)
+    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+
+
+def sdpa_has_enable_gqa() -> bool:
+    z = torch.zeros(1, 2, 1, 2)
+    try:
+        F.scaled_dot_product_attention(z, z[:, :1], z[:, :1], enable_gqa=True)
+    except TypeError:
+        return False
+    return True
+
+
+def check(trace, ref, h, n_kv, n, m, dtype):
+    q, k, v, heads, output = ref
+    d_k = D_MODEL // h
+    assert trace.q.shape == (h, n, d_k)
+    assert trace.k.shape == trace.v.shape == (n_kv, m, d_k)
+    assert trace.weights.shape == (h, n, m)
+    tol = TOL[dtype]
+    assert max_abs(trace.q, q) <= tol
+    assert max_abs(trace.k, k) <= tol
+    assert max_abs(trace.v, v) <= tol
+    assert max_abs(trace.heads, heads) <= tol
+    assert max_abs(trace.output, output) <= tol
+    assert trace.output.dtype == dtype
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("h,n_kv", GROUPS)
+def test_gqa_repeat_interleave(h, n_kv, causal, dtype, backend):
+    cfg = mc.MHAConfig(D_MODEL, h, n_kv_heads=n_kv, causal=causal)
+    assert cfg.group_size == h // n_kv
+    w = weights_with_biases(cfg, dtype, seed=h * 10 + n_kv)
+    assert w.W_K.shape == (n_kv * D_MODEL // h, D_MODEL)
+    n = 9
+    x = np.random.default_rng(h).standard_normal((n, D_MODEL)).astype(dtype)
+    trace = mc.forward(x, w, cfg, backend=backend)
+    check(trace, sdpa_reference(w, h, n_kv, x, causal=causal), h, n_kv, n, n, dtype)
+    if causal:
+        assert (trace.weights[:, np.triu(np.ones((n, n), bool), 1)] == 0).all()
+
+
+@pytest.mark.skipif(not sdpa_has_enable_gqa(), reason="this torch's scaled_dot_product_attention has no enable_gqa")
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("h,n_kv", [(8, 1), (8, 2), (6, 3), (12, 4)])
+def test_gqa_enable_gqa(h, n_kv, causal, dtype, backend):
+    cfg = mc.MHAConfig(D_MODEL, h, n_kv_heads=n_kv, causal=causal)
+    w = weights_with_biases(cfg, dtype, seed=h + n_kv)
+    n = 7
+    x = np.random.default_rng(n_kv).standard_normal((n, D_MODEL)).astype(dtype)
+    trace = mc.forward(x, w, cfg, backend=backend)
+    check(trace, sdpa_reference(w, h, n_kv, x, causal=causal, enable_gqa=True), h, n_kv, n, n, dtype)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("h,n_kv", [(8, 1), (8, 2), (6, 3)])
+def test_gqa_cross_attention(h, n_kv, backend):
+    dtype = np.float64
+    cfg = mc.MHAConfig(D_MODEL, h, n_kv_heads=n_kv)
+    w = weights_with_biases(cfg, dtype, seed=3)
+    rng = np.random.default_rng(0)
+    x, kv = rng.standard_normal((4, D_MODEL)), rng.standard_normal((11, D_MODEL))
+    trace = mc.forward(x, w, cfg, kv=kv, backend=backend)
+    check(trace, sdpa_reference(w, h, n_kv, x, kv=kv), h, n_kv, 4, 11, dtype)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gqa_with_padding_mask(backend):
+    """Key padding with GQA, against SDPA with a boolean attn_mask (SDPA's bool mask is True = keep)."""
+    h, n_kv, n = 8, 2, 6
+    cfg = mc.MHAConfig(D_MODEL, h, n_kv_heads=n_kv)
+    w = weights_with_biases(cfg, np.float64, seed=5)
+    x = np.random.default_rng(1).standard_normal((n, D_MODEL))
+    kpm = np.array([False, False, True, False, True, True])
+    trace = mc.forward(x, w, cfg, key_padding_mask=kpm, backend=backend)
+
+    q, k, v, _, _ = sdpa_reference(w, h, n_kv, x)
+    keep = torch.from_numpy(~kpm)[None, None, None, :]  # (1, 1, 1, m)
+    k_rep = torch.from_numpy(k).repeat_interleave(h // n_kv, dim=0)
+    v_rep = torch.from_numpy(v).repeat_interleave(h // n_kv, dim=0)
+    heads = F.scaled_dot_product_attention(torch.from_numpy(q)[None], k_rep[None], v_rep[None], attn_mask=keep)[0]
+    assert max_abs(trace.heads, heads.numpy()) <= 1e-10
+    assert (trace.weights[:, :, kpm] == 0).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_query_heads_share_kv_heads_in_blocks(backend):
+    """Query heads g*j ... g*j+g-1 read key/value head j: with identical queries those heads' weights coincide."""
+    h, n_kv = 6, 2
+    cfg = mc.MHAConfig(24, h, n_kv_heads=n_kv, bias=False)
+    w = mc.init_weights(cfg, seed=0, dtype=np.float64)
+    d_k = cfg.d_k
+    # Make every query head use the same W_Q rows, so only the key/value head read distinguishes them.
+    W_Q = np.tile(w.W_Q[:d_k], (h, 1))
+    w = dataclasses.replace(w, W_Q=W_Q)
+    x = np.random.default_rng(2).standard_normal((5, 24))
+    t = mc.forward(x, w, cfg, backend=backend)
+    for i in range(h):
+        for j in range(h):
+            same_group = i // (h // n_kv) == j // (h // n_kv)
+            assert np.allclose(t.weights[i], t.weights[j], atol=1e-12) == same_group, (i, j)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_n_kv_heads_equal_to_n_heads_is_plain_mha(backend):
+    cfg_plain, cfg_gqa = mc.MHAConfig(D_MODEL, 4), mc.MHAConfig(D_MODEL, 4, n_kv_heads=4)
+    w = weights_with_biases(cfg_plain, np.float64, seed=9)
+    x = np.random.default_rng(3).standard_normal((5, D_MODEL))
+    a, b = mc.forward(x, w, cfg_plain, backend=backend), mc.forward(x, w, cfg_gqa, backend=backend)
+    np.testing.assert_array_equal(a.output, b.output)
+    np.testing.assert_array_equal(a.weights, b.weights)

@@ -1,0 +1,339 @@
+"""all-MiniLM-L6-v2 through mc.forward, checked against transformers' BertModel loaded from the same files."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT
+
+import mha_core as mc
+from mha_core.head_stats import (
+    COLUMNS,
+    DOMINANT_MIN_SHARE,
+    dominant_pattern,
+    head_summary,
+    layer_summary,
+    summary_array,
+)
+from mha_core.pretrained import EXAMPLE_SENTENCES, MAX_MINILM_TOKENS, erf, gelu, load_minilm
+
+CAT = EXAMPLE_SENTENCES["Coreference (what does 'it' refer to?)"]
+EMOJI = "I love 🍕 and ☃, naïve Café 𝄞 中文!"
+AT_CAP = " ".join(["word"] * (MAX_MINILM_TOKENS - 2))  # one word piece each: exactly 256 tokens with [CLS], [SEP]
+LONG = "The quick brown fox jumps over the lazy dog. " * 40  # about 400 tokens: truncated to 256
+PARITY_TEXTS = ["Hi.", CAT, *list(EXAMPLE_SENTENCES.values())[1:3], EMOJI, AT_CAP, LONG]
+TOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_minilm()
+
+
+@pytest.fixture(scope="module")
+def ours(model):
+    """model.run, remembered per text (runs are read-only, so sharing them between tests is safe)."""
+    cache = {}
+
+    def run(text, backend="numpy"):
+        if (text, backend) not in cache:
+            cache[text, backend] = model.run(text, backend=backend)
+        return cache[text, backend]
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def reference(model):
+    """transformers' BertModel (eager attention, so that it returns the weights) and tokenizer, offline."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("TRANSFORMERS_OFFLINE", "1")
+        transformers = pytest.importorskip("transformers")
+        bert = transformers.BertModel.from_pretrained(model.model_dir, attn_implementation="eager",
+                                                      local_files_only=True).eval()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model.model_dir, local_files_only=True)
+    cache = {}
+
+    def run(text):
+        """(tokens, attentions per layer (h, n, n), hidden states (n, d_model) x 7), as NumPy."""
+        if text not in cache:
+            enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=MAX_MINILM_TOKENS)
+            with torch.no_grad():
+                out = bert(**enc, output_attentions=True, output_hidden_states=True)
+            cache[text] = (tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist()),
+                           [a[0].numpy() for a in out.attentions], [h[0].numpy() for h in out.hidden_states])
+        return cache[text]
+
+    run.bert, run.tokenizer = bert, tokenizer
+    return run
+
+
+# --- parity with the reference ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", PARITY_TEXTS, ids=lambda t: f"{len(t)}chars")
+def test_tokens_attention_and_hidden_states_match_bert(ours, reference, text):
+    run = ours(text)
+    ref_tokens, ref_attn, ref_hidden = reference(text)
+    assert run.tokens == ref_tokens
+    assert len(run.layers) == 6 and len(run.hidden_states) == 7
+    for l in range(6):
+        np.testing.assert_allclose(run.layers[l].weights, ref_attn[l], rtol=0, atol=TOL, err_msg=f"layer {l}")
+    for l in range(7):
+        np.testing.assert_allclose(run.hidden_states[l], ref_hidden[l], rtol=0, atol=TOL, err_msg=f"hidden {l}")
+    np.testing.assert_allclose(run.output, ref_hidden[-1], rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("text", [CAT, AT_CAP])
+def test_torch_backend_matches_bert(ours, reference, text):
+    run = ours(text, backend="torch")
+    ref_tokens, ref_attn, ref_hidden = reference(text)
+    assert run.tokens == ref_tokens and run.backend == "torch"
+    for l in range(6):
+        np.testing.assert_allclose(run.layers[l].weights, ref_attn[l], rtol=0, atol=TOL)
+        np.testing.assert_allclose(run.hidden_states[l + 1], ref_hidden[l + 1], rtol=0, atol=TOL)
+
+
+def test_weights_are_the_models_own_in_pytorch_layout(model, reference):
+    for l, layer in enumerate(reference.bert.encoder.layer):
+        w = model.layer_weights[l].attention
+        pairs = {
+            "W_Q": layer.attention.self.query.weight, "b_Q": layer.attention.self.query.bias,
+            "W_K": layer.attention.self.key.weight, "b_K": layer.attention.self.key.bias,
+            "W_V": layer.attention.self.value.weight, "b_V": layer.attention.self.value.bias,
+            "W_O": layer.attention.output.dense.weight, "b_O": layer.attention.output.dense.bias,
+        }
+        for name, param in pairs.items():
+            np.testing.assert_array_equal(getattr(w, name), param.detach().numpy(), err_msg=f"layer {l} {name}")
+
+
+def test_each_layer_trace_is_mc_forward_on_that_layers_input(model, ours):
+    run = ours(CAT)
+    for l in range(model.n_layers):
+        again = mc.forward(run.hidden_states[l], model.layer_weights[l].attention, model.config)
+        np.testing.assert_array_equal(run.layers[l].weights, again.weights)
+        np.testing.assert_array_equal(run.layers[l].x, run.hidden_states[l])
+
+
+# --- the API ---------------------------------------------------------------------------------------------------
+
+def test_model_attributes(model, ours):
+    assert model.config == mc.MHAConfig(384, 12)
+    assert (model.n_layers, model.n_heads, model.d_model, model.max_tokens) == (6, 12, 384, 256)
+    assert MAX_MINILM_TOKENS == 256
+    assert load_minilm() is model  # loaded once
+    run = ours(CAT)
+    n = len(run.tokens)
+    assert run.tokens[0] == "[CLS]" and run.tokens[-1] == "[SEP]"
+    assert run.output is run.hidden_states[-1] and run.output.shape == (n, 384)
+    assert run.attentions.shape == (6, 12, n, n)
+    assert run.layers[0].weights.shape == (12, n, n) and run.layers[0].q.shape == (12, n, 32)
+    assert not run.truncated and run.message == "" and run.n_in_text == n
+
+
+def test_model_and_runs_are_read_only(model, ours):
+    run = ours(CAT)
+    with pytest.raises(ValueError):
+        run.hidden_states[0][0, 0] = 1.0
+    with pytest.raises(ValueError):
+        run.layers[0].weights[0, 0, 0] = 1.0
+    with pytest.raises(ValueError):
+        model.layer_weights[0].attention.W_Q[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        model.word_embeddings[0, 0] = 1.0
+    again = model.run(CAT)  # a second run gives the same numbers
+    np.testing.assert_array_equal(again.output, run.output)
+
+
+def test_example_sentences_run(model):
+    assert "The cat sat on the mat because it was tired." in EXAMPLE_SENTENCES.values()
+    for text in EXAMPLE_SENTENCES.values():
+        run = model.run(text)
+        assert not run.truncated and "[UNK]" not in run.tokens
+
+
+# --- bad and awkward input -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t  \n"])
+def test_empty_or_blank_text_is_refused(model, text):
+    with pytest.raises(mc.ConfigError, match="empty"):
+        model.run(text)
+
+
+@pytest.mark.parametrize("text", [None, 42, ["a", "list"]])
+def test_non_text_is_refused(model, text):
+    with pytest.raises(mc.ConfigError, match="must be text"):
+        model.run(text)
+
+
+def test_text_with_nothing_readable_is_refused(model):
+    with pytest.raises(mc.ConfigError, match="no characters"):
+        model.run("\x00\x01\u200b")  # control and zero-width characters: the tokenizer drops them all
+
+
+def test_unknown_backend_is_refused(model):
+    with pytest.raises(mc.ConfigError, match="backend"):
+        model.run(CAT, backend="jax")
+
+
+def test_text_over_the_cap_is_truncated_and_says_so(ours, reference):
+    run = ours(LONG)
+    n_full = len(reference.tokenizer(LONG)["input_ids"])  # the reference tokenizer's count, untruncated
+    assert n_full > MAX_MINILM_TOKENS
+    assert run.truncated and run.n_in_text == n_full
+    assert len(run.tokens) == MAX_MINILM_TOKENS and run.tokens[0] == "[CLS]" and run.tokens[-1] == "[SEP]"
+    assert str(n_full) in run.message and str(MAX_MINILM_TOKENS) in run.message
+
+
+def test_text_exactly_at_the_cap_is_not_truncated(ours):
+    run = ours(AT_CAP)
+    assert len(run.tokens) == MAX_MINILM_TOKENS and not run.truncated and run.message == ""
+
+
+def test_emoji_and_unknown_characters_become_visible_unk(ours, reference):
+    run = ours(EMOJI)
+    assert "[UNK]" in run.tokens
+    assert run.tokens == reference(EMOJI)[0]
+    assert "[UNK]" in run.message
+
+
+# --- offline, and light to import ------------------------------------------------------------------------------
+
+def _python(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+def test_loads_and_runs_with_the_network_blocked():
+    code = """
+import socket, sys
+def blocked(*args, **kwargs):
+    raise OSError("network access attempted")
+socket.socket.connect = socket.socket.connect_ex = blocked
+socket.create_connection = socket.getaddrinfo = blocked
+from mha_core.pretrained import load_minilm
+run = load_minilm().run("The cat sat on the mat because it was tired.")
+print(len(run.tokens), len(run.layers), run.tokens[0], run.tokens[-1])
+"""
+    result = _python(code, HF_HUB_OFFLINE="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["13", "6", "[CLS]", "[SEP]"]
+
+
+def test_import_and_run_do_not_import_transformers_or_torch():
+    """transformers takes seconds to import; torch is only for backend="torch" (see pretrained.py's docstring)."""
+    code = """
+import sys
+import mha_core.pretrained as p
+p.load_minilm().run("Hello there.")
+print([m for m in ("transformers", "sentence_transformers", "torch") if m in sys.modules])
+"""
+    result = _python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+# --- erf and GELU ----------------------------------------------------------------------------------------------
+
+def test_erf_matches_math_erf():
+    z = np.concatenate([np.linspace(-7, 7, 200_001), np.geomspace(1e-300, 1e-2, 2000), [0.0, 6.0, 40.0, 1e300]])
+    z = np.concatenate([z, -z])
+    expected = np.array([math.erf(v) for v in z])
+    rel = np.abs(erf(z) - expected) / np.maximum(np.abs(expected), np.finfo(float).tiny)
+    assert rel.max() < 2e-11
+    assert np.array_equal(erf([np.inf, -np.inf, 0.0]), [1.0, -1.0, 0.0])
+    assert np.isnan(erf([np.nan])).all()
+    assert erf(np.zeros((3, 4))).shape == (3, 4)
+
+
+def test_gelu_is_exact():
+    x = np.random.default_rng(0).standard_normal(50_000) * 6
+    exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    np.testing.assert_allclose(gelu(x), exact, rtol=1e-10, atol=1e-12)
+    x32 = x.astype(np.float32)
+    ours32 = gelu(x32)
+    assert ours32.dtype == np.float32
+    np.testing.assert_allclose(ours32, torch.nn.functional.gelu(torch.from_numpy(x32)).numpy(), rtol=0, atol=3e-6)
+
+
+# --- head statistics -------------------------------------------------------------------------------------------
+
+def _reference_head_stats(attn: np.ndarray) -> dict[str, np.ndarray]:
+    """The head_summary columns for one layer (h, n, n), computed directly in torch, float64."""
+    a = torch.from_numpy(attn).double()
+    n = a.shape[-1]
+    idx = torch.arange(1, n)
+    return {
+        "entropy": (-torch.special.xlogy(a, a).sum(-1) / math.log(2)).mean(-1).numpy(),
+        "cls": a[:, :, 0].mean(-1).numpy(),  # [CLS] is the first key, [SEP] the last
+        "sep": a[:, :, -1].mean(-1).numpy(),
+        "self": torch.diagonal(a, dim1=1, dim2=2).mean(-1).numpy(),
+        "prev": a[:, idx, idx - 1].mean(-1).numpy(),
+        "next": a[:, idx - 1, idx].mean(-1).numpy(),
+    }
+
+
+@pytest.mark.parametrize("text", [CAT, EXAMPLE_SENTENCES["Repeated words"]])
+def test_head_summary_matches_stats_of_the_reference_attention(ours, reference, text):
+    rows = head_summary(ours(text))
+    assert len(rows) == 6 * 12 and set(rows[0]) == {"layer", "head", *COLUMNS}
+    for l, attn in enumerate(reference(text)[1]):
+        expected = _reference_head_stats(attn)
+        for column in COLUMNS:
+            got = summary_array(rows, column)[l]
+            np.testing.assert_allclose(got, expected[column], rtol=0, atol=1e-5, err_msg=f"layer {l} {column}")
+
+
+def test_head_summary_from_traces_and_tokens_equals_from_run(ours):
+    run = ours(CAT)
+    assert head_summary(list(run.layers), run.tokens) == head_summary(run)
+    assert head_summary([t.weights for t in run.layers], run.tokens) == head_summary(run)
+
+
+def test_minilm_has_a_previous_token_head(ours):
+    """A known pattern of trained BERT-style models: some head puts nearly all its weight on the previous token."""
+    rows = head_summary(ours(EXAMPLE_SENTENCES["Long-range dependency (keys ... are)"]))
+    best = max(rows, key=lambda r: r["prev"])
+    assert best["prev"] > 0.9 and dominant_pattern(best) == "previous token"
+
+
+def test_layer_summary_on_hand_made_weights():
+    n = 4
+    prev = np.zeros((1, n, n))
+    prev[0, 0, 0] = 1.0
+    prev[0, np.arange(1, n), np.arange(n - 1)] = 1.0  # each query on the token before it
+    cols = layer_summary(prev, ["[CLS]", "a", "b", "[SEP]"])
+    assert cols["prev"][0] == 1.0 and cols["next"][0] == 0.0 and cols["entropy"][0] == 0.0
+    assert cols["cls"][0] == 0.5 and cols["sep"][0] == 0.0  # queries 0 and 1 look at [CLS]
+    uniform = np.full((1, n, n), 1 / n)
+    uniform[0, 0] = 0.0  # a fully blocked query row: left out of every mean
+    cols = layer_summary(uniform, ["a", "b", "c", "d"])
+    assert cols["entropy"][0] == pytest.approx(2.0) and cols["self"][0] == pytest.approx(0.25)
+    assert math.isnan(cols["cls"][0]) and math.isnan(cols["sep"][0])  # no such tokens
+    single = layer_summary(np.ones((2, 1, 1)), ["[CLS]"])
+    assert math.isnan(single["prev"][0]) and single["self"][0] == 1.0
+
+
+def test_layer_summary_refuses_mismatched_input():
+    with pytest.raises(mc.ConfigError, match="tokens"):
+        layer_summary(np.ones((2, 3, 3)) / 3, ["a", "b"])
+    with pytest.raises(mc.ConfigError, match="shape"):
+        layer_summary(np.ones((3, 3)), ["a", "b", "c"])
+
+
+def test_dominant_pattern_and_summary_array():
+    row = {"layer": 0, "head": 0, "entropy": 1.0, "cls": 0.1, "sep": 0.0, "self": 0.1, "prev": 0.8, "next": 0.0}
+    assert dominant_pattern(row) == "previous token"
+    assert dominant_pattern({**row, "prev": 0.1, "cls": 0.7}) == "[CLS]"
+    assert dominant_pattern({**row, "prev": DOMINANT_MIN_SHARE - 0.01}) == "broad"
+    assert dominant_pattern({**row, "prev": math.nan, "next": 0.9}) == "next token"
+    rows = [{**row, "layer": l, "head": h, "entropy": 10 * l + h} for l in range(2) for h in range(3)]
+    np.testing.assert_array_equal(summary_array(rows, "entropy"), [[0, 1, 2], [10, 11, 12]])
+    with pytest.raises(mc.ConfigError):
+        summary_array(rows, "nope")
