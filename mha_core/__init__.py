@@ -1,5 +1,6 @@
 """mha_core: multi-head attention computed step by step, with every intermediate kept for display."""
 
+from . import stats
 from .config import MAX_D_MODEL, MAX_HEADS, MAX_TOKENS, ConfigError, MHAConfig, divisors
 from .engine import forward
 from .inputs import embed, positional_encoding, random_input, tokenize
@@ -10,5 +11,5 @@ from .weights import MHAWeights, config_from_torch, init_weights, weights_from_t
 __all__ = [
     "MAX_D_MODEL", "MAX_HEADS", "MAX_TOKENS", "ConfigError", "MHAConfig", "MHAWeights", "Trace",
     "causal_mask", "config_from_torch", "divisors", "embed", "forward", "init_weights", "padding_mask",
-    "positional_encoding", "random_input", "tokenize", "weights_from_torch", "weights_to_torch",
+    "positional_encoding", "random_input", "stats", "tokenize", "weights_from_torch", "weights_to_torch",
 ]

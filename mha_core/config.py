@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 
 # Documented caps: large enough for real models, small enough that a typo cannot exhaust memory.
 MAX_D_MODEL = 4096
 MAX_HEADS = 64
 MAX_TOKENS = 4096
+# h * n * m: the size of one score matrix stack; 2**28 float32 numbers are 1 GiB, and a trace holds a few of them.
+MAX_SCORE_CELLS = 2**28
 
 
 class ConfigError(ValueError):
@@ -20,7 +24,7 @@ def divisors(n: int, limit: int = MAX_HEADS) -> list[int]:
 
 
 def _check_size(name: str, value, cap: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ConfigError(f"{name} must be a whole number, got {value!r}.")
     if value <= 0:
         raise ConfigError(f"{name} must be at least 1, got {value}.")
@@ -46,6 +50,10 @@ class MHAConfig:
     scale: float | None = None
 
     def __post_init__(self):
+        for name in ("d_model", "n_heads", "n_kv_heads"):
+            value = getattr(self, name)
+            if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+                object.__setattr__(self, name, int(value))  # NumPy integers become plain ints
         _check_size("d_model", self.d_model, MAX_D_MODEL)
         _check_size("n_heads", self.n_heads, MAX_HEADS)
         if self.d_model % self.n_heads:
@@ -63,8 +71,9 @@ class MHAConfig:
                     f"Query heads are shared out evenly among the key/value heads, so n_kv_heads must divide "
                     f"n_heads = {self.n_heads}; {self.n_kv_heads} does not. Values that work: {options}."
                 )
-        if self.scale is not None and not (isinstance(self.scale, (int, float)) and self.scale > 0):
-            raise ConfigError(f"scale must be a positive number (or None for 1/sqrt(d_k)), got {self.scale!r}.")
+        if self.scale is not None and (isinstance(self.scale, bool) or not isinstance(self.scale, numbers.Real)
+                                       or not math.isfinite(self.scale) or self.scale <= 0):
+            raise ConfigError(f"scale must be a positive, finite number (or None for 1/sqrt(d_k)), got {self.scale!r}.")
 
     @property
     def d_k(self) -> int:

@@ -6,9 +6,11 @@ chosen device. Torch is imported only when that path is asked for, so the NumPy 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from .config import MAX_TOKENS, ConfigError, MHAConfig
+from .config import MAX_SCORE_CELLS, MAX_TOKENS, ConfigError, MHAConfig
 from .masks import combine_masks
 from .trace import Trace
 from .weights import MHAWeights
@@ -56,7 +58,7 @@ def _forward_numpy(x, x_kv, w: MHAWeights, cfg: MHAConfig, mask) -> dict:
     v_i = np.repeat(v, cfg.group_size, axis=0) if cfg.group_size > 1 else v  # (h, m, d_k)
     # Scaling Q before the product equals scaling Q K^T after it, and touches n*d_model numbers instead of h*n*m.
     scores = (q * q.dtype.type(cfg.softmax_scale)) @ k_i.transpose(0, 2, 1)  # (h, n, m)
-    masked_scores = scores if mask is None else np.where(mask, -np.inf, scores).astype(scores.dtype)
+    masked_scores = scores if mask is None else np.where(mask, scores.dtype.type(-np.inf), scores)
     weights = softmax_rows(masked_scores)                      # (h, n, m)
     heads = weights @ v_i                                      # (h, n, d_k)
 
@@ -72,6 +74,8 @@ def _forward_numpy(x, x_kv, w: MHAWeights, cfg: MHAConfig, mask) -> dict:
 
 def _check_input(x, cfg: MHAConfig, name: str) -> np.ndarray:
     x = np.asarray(x)
+    if x.dtype.kind not in "biuf":
+        raise ConfigError(f"{name} must hold real numbers, got values of type {x.dtype}.")
     if x.ndim != 2:
         raise ConfigError(f"{name} must be a matrix of shape (tokens, d_model); got {x.ndim} dimension(s), {x.shape}.")
     if x.shape[1] != cfg.d_model:
@@ -95,13 +99,20 @@ def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, at
     """
     if backend not in BACKENDS:
         raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}.")
-    if device not in DEVICES and not str(device).startswith("cuda:"):
-        raise ConfigError(f"device must be one of {', '.join(DEVICES)}; got {device!r}.")
+    device = str(device)  # a torch.device works too
+    if device not in DEVICES and not re.fullmatch(r"cuda:\d+", device):
+        raise ConfigError(f"device must be one of {', '.join(DEVICES)} (or cuda:N); got {device!r}.")
     w.check(cfg)
     x = _check_input(x, cfg, "x")
     x_kv = x if kv is None else _check_input(kv, cfg, "kv")
-    dtype = np.result_type(x.dtype, w.dtype) if np.issubdtype(x.dtype, np.floating) else w.dtype
-    x, x_kv = x.astype(dtype, copy=False), x_kv.astype(dtype, copy=False)
+    cells = cfg.n_heads * x.shape[0] * x_kv.shape[0]
+    if cells > MAX_SCORE_CELLS:
+        raise ConfigError(f"h × n × m = {cells:,} attention scores is above this tool's limit of {MAX_SCORE_CELLS:,}: "
+                          "use fewer tokens or heads.")
+    # One dtype for everything, as NumPy would promote it (integer inputs take the weights' dtype).
+    floats = [a.dtype for a in (x, x_kv) if a.dtype.kind == "f"]
+    dtype = np.result_type(*floats, *(a.dtype for a in w.arrays().values()))
+    x, x_kv, w = x.astype(dtype, copy=False), x_kv.astype(dtype, copy=False), w.astype(dtype)
     mask = combine_masks(cfg, x.shape[0], x_kv.shape[0], key_padding_mask, attn_mask)
 
     if backend == "numpy":

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
-import torch
+
+# Large score tensors are allocated on every call; huge pages make those allocations several times cheaper.
+# The variable is read when torch is first imported, so it only helps if this module imports torch first.
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+import torch  # noqa: E402
 
 from .config import ConfigError, MHAConfig
 from .weights import MHAWeights

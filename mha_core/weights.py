@@ -30,6 +30,12 @@ class MHAWeights:
         """Every matrix and bias that is present, by name."""
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
 
+    def astype(self, dtype) -> MHAWeights:
+        """The same weights in another float dtype (self when nothing changes)."""
+        if all(a.dtype == dtype for a in self.arrays().values()):
+            return self
+        return MHAWeights(**{name: a.astype(dtype) for name, a in self.arrays().items()})
+
     def check(self, cfg: MHAConfig) -> None:
         """Raise ConfigError unless these weights fit `cfg`."""
         q_out, kv_out = cfg.n_heads * cfg.d_k, cfg.kv_heads * cfg.d_k
@@ -40,6 +46,10 @@ class MHAWeights:
         for name, array in self.arrays().items():
             if array.shape != expected[name]:
                 raise ConfigError(f"{name} has shape {array.shape}, but this configuration needs {expected[name]}.")
+            if not np.issubdtype(array.dtype, np.floating):
+                raise ConfigError(f"{name} must hold real floating-point numbers, got {array.dtype}.")
+            if not np.isfinite(array).all():
+                raise ConfigError(f"{name} contains NaN or infinite numbers; the weights must be finite.")
         has_bias = self.b_Q is not None
         if has_bias != cfg.bias:
             have = "have" if has_bias else "lack"

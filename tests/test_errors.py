@@ -99,10 +99,79 @@ def test_sizes_at_the_caps_are_fine_and_beyond_them_refused():
         mc.MHAConfig(mc.MAX_HEADS * 2, mc.MAX_HEADS, n_kv_heads=mc.MAX_HEADS + 1)
 
 
-@pytest.mark.parametrize("scale", [0, 0.0, -1.0, "0.5", float("nan")])
+@pytest.mark.parametrize("scale", [0, 0.0, -1.0, "0.5", float("nan"), float("inf"), True])
 def test_bad_scale(scale):
-    with pytest.raises(mc.ConfigError, match="scale must be a positive number"):
+    with pytest.raises(mc.ConfigError, match="scale must be a positive, finite number"):
         mc.MHAConfig(16, 4, scale=scale)
+
+
+def test_numpy_integer_sizes_are_accepted_as_plain_ints():
+    cfg = mc.MHAConfig(np.int64(16), np.int32(4), n_kv_heads=np.int64(2))
+    assert (cfg.d_model, cfg.n_heads, cfg.n_kv_heads) == (16, 4, 2)
+    assert type(cfg.d_model) is int
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_float64_input_with_float32_weights_runs_in_float64_on_both_backends(backend):
+    cfg = mc.MHAConfig(16, 4)
+    w = mc.init_weights(cfg, seed=0)  # float32
+    x = mc.random_input(5, 16, seed=1).astype(np.float64)
+    trace = mc.forward(x, w, cfg, backend=backend)
+    assert trace.output.dtype == np.float64
+    module = mc.weights_to_torch(w.astype(np.float64), cfg)
+    X = torch.tensor(x)[None]
+    ref, _ = module(X, X, X, need_weights=True, average_attn_weights=False)
+    np.testing.assert_allclose(trace.output, ref[0].detach().numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_python_lists_are_accepted(backend):
+    cfg = mc.MHAConfig(4, 2)
+    w = mc.init_weights(cfg, seed=0)
+    floats = mc.forward([[1, 0, 0, 1], [0.5, 0.5, 0, 0]], w, cfg, backend=backend)
+    assert floats.output.shape == (2, 4) and floats.output.dtype == np.float64  # Python floats are float64
+    ints = mc.forward([[1, 0, 0, 1], [2, 1, 0, 0]], w, cfg, backend=backend)
+    assert ints.output.dtype == np.float32  # integers take the weights' dtype
+
+
+@pytest.mark.parametrize("bad", [np.array([["a"] * 4]), np.ones((2, 4), dtype=complex)])
+def test_non_real_inputs_are_refused(bad):
+    cfg = mc.MHAConfig(4, 2)
+    with pytest.raises(mc.ConfigError, match="must hold real numbers"):
+        mc.forward(bad, mc.init_weights(cfg), cfg)
+
+
+def test_non_finite_weights_are_refused():
+    cfg = mc.MHAConfig(4, 2)
+    w = mc.init_weights(cfg)
+    W_Q = w.W_Q.copy()
+    W_Q[0, 0] = np.nan
+    with pytest.raises(mc.ConfigError, match="W_Q contains NaN"):
+        mc.forward(np.ones((2, 4)), dataclasses.replace(w, W_Q=W_Q), cfg)
+
+
+def test_score_cells_are_capped_before_any_memory_is_used():
+    cfg = mc.MHAConfig(64, 64)
+    x = np.zeros((mc.MAX_TOKENS, 64), dtype=np.float32)
+    with pytest.raises(mc.ConfigError, match="attention scores is above"):
+        mc.forward(x, mc.init_weights(cfg), cfg)
+
+
+@pytest.mark.parametrize("device", ["cuda:abc", "cuda:", "gpu"])
+def test_malformed_device_strings(device):
+    cfg = mc.MHAConfig(4, 2)
+    with pytest.raises(mc.ConfigError, match="device must be one of"):
+        mc.forward(np.ones((2, 4)), mc.init_weights(cfg), cfg, backend="torch", device=device)
+
+
+def test_a_torch_device_object_is_accepted():
+    cfg = mc.MHAConfig(4, 2)
+    trace = mc.forward(np.ones((2, 4)), mc.init_weights(cfg), cfg, backend="torch", device=torch.device("cpu"))
+    assert trace.device == "cpu"
+
+
+def test_stats_is_reachable_from_the_package():
+    assert mc.stats.row_entropy(np.array([0.5, 0.5])) == pytest.approx(1.0)
 
 
 # --------------------------------------------------------------------------------------------------------------------
