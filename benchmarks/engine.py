@@ -30,7 +30,11 @@ import sys
 import time
 
 import numpy as np
-import torch
+
+# mha_core.torch_backend turns on torch's huge-page allocator when it is the first to import torch (as in the app);
+# the reference gets the same allocator here, so both sides are timed alike.
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+import torch  # noqa: E402
 
 import mha_core as mc
 from mha_core import engine as mc_engine

@@ -22,7 +22,9 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
     """x @ W.T + b, with W stored (out_features, in_features) as in PyTorch."""
     y = x @ W.T
-    return y if b is None else y + b
+    if b is not None:
+        y += b  # in place: y is a fresh array, and a second one of this size costs a pass over memory
+    return y
 
 
 def split_heads(y: np.ndarray, n_heads: int) -> np.ndarray:
