@@ -92,6 +92,32 @@ def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str,
     return _layout(fig, title, height)
 
 
+def _signed_axis(limit: float) -> dict:
+    return dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit)
+
+
+WEIGHT_AXIS = dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1)
+
+
+def _panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_labels: list[str], cols: int,
+                coloraxis: dict, hover: str, spacing: float = 0.03) -> tuple[go.Figure, int]:
+    """Small multiples: one heatmap per (title, z) panel on one shared colour axis; returns (figure, rows).
+
+    `hover` is the plotly hover text of a cell, e.g. "query %{y}<br>key %{x}<br>weight = %{z:.6g}".
+    """
+    rows = -(-len(panels) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[title for title, _ in panels],
+                        horizontal_spacing=spacing, vertical_spacing=0.08 / rows + 0.03)
+    budget = MAX_CELLS // len(panels)
+    for i, (title, z) in enumerate(panels):
+        z, step, _ = pool(z, budget)
+        fig.add_trace(go.Heatmap(z=z, x=_pooled_labels(x_labels, step), y=_pooled_labels(y_labels, step),
+                                 coloraxis="coloraxis", hovertemplate=f"{title}<br>{hover}<extra></extra>"),
+                      row=i // cols + 1, col=i % cols + 1)
+    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **coloraxis))
+    return fig, rows
+
+
 def _label_outer_panels(fig: go.Figure, rows: int, show_x: bool, show_y: bool) -> None:
     """Tick labels only under the bottom row and left of the first column of small multiples, so none overlap."""
     fig.update_xaxes(type="category", showticklabels=False, tickangle=-45, automargin=True)
@@ -175,23 +201,10 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str) -> go.Figur
 def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16) -> go.Figure:
     """Small multiples of a per-head array (heads, tokens, d_k), e.g. Q_i for every head i."""
     n_heads, n, d_k = a.shape
-    shown = min(n_heads, max_heads)
-    cols = min(shown, 4)
-    rows = -(-shown // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"{name}_{i + 1}" for i in range(shown)],
-                        horizontal_spacing=0.04, vertical_spacing=0.12 / rows + 0.04)
-    limit = float(np.abs(a).max()) or 1.0
-    budget = MAX_CELLS // shown
-    y_labels = token_labels(tokens)
-    for i in range(shown):
-        z, step, _ = pool(a[i], budget)
-        fig.add_trace(go.Heatmap(
-            z=z, x=_pooled_labels(dim_labels(d_k), step), y=_pooled_labels(y_labels, step),
-            coloraxis="coloraxis",
-            hovertemplate=f"{name}_{i + 1}<br>token %{{y}}<br>dim %{{x}}<br>value = %{{z:.6g}}<extra></extra>"),
-            row=i // cols + 1, col=i % cols + 1)
-    fig.update_layout(coloraxis=dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit,
-                                     colorbar=dict(thickness=12)))
+    panels = [(f"{name}_{i + 1}", a[i]) for i in range(min(n_heads, max_heads))]
+    fig, rows = _panel_grid(panels, dim_labels(d_k), token_labels(tokens), min(len(panels), 4),
+                            _signed_axis(float(np.abs(a).max()) or 1.0),
+                            "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.04)
     _label_outer_panels(fig, rows, show_x=d_k <= 16, show_y=n <= 24)
     return _layout(fig, f"{name}_i for each head: {n} tokens × d_k = {d_k} (one colour scale for all heads)",
                    height=max(260, 230 * rows))
@@ -241,19 +254,9 @@ def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | No
                      cols: int | None = None, title: str | None = None) -> go.Figure:
     """All heads' attention weights side by side, on the one shared 0..1 scale."""
     n_heads, n, m = trace.weights.shape
-    cols = cols or min(n_heads, 4)
-    rows = -(-n_heads // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {i + 1}" for i in range(n_heads)],
-                        horizontal_spacing=0.03, vertical_spacing=0.08 / rows + 0.03)
-    budget = MAX_CELLS // n_heads
-    q_labels, k_labels = token_labels(tokens), token_labels(key_tokens or tokens)
-    for i in range(n_heads):
-        z, step, _ = pool(trace.weights[i], budget)
-        fig.add_trace(go.Heatmap(
-            z=z, x=_pooled_labels(k_labels, step), y=_pooled_labels(q_labels, step), coloraxis="coloraxis",
-            hovertemplate=f"head {i + 1}<br>query %{{y}}<br>key %{{x}}<br>weight = %{{z:.6g}}<extra></extra>"),
-            row=i // cols + 1, col=i % cols + 1)
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1, colorbar=dict(thickness=12)))
+    panels = [(f"head {i + 1}", trace.weights[i]) for i in range(n_heads)]
+    fig, rows = _panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens),
+                            cols or min(n_heads, 4), WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}")
     _label_outer_panels(fig, rows, show_x=m <= 12, show_y=n <= 24)
     return _layout(fig, title or f"Attention weights of all {n_heads} heads (rows: queries, columns: keys)",
                    height=max(280, 260 * rows))
@@ -333,22 +336,9 @@ def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: 
     """Each head's share head_i W_O[block i] side by side, then their sum plus bias (= the output)."""
     n_heads, n, d_model = contributions.shape
     panels = [(f"head {i + 1}", contributions[i]) for i in range(n_heads)] + [("sum + b_O = output", output)]
-    cols = min(len(panels), 5)
-    rows = -(-len(panels) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[p[0] for p in panels], horizontal_spacing=0.03,
-                        vertical_spacing=0.08 / rows + 0.04)
     limit = float(max(np.abs(contributions).max(), np.abs(output).max())) or 1.0
-    budget = MAX_CELLS // len(panels)
-    y_labels = token_labels(tokens)
-    for i, (name, z) in enumerate(panels):
-        z, step, _ = pool(z, budget)
-        fig.add_trace(go.Heatmap(
-            z=z, x=_pooled_labels(dim_labels(d_model), step), y=_pooled_labels(y_labels, step),
-            coloraxis="coloraxis",
-            hovertemplate=f"{name}<br>token %{{y}}<br>dim %{{x}}<br>value = %{{z:.6g}}<extra></extra>"),
-            row=i // cols + 1, col=i % cols + 1)
-    fig.update_layout(coloraxis=dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit,
-                                     colorbar=dict(thickness=12)))
+    fig, rows = _panel_grid(panels, dim_labels(d_model), token_labels(tokens), min(len(panels), 5),
+                            _signed_axis(limit), "token %{y}<br>dim %{x}<br>value = %{z:.6g}")
     _label_outer_panels(fig, rows, show_x=False, show_y=n <= 24)
     return _layout(fig, "What each head adds to the output (one colour scale for all panels)",
                    height=max(260, 240 * rows))
@@ -356,18 +346,10 @@ def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: 
 
 def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> go.Figure:
     """Input X and the attention output side by side: same shape, n x d_model."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["input X", "output MultiHead(X)"], horizontal_spacing=0.06)
     limit = float(max(np.abs(x).max(), np.abs(output).max())) or 1.0
-    budget = MAX_CELLS // 2
-    for col, (name, z) in enumerate([("input", x), ("output", output)], start=1):
-        z, step, _ = pool(z, budget)
-        fig.add_trace(go.Heatmap(
-            z=z, x=_pooled_labels(dim_labels(x.shape[1]), step), y=_pooled_labels(token_labels(tokens), step),
-            coloraxis="coloraxis",
-            hovertemplate=f"{name}<br>token %{{y}}<br>dim %{{x}}<br>value = %{{z:.6g}}<extra></extra>"),
-            row=1, col=col)
-    fig.update_layout(coloraxis=dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit,
-                                     colorbar=dict(thickness=12)))
+    fig, _ = _panel_grid([("input X", x), ("output MultiHead(X)", output)], dim_labels(x.shape[1]),
+                         token_labels(tokens), 2, _signed_axis(limit), "token %{y}<br>dim %{x}<br>value = %{z:.6g}",
+                         spacing=0.06)
     _label_outer_panels(fig, 1, show_x=x.shape[1] <= 16, show_y=len(tokens) <= 24)
     return _layout(fig, f"Input and output, both {x.shape[0]} × {x.shape[1]}",
                    height=min(640, max(300, 22 * len(tokens) + 160)))
@@ -394,7 +376,7 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
                 z=z, x=_pooled_labels(labels, step), y=_pooled_labels(labels, step), coloraxis="coloraxis",
                 hovertemplate=f"layer {l + 1}, head {h + 1}<br>query %{{y}}<br>key %{{x}}<br>"
                               f"weight = %{{z:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
-    fig.update_layout(coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1, colorbar=dict(thickness=12)))
+    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **WEIGHT_AXIS))
     fig.update_xaxes(type="category", showticklabels=False)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
     if selected is not None:
