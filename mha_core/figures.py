@@ -21,6 +21,7 @@ SIGNED_SCALE = "RdBu_r"     # any signed value, centred at 0 (red positive, blue
 HEAD_COLOURS = ["#4c6ef5", "#f76707", "#2f9e44", "#e03131", "#7048e8", "#1098ad", "#d6336c", "#74b816",
                 "#f59f00", "#495057", "#0b7285", "#ae3ec9", "#5c940d", "#c92a2a", "#364fc7", "#e8590c"]
 MAX_CELLS = 250_000
+MAX_LABELLED_CELLS = 150  # up to this many cells, each one shows its number (the tiny example, short sentences)
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
 
 
@@ -64,6 +65,14 @@ def _finite_or_none(z: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(z), z, np.nan)
 
 
+def _cell_numbers(z: np.ndarray) -> dict:
+    """Print each cell's value inside a small heatmap, so a student can check it by hand."""
+    if z.size > MAX_LABELLED_CELLS:
+        return {}
+    return dict(text=[["" if np.isnan(v) else f"{v:.3g}" for v in row] for row in z], texttemplate="%{text}",
+                textfont=dict(size=11))
+
+
 def _layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
     # No plotly template: Streamlit's own chart theme applies, and building one costs ~5 ms per figure.
     fig.update_layout(title=dict(text=title, x=0, xanchor="left"), font=FONT, margin=dict(l=10, r=10, t=60, b=10),
@@ -84,6 +93,7 @@ def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str,
         hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
                       f"{'mean ' if pooled else ''}{value_name} = %{{z:.6g}}<extra></extra>",
         colorbar=dict(thickness=12),
+        **_cell_numbers(z),
     ))
     if pooled:
         title += f"  (averaged over {r_step}×{c_step} blocks to stay readable)"
@@ -112,7 +122,8 @@ def _panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_lab
     for i, (title, z) in enumerate(panels):
         z, step, _ = pool(z, budget)
         fig.add_trace(go.Heatmap(z=z, x=_pooled_labels(x_labels, step), y=_pooled_labels(y_labels, step),
-                                 coloraxis="coloraxis", hovertemplate=f"{title}<br>{hover}<extra></extra>"),
+                                 coloraxis="coloraxis", hovertemplate=f"{title}<br>{hover}<extra></extra>",
+                                 **(_cell_numbers(z) if len(panels) <= 4 else {})),
                       row=i // cols + 1, col=i % cols + 1)
     fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **coloraxis))
     return fig, rows

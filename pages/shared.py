@@ -130,8 +130,9 @@ def sidebar_controls() -> Settings:
     if real:
         sb.caption("The encoder's tokens see each other in both directions, so there are no masks here.")
     else:
-        seed = sb.number_input("Seed", 0, MAX_SEED, d.seed, key="seed", bind=BIND,
-                               help="Fixes the random weights and embeddings: the same seed gives the same numbers.")
+        if input_mode != "tiny":
+            seed = sb.number_input("Seed", 0, MAX_SEED, d.seed, key="seed", bind=BIND,
+                                   help="Fixes the random weights and embeddings: same seed, same numbers.")
         pe = sb.checkbox("Positional encoding", d.pe, key="pe", bind=BIND, disabled=input_mode != "sentence",
                          help="Adds the sinusoidal position signal to sentence embeddings, so word order matters.")
         sb.header("Masks")

@@ -169,3 +169,15 @@ def test_no_figure_carries_more_than_the_cell_budget_on_long_inputs():
     assert z.shape == (367, 367)
     np.testing.assert_allclose(z[0, 0], tr.weights[0, :3, :3].mean(), rtol=1e-6)
     np.testing.assert_allclose(z[-1, -1], tr.weights[0, -2:, -2:].mean(), rtol=1e-6)  # a partial edge block
+
+
+def test_small_heatmaps_print_their_numbers_and_large_ones_do_not():
+    from mha_core.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
+
+    x, w = tiny_example()
+    tr = mc.forward(x, w, TINY_CONFIG)
+    raw = F.attention_figure(tr, 0, TINY_TOKENS, "raw", TINY_CONFIG.softmax_scale)
+    np.testing.assert_array_equal(np.array(raw.data[0].text, dtype=float), tr.scores[0] / TINY_CONFIG.softmax_scale)
+    assert raw.data[0].texttemplate == "%{text}"
+    big, _, _ = example(n=20)
+    assert F.attention_figure(big, 0, [f"t{i}" for i in range(20)], "weights").data[0].text is None
