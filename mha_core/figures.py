@@ -307,7 +307,7 @@ def entropy_figure(trace: Trace, tokens: list[str]) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=z, x=_pooled_labels(token_labels(tokens), step), y=labels, colorscale="Viridis", zmin=0,
         zmax=max(np.log2(m), 1e-9), colorbar=dict(thickness=12, title="bits"),
-        hovertemplate="%{y}<br>query %{x}<br>entropy = %{z:.4f} bits<extra></extra>"))
+        hovertemplate="%{y}<br>query %{x}<br>entropy = %{z:.4f} bits<extra></extra>", **_cell_numbers(z)))
     fig.update_xaxes(title="query token", type="category", tickangle=-45)
     fig.update_yaxes(type="category", autorange="reversed")
     return _layout(fig, f"How focused each head is: entropy of each weight row (max log2({m}) = {np.log2(m):.2f} bits)",

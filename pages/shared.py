@@ -16,6 +16,7 @@ from mha_core.app_state import (
     INPUTS,
     MAX_SEED,
     MODELS,
+    STAGES,
     Settings,
     check_query_params,
     closest_head_count,
@@ -159,8 +160,10 @@ def focus_controls(settings: Settings, example: Example) -> Settings:
     query = sb.number_input("Query token (position)", 1, example.n, 1, key="query", bind=BIND,
                             help="Pick a token by its position; the figures show its row.")
     sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
-    # The stage control lives on the attention page; its value is already known here, at the start of the run.
-    stage = st.session_state.get("stage") or Settings.stage
+    # The stage control lives on the attention page, which runs later; its value is already in the session state
+    # (or, on the first run, only in the URL).
+    stage = st.session_state.get("stage") or st.query_params.get("stage")
+    stage = stage if stage in STAGES else Settings.stage
     return Settings(**{**settings.__dict__, "head": int(head), "query": int(query), "stage": stage})
 
 

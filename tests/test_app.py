@@ -190,6 +190,8 @@ def test_share_link_and_downloads_are_offered():
     at = run_app({"h": "4"}, "pages/attention.py")
     links = [c.value for c in at.code if c.value.startswith("http")]
     assert links and "h=4" in links[0] and "/attention" in links[0]
+    first_run = run_app({"stage": "mask"}, "pages/attention.py")
+    assert "stage=mask" in [c.value for c in first_run.code if c.value.startswith("http")][0]
     labels = [b.proto.label for b in at.get("download_button")]
     assert any(".npz" in label for label in labels) and any(".json" in label for label in labels)
 
