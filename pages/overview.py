@@ -33,7 +33,7 @@ cols[3].metric("d_k per head", cfg.d_k)
 
 st.subheader("Tokens")
 st.caption("The input split into tokens; each becomes one row of X.")
-st.dataframe({"position": list(range(1, n + 1)), "token": ex.tokens}, hide_index=True, height=min(400, 36 * n + 40))
+st.dataframe({"position": list(range(1, n + 1)), "token": ex.tokens}, hide_index=True, height=min(740, 35 * n + 38))
 
 st.subheader("The result")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens))

@@ -355,6 +355,14 @@ def test_malformed_url_warns_without_exception(server, open_page):
     assert grid(page) == {"title": 1, "annotations": 1, "heatmaps": 1, "traces": 1}
 
 
+def test_unknown_page_says_so_and_shows_the_overview(server, open_page):
+    page = open_page(f"{server}/no_such_page?h=4")
+    expect(page.get_by_text("Page not found").first).to_be_visible()
+    expect(page.locator("h1").first).to_have_text("Multi-head attention, step by step")
+    expect(page.get_by_role("combobox", name="Heads h")).to_have_value("4")
+    no_exception(page)
+
+
 MARKUP = "<b>bold</b> [link](http://x) **star**"
 
 
