@@ -318,7 +318,7 @@ def profile(repeats: int = 5) -> list[str]:
             build = time.perf_counter() - start
             tr, tokens = ex.trace, ex.tokens
             builders = {"head_grid_figure": lambda tr=tr, tokens=tokens: figures.head_grid_figure(tr, tokens)}
-            for stage in figures.STAGES:
+            for stage in figures.STAGE_TITLES:
                 builders[f"attention_figure[{stage}]"] = (
                     lambda stage=stage, tr=tr, tokens=tokens, ex=ex:
                     figures.attention_figure(tr, 0, tokens, stage, ex.cfg.softmax_scale))

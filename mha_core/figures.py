@@ -223,7 +223,7 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
 
 # --- Step 2: attention per head -------------------------------------------------------------------------
 
-STAGES = {
+STAGE_TITLES = {
     "raw": "Raw scores Q_i K_iᵀ",
     "scaled": "Scaled scores Q_i K_iᵀ · scale",
     "mask": "Mask (1 = blocked)",
@@ -242,7 +242,7 @@ def stage_matrix(trace: Trace, head: int, stage: str, scale: float) -> np.ndarra
         return mask.astype(float)
     if stage == "weights":
         return trace.weights[head]
-    raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
+    raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGE_TITLES)}")
 
 
 def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "weights", scale: float = 1.0,
@@ -252,7 +252,7 @@ def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "w
     signed = stage in ("raw", "scaled")
     if stage == "scaled" and trace.mask is not None:
         z = np.where(trace.mask[head], np.nan, z)  # blocked cells show as gaps: softmax ignores them
-    title = f"Head {head + 1}: {STAGES[stage]}"
+    title = f"Head {head + 1}: {STAGE_TITLES[stage]}"
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
     n = z.shape[0]
