@@ -181,3 +181,27 @@ def test_small_heatmaps_print_their_numbers_and_large_ones_do_not():
     assert raw.data[0].texttemplate == "%{text}"
     big, _, _ = example(n=20)
     assert F.attention_figure(big, 0, [f"t{i}" for i in range(20)], "weights").data[0].text is None
+
+
+def test_model_grid_has_every_layer_and_head_and_outlines_the_selected_one():
+    rng = np.random.default_rng(0)
+    attn = rng.random((3, 4, 5, 5))
+    attn /= attn.sum(-1, keepdims=True)
+    fig = F.model_grid_figure(attn, ["[CLS]", "a", "b", "c", "[SEP]"], selected=(1, 2))
+    assert len(fig.data) == 12
+    np.testing.assert_array_equal(np.asarray(fig.data[1 * 4 + 2].z), attn[1, 2])
+    assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
+    assert len(fig.layout.shapes) == 1
+    titles = [a.text for a in fig.layout.annotations]
+    assert "layer 3" in titles and "head 4" in titles
+
+
+@pytest.mark.parametrize("metric", ["entropy", "cls", "prev"])
+def test_head_summary_figure_shows_one_value_per_layer_and_head(metric):
+    values = np.arange(12, dtype=float).reshape(3, 4) / 12
+    values[0, 0] = np.nan
+    fig = F.head_summary_figure(values, metric)
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z, dtype=float)[1:], values[1:])
+    assert fig.data[0].text[0][0] == "" and fig.data[0].text[2][3] == f"{values[2, 3]:.2f}"
+    assert list(fig.data[0].y) == ["layer 1", "layer 2", "layer 3"]
+    assert (fig.data[0].zmax == 1) == (metric != "entropy")
