@@ -355,6 +355,17 @@ def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: 
                    height=max(260, 240 * rows))
 
 
+def contribution_size_figure(contributions: np.ndarray) -> go.Figure:
+    """How much each head adds to the output: the mean length of its contribution vectors, one bar per head."""
+    size = np.linalg.norm(contributions, axis=2).mean(axis=1)  # (h,)
+    labels = [f"head {i + 1}" for i in range(len(size))]
+    fig = go.Figure(go.Bar(x=labels, y=size, marker_color=[head_colour(i) for i in range(len(size))],
+                           hovertemplate="%{x}<br>mean length = %{y:.4g}<extra></extra>"))
+    fig.update_xaxes(title="head", type="category")
+    fig.update_yaxes(title="mean ‖head_i W_O[block i]‖ per token")
+    return _layout(fig, "How much each head adds to the output (mean length of its contribution)", height=300)
+
+
 def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> go.Figure:
     """Input X and the attention output side by side: same shape, n x d_model."""
     limit = float(max(np.abs(x).max(), np.abs(output).max())) or 1.0

@@ -28,9 +28,7 @@ bias = 0 if w.b_O is None else w.b_O
 gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
 st.caption(f"Check: the sum of the head contributions plus b_O differs from the output by at most {gap:.1e} "
            "(rounding only).")
-share = np.linalg.norm(contributions, axis=2).mean(axis=1)
-st.bar_chart({"head": [f"head {i + 1}" for i in range(h)], "mean size of contribution": share}, x="head",
-             y="mean size of contribution", height=240)
+plot(figures.contribution_size_figure(contributions), key="sizes")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
 code_for_step(4)
 reproduce_in_pytorch(settings)

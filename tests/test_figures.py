@@ -205,3 +205,12 @@ def test_head_summary_figure_shows_one_value_per_layer_and_head(metric):
     assert fig.data[0].text[0][0] == "" and fig.data[0].text[2][3] == f"{values[2, 3]:.2f}"
     assert list(fig.data[0].y) == ["layer 1", "layer 2", "layer 3"]
     assert (fig.data[0].zmax == 1) == (metric != "entropy")
+
+
+def test_contribution_sizes_are_the_mean_vector_lengths():
+    tr, w, _ = example(h=4, d_model=16)
+    contrib = head_contributions(tr, w)
+    fig = F.contribution_size_figure(contrib)
+    expected = [np.mean([np.sqrt((contrib[i, t] ** 2).sum()) for t in range(6)]) for i in range(4)]
+    np.testing.assert_allclose(np.asarray(fig.data[0].y, dtype=float), expected, rtol=1e-6)
+    assert list(fig.data[0].x) == ["head 1", "head 2", "head 3", "head 4"]
