@@ -65,9 +65,12 @@ def _finite_or_none(z: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(z), z, np.nan)
 
 
-def _cell_numbers(z: np.ndarray) -> dict:
-    """Print each cell's value inside a small heatmap, so a student can check it by hand."""
-    if z.size > MAX_LABELLED_CELLS:
+def _cell_numbers(z: np.ndarray, panels: int = 1) -> dict:
+    """Print each cell's value inside a small heatmap, so a student can check it by hand.
+
+    With several panels side by side, the cells are narrower, so each panel gets a share of the budget.
+    """
+    if z.size > MAX_LABELLED_CELLS // panels:
         return {}
     return dict(text=[["" if np.isnan(v) else f"{v:.3g}" for v in row] for row in z], texttemplate="%{text}",
                 textfont=dict(size=11))
@@ -123,7 +126,7 @@ def _panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_lab
         z, step, _ = pool(z, budget)
         fig.add_trace(go.Heatmap(z=z, x=_pooled_labels(x_labels, step), y=_pooled_labels(y_labels, step),
                                  coloraxis="coloraxis", hovertemplate=f"{title}<br>{hover}<extra></extra>",
-                                 **(_cell_numbers(z) if len(panels) <= 4 else {})),
+                                 **_cell_numbers(z, len(panels))),
                       row=i // cols + 1, col=i % cols + 1)
     fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **coloraxis))
     return fig, rows

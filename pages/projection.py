@@ -17,7 +17,7 @@ st.markdown(
     f"block of **{d_k}** columns: the same input, {h} different views of it."
 )
 st.latex(r"Q_i = X\,W^Q_i + b^Q_i,\quad K_i = X\,W^K_i + b^K_i,\quad V_i = X\,W^V_i + b^V_i")
-st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_i, W^V_i \in \mathbb{R}^{%d\times%d},\quad"
+st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_i, W^V_i \in \mathbb{R}^{%d\times%d},\quad "
          r"Q_i, K_i, V_i \in \mathbb{R}^{%d\times%d}" % (n, d_model, d_model, d_k, n, d_k))
 st.caption("PyTorch stores each matrix transposed, as (out_features, in_features), and computes x @ W.T + b; "
            "the figures show W the way the formula uses it.")

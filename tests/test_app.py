@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import as_array, figure_titled, figures, run_app
@@ -31,6 +33,8 @@ def test_every_page_renders(page, params):
     assert at.title[0].value.startswith(TITLES[page])
     assert figures(at), "every page shows at least one figure"
     assert at.latex, "every page shows its formula"
+    for latex in at.latex:  # a LaTeX command glued to the next word (\quadQ) renders as an error
+        assert not re.search(r"\\(quad|qquad|cdot|times|dots)[A-Za-z]", latex.value), latex.value
     if page != "pages/overview.py":
         code = [c.value for c in at.code if "=" in c.value and "(" in c.value]
         assert code, "every step page shows the code that computed it"
