@@ -1,11 +1,6 @@
 """Multi-head attention, step by step: the entry point owns navigation and the shared sidebar controls."""
 
-import os
-
 import streamlit as st
-
-# Before anything imports torch: large trace tensors allocate several times faster on huge pages.
-os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
 from pages.shared import setup
 

@@ -31,8 +31,8 @@ import time
 
 import numpy as np
 
-# mha_core.torch_backend turns on torch's huge-page allocator when it is the first to import torch (as in the app);
-# the reference gets the same allocator here, so both sides are timed alike.
+# Importing mha_core turns on torch's huge-page allocator (as in the app); this benchmark imports torch first, so it
+# sets the same variable itself, and the reference gets the same allocator: both sides are timed alike.
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 import torch  # noqa: E402
 

@@ -1,5 +1,11 @@
 """mha_core: multi-head attention computed step by step, with every intermediate kept for display."""
 
+import os
+
+# Read by torch when it is first imported (this package imports it lazily, in several places): large trace
+# tensors are allocated on every call, and huge pages make those allocations several times cheaper.
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+
 from . import stats
 from .config import MAX_D_MODEL, MAX_HEADS, MAX_TOKENS, ConfigError, MHAConfig, divisors
 from .engine import forward

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .app_state import APP_MAX_TOKENS
 from .config import ConfigError, MHAConfig
 from .engine import forward
 from .inputs import embed, random_input, tokenize
@@ -23,7 +25,6 @@ class Example:
     cfg: MHAConfig
     weights: MHAWeights
     trace: Trace
-    key_padding_mask: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
     run: object | None = None  # the whole MiniLMRun (every layer) when the weights are pretrained
 
@@ -50,12 +51,12 @@ def build_example(input_mode: str, text: str, n: int, d_model: int, n_heads: int
     if input_mode == "tiny":
         tokens = list(TINY_TOKENS)
         x, w = tiny_example()
-        cfg = MHAConfig(TINY_CONFIG.d_model, TINY_CONFIG.n_heads, bias=False, causal=causal)
+        cfg = dataclasses.replace(TINY_CONFIG, causal=causal)
         notes.append("The tiny example uses fixed integer weights and no bias, so every number can be checked by hand.")
     else:
         cfg = MHAConfig(d_model, n_heads, causal=causal)
         if input_mode == "sentence":
-            tokens = tokenize(text, max_tokens=2048)
+            tokens = tokenize(text, max_tokens=APP_MAX_TOKENS)
             x = embed(tokens, d_model, seed=seed, positional=positional)
         elif input_mode == "random":
             tokens = [f"t{i + 1}" for i in range(n)]
@@ -65,7 +66,7 @@ def build_example(input_mode: str, text: str, n: int, d_model: int, n_heads: int
         w = init_weights(cfg, seed=seed)
     kpm = _padding(len(tokens), pad)
     trace = forward(x, w, cfg, key_padding_mask=kpm, backend=backend, device=device)
-    return Example(tokens=tokens, cfg=cfg, weights=w, trace=trace, key_padding_mask=kpm, notes=notes)
+    return Example(tokens=tokens, cfg=cfg, weights=w, trace=trace, notes=notes)
 
 
 def build_pretrained_example(model, text: str, layer: int, backend: str, device: str = "auto") -> Example:

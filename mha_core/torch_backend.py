@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
-
-# Large score tensors are allocated on every call; huge pages make those allocations several times cheaper.
-# The variable is read when torch is first imported, so it only helps if this module imports torch first.
-os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
-import torch  # noqa: E402
+import torch
 
 from .config import ConfigError, MHAConfig
 from .weights import MHAWeights
