@@ -1,8 +1,8 @@
-"""Multi-head attention, step by step: the entry point owns navigation and the shared sidebar controls."""
+"""Multi-head attention, step by step: the entry point owns navigation, and runs the shared sidebar before a page."""
 
 import streamlit as st
 
-from pages.shared import setup
+from mha_app.sidebar import prepare
 
 st.set_page_config(page_title="Multi-head attention, step by step", page_icon=":material/hub:", layout="wide")
 
@@ -18,8 +18,8 @@ PAGES = [
     st.Page("pages/head_summary.py", title="Head summary", icon=":material/table_chart:"),
 ]
 # Every url_path equals its file's name: Streamlit answers a server's first request in its older multipage mode,
-# which finds pages by file name (see pages.shared.view).
+# which finds pages by file name (see mha_app.toolkit.view).
 
 page = st.navigation(PAGES, position="top")
-setup(page.url_path)
+prepare(page.url_path)
 page.run()

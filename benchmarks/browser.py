@@ -287,8 +287,9 @@ def profile(repeats: int = 5) -> list[str]:
     import plotly.io as pio
     from streamlit.testing.v1 import AppTest
 
+    from mha_app.example import build_example
+    from mha_app.settings import Spec
     from mha_core import figures
-    from mha_core.example import build_example
 
     lines = []
     for name, params, values, _ in (DEFAULT_CASE, LARGE_CASE):
@@ -307,18 +308,14 @@ def profile(repeats: int = 5) -> list[str]:
                      f"median {statistics.median(times[1:]) * 1000:.0f} ms (first change, a cache miss: "
                      f"{times[0] * 1000:.0f} ms); {len(specs)} charts, "
                      f"{sum(specs) / 1024:.0f} KiB of plotly JSON")
-        settings = {"input": "sentence", "text": "The cat sat on the mat because it was tired.", "n": 8,
-                    "d_model": 64, "seed": 0, "pe": True, "causal": False, "pad": 0, "backend": "numpy"}
-        settings.update({k: (int(v) if v.isdigit() else v) for k, v in params.items() if k != "h"})
+        given = {k: (int(v) if v.isdigit() else v) for k, v in params.items() if k != "h"}
         for h in values:
             start = time.perf_counter()
-            ex = build_example(settings["input"], settings["text"], settings["n"], settings["d_model"], h,
-                               settings["seed"], settings["pe"], settings["causal"], settings["pad"],
-                               settings["backend"])
+            ex = build_example(Spec(**given, h=h))
             build = time.perf_counter() - start
             tr, tokens = ex.trace, ex.tokens
             builders = {"head_grid_figure": lambda tr=tr, tokens=tokens: figures.head_grid_figure(tr, tokens)}
-            for stage in figures.STAGE_TITLES:
+            for stage in figures.STAGES:
                 builders[f"attention_figure[{stage}]"] = (
                     lambda stage=stage, tr=tr, tokens=tokens, ex=ex:
                     figures.attention_figure(tr, 0, tokens, stage, ex.cfg.softmax_scale))

@@ -1,7 +1,8 @@
 """Multi-head attention, forward pass, in the four steps the app teaches.
 
-The NumPy path is the readable reference; the PyTorch path (torch_backend.py) computes the same trace on a
-chosen device. Torch is imported only when that path is asked for, so the NumPy path starts fast.
+`attention_steps` below is the readable NumPy reference; torch_backend.py holds the same function, with the same
+helper names and step comments, in PyTorch on a chosen device. Torch is imported only when that path is asked for,
+so the NumPy path starts fast. `forward` checks its inputs, runs one of the two, and returns a Trace.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def softmax_rows(masked_scores: np.ndarray) -> np.ndarray:
     return weights
 
 
-def _forward_numpy(x, x_kv, w: MHAWeights, cfg: MHAConfig, mask) -> dict:
+def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig,
+                    mask: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The four steps on checked inputs: x (n, d_model), x_kv (m, d_model), mask (h, n, m) True = blocked."""
     h, d_k = cfg.n_heads, cfg.d_k
     n = x.shape[0]
 
@@ -91,6 +94,17 @@ def _check_input(x, cfg: MHAConfig, name: str) -> np.ndarray:
     return x
 
 
+def _check_backend(backend: str, device) -> str:
+    if backend not in BACKENDS:
+        raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}.")
+    device = str(device)  # a torch.device works too
+    if device not in DEVICES and not re.fullmatch(r"cuda:\d+", device):
+        raise ConfigError(f"device must be one of {', '.join(DEVICES)} (or cuda:N); got {device!r}.")
+    if backend == "numpy" and device not in ("auto", "cpu"):
+        raise ConfigError(f"The NumPy backend runs on the CPU only; choose backend='torch' for device={device!r}.")
+    return device
+
+
 def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, attn_mask=None,
             backend: str = "numpy", device: str = "auto") -> Trace:
     """Run multi-head attention on x (n, d_model) and return every intermediate as a Trace.
@@ -99,11 +113,8 @@ def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, at
     key_padding_mask (m,) and attn_mask (n, m) or (h, n, m) are boolean, True = blocked, as in PyTorch.
     backend: "numpy" (the reference) or "torch"; device: "auto" (a GPU when there is one), "cpu", "cuda", "mps".
     """
-    if backend not in BACKENDS:
-        raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}.")
-    device = str(device)  # a torch.device works too
-    if device not in DEVICES and not re.fullmatch(r"cuda:\d+", device):
-        raise ConfigError(f"device must be one of {', '.join(DEVICES)} (or cuda:N); got {device!r}.")
+    # Checks: every problem is a ConfigError in plain words, before any arithmetic.
+    device = _check_backend(backend, device)
     w.check(cfg)
     x = _check_input(x, cfg, "x")
     x_kv = x if kv is None else _check_input(kv, cfg, "kv")
@@ -117,13 +128,14 @@ def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, at
     x, x_kv, w = x.astype(dtype, copy=False), x_kv.astype(dtype, copy=False), w.astype(dtype)
     mask = combine_masks(cfg, x.shape[0], x_kv.shape[0], key_padding_mask, attn_mask)
 
+    # The four steps, in NumPy or in PyTorch.
     if backend == "numpy":
-        if device not in ("auto", "cpu"):
-            raise ConfigError(f"The NumPy backend runs on the CPU only; choose backend='torch' for device={device!r}.")
-        parts, used = _forward_numpy(x, x_kv, w, cfg, mask), "cpu"
+        parts, used = attention_steps(x, x_kv, w, cfg, mask), "cpu"
     else:
-        from .torch_backend import forward_torch
+        from . import torch_backend
 
-        parts, used = forward_torch(x, x_kv, w, cfg, mask, device)
+        parts, used = torch_backend.run(x, x_kv, w, cfg, mask, device)
+
+    # The trace: every intermediate, plus which query rows had every key blocked.
     blocked_rows = mask.all(axis=-1) if mask is not None else np.zeros((cfg.n_heads, x.shape[0]), dtype=bool)
     return Trace(x=x, x_kv=x_kv, mask=mask, blocked_rows=blocked_rows, backend=backend, device=used, **parts)

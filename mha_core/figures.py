@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .head_stats import LABELS as SUMMARY_LABELS
 from .stats import row_entropy
 from .trace import Trace
 
@@ -226,11 +227,12 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
 
 # --- Step 2: attention per head -------------------------------------------------------------------------
 
-STAGE_TITLES = {
-    "raw": "Raw scores Q_i K_iᵀ",
-    "scaled": "Scaled scores Q_i K_iᵀ · scale",
-    "mask": "Mask (1 = blocked)",
-    "weights": "Attention weights softmax(…)",
+# The stages of step 2: key -> (the name a control shows, the figure's title).
+STAGES = {
+    "raw": ("raw scores", "Raw scores Q_i K_iᵀ"),
+    "scaled": ("scaled scores", "Scaled scores Q_i K_iᵀ · scale"),
+    "mask": ("mask", "Mask (1 = blocked)"),
+    "weights": ("softmax weights", "Attention weights softmax(…)"),
 }
 
 
@@ -245,7 +247,7 @@ def stage_matrix(trace: Trace, head: int, stage: str, scale: float) -> np.ndarra
         return mask.astype(float)
     if stage == "weights":
         return trace.weights[head]
-    raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGE_TITLES)}")
+    raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
 
 
 def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "weights", scale: float = 1.0,
@@ -255,7 +257,7 @@ def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "w
     signed = stage in ("raw", "scaled")
     if stage == "scaled" and trace.mask is not None:
         z = np.where(trace.mask[head], np.nan, z)  # blocked cells show as gaps: softmax ignores them
-    title = f"Head {head + 1}: {STAGE_TITLES[stage]}"
+    title = f"Head {head + 1}: {STAGES[stage][1]}"
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
     n = z.shape[0]
@@ -413,26 +415,17 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
                    height=110 * n_layers + 120)
 
 
-SUMMARY_METRICS = {
-    "entropy": "mean entropy (bits)",
-    "cls": "share on [CLS]",
-    "sep": "share on [SEP]",
-    "self": "share on the token itself",
-    "prev": "share on the previous token",
-    "next": "share on the next token",
-}
-
-
 def head_summary_figure(values: np.ndarray, metric: str) -> go.Figure:
     """One summary number per (layer, head) as a layer x head heatmap."""
     n_layers, n_heads = values.shape
     is_share = metric != "entropy"
+    label = f"mean {SUMMARY_LABELS[metric]}" if not is_share else f"share on {SUMMARY_LABELS[metric]}"
     fig = go.Figure(go.Heatmap(
         z=values, x=[f"head {h + 1}" for h in range(n_heads)], y=[f"layer {l + 1}" for l in range(n_layers)],
         colorscale=WEIGHT_SCALE if is_share else "Viridis", zmin=0, zmax=1 if is_share else None,
         text=[["" if np.isnan(v) else f"{v:.2f}" for v in row] for row in values], texttemplate="%{text}",
         textfont=dict(size=10),
-        hovertemplate=f"%{{y}}, %{{x}}<br>{SUMMARY_METRICS[metric]} = %{{z:.4f}}<extra></extra>",
+        hovertemplate=f"%{{y}}, %{{x}}<br>{label} = %{{z:.4f}}<extra></extra>",
         colorbar=dict(thickness=12)))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, f"{SUMMARY_METRICS[metric].capitalize()}, per layer and head", height=80 + 45 * n_layers)
+    return _layout(fig, f"{label[0].upper()}{label[1:]}, per layer and head", height=80 + 45 * n_layers)

@@ -2,8 +2,8 @@
 
 For every layer and head: the mean row entropy (bits) and the mean share of each query's attention that lands on
 [CLS], on [SEP], on the query token itself, on the previous token and on the next token. The result is a list of
-plain dicts (one per head) that a Streamlit table shows as is, plus `summary_array` for a (layers, heads) heatmap;
-pandas is not needed.
+plain dicts (one per head), ready for any table, plus `summary_array` for a (layers, heads) heatmap; pandas is not
+needed.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from .stats import row_entropy
 
 SHARE_COLUMNS = ("cls", "sep", "self", "prev", "next")
 COLUMNS = ("entropy", *SHARE_COLUMNS)
-# What each share column means, in the words the app's table uses.
-PATTERN_LABELS = {"prev": "previous token", "next": "next token", "self": "self", "cls": "[CLS]", "sep": "[SEP]"}
+# What each column means, in words for tables, charts and pattern names.
+LABELS = {"entropy": "entropy (bits)", "cls": "[CLS]", "sep": "[SEP]", "self": "self", "prev": "previous token",
+          "next": "next token"}
 BROAD = "broad"
 # A head counts as following a pattern when, on average, at least this much of each query's attention goes there.
 DOMINANT_MIN_SHARE = 0.4
@@ -106,4 +107,4 @@ def dominant_pattern(row: dict, min_share: float = DOMINANT_MIN_SHARE) -> str:
     if not shares:
         return BROAD
     best = max(shares, key=shares.get)
-    return PATTERN_LABELS[best] if shares[best] >= min_share else BROAD
+    return LABELS[best] if shares[best] >= min_share else BROAD

@@ -9,8 +9,8 @@ from . import engine
 
 
 def step_source(step: int) -> str:
-    """The lines of the NumPy forward pass under the comment "# Step {step}:" (1 to 4), dedented."""
-    lines = inspect.getsource(engine._forward_numpy).splitlines()
+    """The lines of engine.attention_steps under the comment "# Step {step}:" (1 to 4), dedented."""
+    lines = inspect.getsource(engine.attention_steps).splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip().startswith(f"# Step {step}:"))
     end = next((i for i in range(start + 1, len(lines))
                 if lines[i].strip().startswith(("# Step", "return"))), len(lines))

@@ -1,9 +1,14 @@
-"""The same four steps in PyTorch, on a CPU or GPU; imported only when the torch backend is chosen."""
+"""The same four steps in PyTorch, on a CPU or GPU; imported only when the torch backend is chosen.
+
+Helper names, step comments and the mask convention (True = blocked, fully blocked rows get zero weights) are those
+of engine.py, so the two files differ only in the array library. `run` moves the arrays to the device and back.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from .config import ConfigError, MHAConfig
 from .weights import MHAWeights
@@ -24,18 +29,62 @@ def resolve_device(device: str = "auto") -> torch.device:
     return torch.device(device)
 
 
-def _linear(x, W, b):
-    return torch.nn.functional.linear(x, W, b)
+def linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
+    """x @ W.T + b, with W stored (out_features, in_features) as in PyTorch."""
+    return F.linear(x, W, b)
 
 
-def _split_heads(y, n_heads: int):
+def split_heads(y: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """(n, n_heads*d_k) -> (n_heads, n, d_k): head i owns columns i*d_k ... (i+1)*d_k - 1."""
     n, width = y.shape
     return y.view(n, n_heads, width // n_heads).transpose(0, 1)  # (n_heads, n, d_k)
 
 
+def softmax_rows(masked_scores: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last axis; a row whose entries are all -inf (fully blocked) becomes all zeros."""
+    weights = torch.softmax(masked_scores, dim=-1)
+    # torch's fused softmax gives NaN on such a row (0 / 0) and nowhere else, since the inputs are finite; a NaN row
+    # is NaN in every column, so its first column finds it without a pass over all h*n*m weights.
+    blocked = weights[..., 0].isnan()                           # (h, n)
+    if blocked.any():
+        weights[blocked] = 0.0
+    return weights
+
+
+def attention_steps(x: torch.Tensor, x_kv: torch.Tensor, w: dict[str, torch.Tensor], cfg: MHAConfig,
+                    mask: torch.Tensor | None) -> dict[str, torch.Tensor]:
+    """The four steps on checked inputs: x (n, d_model), x_kv (m, d_model), mask (h, n, m) True = blocked."""
+    h, d_k = cfg.n_heads, cfg.d_k
+    n = x.shape[0]
+
+    # Step 1: project X into queries, keys and values, and give each head its own d_k columns.
+    q = split_heads(linear(x, w["W_Q"], w.get("b_Q")), h)                # (h, n, d_k)
+    k = split_heads(linear(x_kv, w["W_K"], w.get("b_K")), cfg.kv_heads)  # (n_kv_heads, m, d_k)
+    v = split_heads(linear(x_kv, w["W_V"], w.get("b_V")), cfg.kv_heads)  # (n_kv_heads, m, d_k)
+
+    # Step 2: scaled dot-product attention, every head on its own.
+    # With grouped-query attention, query heads g*j ... g*j+g-1 all read key/value head j.
+    k_i = k.repeat_interleave(cfg.group_size, dim=0) if cfg.group_size > 1 else k  # (h, m, d_k)
+    v_i = v.repeat_interleave(cfg.group_size, dim=0) if cfg.group_size > 1 else v  # (h, m, d_k)
+    # Scaling Q before the product equals scaling Q K^T after it, and touches n*d_model numbers instead of h*n*m.
+    scores = (q * cfg.softmax_scale) @ k_i.transpose(1, 2)               # (h, n, m)
+    masked_scores = scores if mask is None else scores.masked_fill(mask, float("-inf"))
+    weights = softmax_rows(masked_scores)                                # (h, n, m)
+    heads = weights @ v_i                                                # (h, n, d_k)
+
+    # Step 3: concatenate: put all head outputs side by side.
+    concat = heads.transpose(0, 1).reshape(n, h * d_k)                   # (n, h*d_k)
+
+    # Step 4: project the concatenation back to d_model with W_O.
+    output = linear(concat, w["W_O"], w.get("b_O"))                      # (n, d_model)
+
+    return dict(q=q, k=k, v=v, scores=scores, masked_scores=masked_scores, weights=weights,
+                heads=heads, concat=concat, output=output)
+
+
 @torch.inference_mode()
-def forward_torch(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig, mask, device: str):
-    """The trace's arrays (as NumPy) and the name of the device that computed them."""
+def run(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig, mask: np.ndarray | None, device: str):
+    """attention_steps on `device`: the trace's arrays (as NumPy) and the name of the device that computed them."""
     dev = resolve_device(device)
     if dev.type == "mps" and x.dtype == np.float64:
         raise ConfigError("Apple's MPS has no float64: use float32 weights or device='cpu'.")
@@ -44,36 +93,7 @@ def forward_torch(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig
         # torch cannot share read-only arrays (a loaded pretrained model's are), so those are copied.
         return None if a is None else (torch.from_numpy(a) if a.flags.writeable else torch.tensor(a)).to(dev)
 
-    W = {name: t(a) for name, a in w.arrays().items()}
-    X, X_kv = t(x), (t(x) if x_kv is x else t(x_kv))
-    h, d_k = cfg.n_heads, cfg.d_k
-    n = x.shape[0]
-
-    # Step 1: project into per-head queries, keys and values.
-    q = _split_heads(_linear(X, W["W_Q"], W.get("b_Q")), h)                # (h, n, d_k)
-    k = _split_heads(_linear(X_kv, W["W_K"], W.get("b_K")), cfg.kv_heads)  # (n_kv_heads, m, d_k)
-    v = _split_heads(_linear(X_kv, W["W_V"], W.get("b_V")), cfg.kv_heads)  # (n_kv_heads, m, d_k)
-
-    # Step 2: scaled dot-product attention per head (key/value heads shared by groups under GQA).
-    k_i = k.repeat_interleave(cfg.group_size, dim=0) if cfg.group_size > 1 else k  # (h, m, d_k)
-    v_i = v.repeat_interleave(cfg.group_size, dim=0) if cfg.group_size > 1 else v  # (h, m, d_k)
-    scores = torch.matmul(q * cfg.softmax_scale, k_i.transpose(1, 2))  # (h, n, m)
-    if mask is None:
-        masked_scores = scores
-        weights = torch.softmax(scores, dim=-1)                       # (h, n, m)
-    else:
-        blocked = t(mask)
-        masked_scores = scores.masked_fill(blocked, float("-inf"))
-        weights = torch.softmax(masked_scores, dim=-1)                # (h, n, m)
-        weights.masked_fill_(blocked.all(dim=-1, keepdim=True), 0.0)  # fully blocked rows: zeros, not NaN
-    heads = torch.matmul(weights, v_i)                                 # (h, n, d_k)
-
-    # Step 3: concatenate the heads side by side.
-    concat = heads.transpose(0, 1).reshape(n, h * d_k)                # (n, h*d_k)
-
-    # Step 4: output projection with W_O.
-    output = _linear(concat, W["W_O"], W.get("b_O"))                  # (n, d_model)
-
-    parts = dict(q=q, k=k, v=v, scores=scores, masked_scores=masked_scores, weights=weights,
-                 heads=heads, concat=concat, output=output)
+    X = t(x)
+    X_kv = X if x_kv is x else t(x_kv)
+    parts = attention_steps(X, X_kv, {name: t(a) for name, a in w.arrays().items()}, cfg, t(mask))
     return {name: value.cpu().numpy() for name, value in parts.items()}, str(dev)

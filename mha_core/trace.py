@@ -30,10 +30,6 @@ class Trace:
     backend: str
     device: str
 
-    @property
-    def n_heads(self) -> int:
-        return self.q.shape[0]
-
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array in the trace, by name (for export)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), np.ndarray)}

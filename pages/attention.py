@@ -2,14 +2,14 @@
 
 import streamlit as st
 
+from mha_app.settings import STAGES, View
+from mha_app.toolkit import BIND, code_for_step, next_step, plot, view
 from mha_core import figures
-from mha_core.app_state import STAGES, Settings
-from pages.shared import BIND, code_for_step, next_step, plot, view
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
 n, m = tr.weights.shape[1:]
-head, query = settings.head - 1, settings.query - 1
+head, query = settings.view.head - 1, settings.view.query - 1
 blocked = int(tr.mask[0].sum()) if tr.mask is not None else 0
 
 st.title("Step 2 · Scaled dot-product attention, in every head")
@@ -32,7 +32,7 @@ plot(figures.head_grid_figure(tr, ex.tokens), key="grid")
 
 st.subheader(f"Head {head + 1}, up close")
 st.caption("Choose the head and the query token in the sidebar, and the stage of the computation here.")
-stage = st.segmented_control("Stage", list(STAGES), default=Settings.stage, required=True, key="stage", bind=BIND)
+stage = st.segmented_control("Stage", list(STAGES), default=View.stage, required=True, key="stage", bind=BIND)
 plot(figures.attention_figure(tr, head, ex.tokens, STAGES[stage], cfg.softmax_scale), key="stage_figure")
 
 left, right = st.columns(2)

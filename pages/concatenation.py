@@ -3,8 +3,8 @@
 import numpy as np
 import streamlit as st
 
+from mha_app.toolkit import code_for_step, next_step, plot, view
 from mha_core import figures
-from pages.shared import code_for_step, next_step, plot, view
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg

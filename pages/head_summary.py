@@ -4,9 +4,9 @@ import math
 
 import streamlit as st
 
+from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
-from mha_core.head_stats import COLUMNS, dominant_pattern, head_summary, summary_array
-from pages.shared import needs_pretrained, open_head_in_step_through, plot, view
+from mha_core.head_stats import COLUMNS, LABELS, SHARE_COLUMNS, dominant_pattern, head_summary, summary_array
 
 settings, ex = view()
 st.title("Head summary: what each head does")
@@ -19,7 +19,7 @@ st.markdown(
     "on [SEP] or [CLS]."
 )
 rows = head_summary(run)
-metric = st.radio("Show", COLUMNS, format_func=figures.SUMMARY_METRICS.get, horizontal=True, key="summary_metric")
+metric = st.radio("Show", COLUMNS, format_func=LABELS.get, horizontal=True, key="summary_metric")
 plot(figures.head_summary_figure(summary_array(rows, metric), metric), key="summary")
 
 
@@ -29,14 +29,9 @@ def cell(value: float) -> float | None:
 
 table = [{"layer": r["layer"] + 1, "head": r["head"] + 1, "pattern": dominant_pattern(r),
           **{name: cell(r[name]) for name in COLUMNS}} for r in rows]
-share = st.column_config.ProgressColumn
-st.dataframe(table, hide_index=True, width="stretch", height=420, column_config={
-    "entropy": st.column_config.NumberColumn("entropy (bits)", format="%.3f"),
-    "cls": share("[CLS]", min_value=0, max_value=1, format="%.2f", width="small"),
-    "sep": share("[SEP]", min_value=0, max_value=1, format="%.2f", width="small"),
-    "self": share("self", min_value=0, max_value=1, format="%.2f", width="small"),
-    "prev": share("previous", min_value=0, max_value=1, format="%.2f", width="small"),
-    "next": share("next", min_value=0, max_value=1, format="%.2f", width="small"),
-})
+columns = {name: st.column_config.ProgressColumn(LABELS[name], min_value=0, max_value=1, format="%.2f",
+                                                  width="small") for name in SHARE_COLUMNS}
+columns["entropy"] = st.column_config.NumberColumn(LABELS["entropy"], format="%.3f")
+st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=columns)
 st.caption("“pattern” names the place that takes at least 40 % of a head's attention on average, else “broad”.")
 open_head_in_step_through(len(run.layers), ex.cfg.n_heads, settings)

@@ -2,11 +2,12 @@
 
 import streamlit as st
 
+from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
-from pages.shared import needs_pretrained, open_head_in_step_through, plot, view
 
 settings, ex = view()
-st.title("Model view: all 72 heads")
+card = settings.spec.card
+st.title(f"Model view: all {card.n_layers * card.n_heads} heads" if card else "Model view: every head of a model")
 run = needs_pretrained(ex)
 n_layers, n_heads = len(run.layers), ex.cfg.n_heads
 st.markdown(
@@ -16,7 +17,7 @@ st.markdown(
     "(attend to the previous or next token), bright first or last columns (park the attention on [CLS] or "
     "[SEP]), and scattered spots that link related words."
 )
-plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(settings.layer - 1, settings.head - 1)),
-     key="grid")
-st.caption(f"Outlined in red: layer {settings.layer}, head {settings.head}, the one the step-through pages show.")
+layer, head = settings.view.layer, settings.view.head
+plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1)), key="grid")
+st.caption(f"Outlined in red: layer {layer}, head {head}, the one the step-through pages show.")
 open_head_in_step_through(n_layers, n_heads, settings)

@@ -3,9 +3,9 @@
 import numpy as np
 import streamlit as st
 
+from mha_app.toolkit import code_for_step, plot, reproduce_in_pytorch, view
 from mha_core import figures
 from mha_core.decompose import head_contributions
-from pages.shared import code_for_step, plot, reproduce_in_pytorch, view
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights

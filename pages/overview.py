@@ -2,8 +2,9 @@
 
 import streamlit as st
 
+from mha_app import compute
+from mha_app.toolkit import next_step, plot, view
 from mha_core import figures
-from pages.shared import cached_torch_difference, example_args, next_step, plot, view
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -39,7 +40,7 @@ st.subheader("The result")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens))
 
 with st.spinner("Checking against torch.nn.MultiheadAttention…"):
-    diff = cached_torch_difference(*example_args(settings))
+    diff = compute.torch_difference(settings.spec, ex.layer)
 ok = diff <= (1e-5 if tr.output.dtype.itemsize == 4 else 1e-10)
 if ok:
     badge.success(f"Matches torch.nn.MultiheadAttention: max |difference| = {diff:.2e}", icon=":material/check_circle:")

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
+from mha_app.toolkit import code_for_step, next_step, plot, view
 from mha_core import figures
-from pages.shared import code_for_step, next_step, plot, view
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights

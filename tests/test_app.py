@@ -6,12 +6,12 @@ import re
 
 import numpy as np
 import pytest
+
+from app_pages import app_pages, step_pages
 from conftest import as_array, figure_titled, figures, run_app
 
-PAGES = ["pages/overview.py", "pages/projection.py", "pages/attention.py", "pages/concatenation.py",
-         "pages/output.py"]
-TITLES = {"pages/overview.py": "Multi-head attention", "pages/projection.py": "Step 1",
-          "pages/attention.py": "Step 2", "pages/concatenation.py": "Step 3", "pages/output.py": "Step 4"}
+PAGES = step_pages()
+TITLES = {p.script: p.heading for p in app_pages()}
 INPUTS = [{}, {"input": "random", "n": "6"}, {"input": "tiny"}]
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import as_array, figure_titled, figures, run_app
 
-from mha_core.pretrained import EXAMPLE_SENTENCES, load_minilm
+from app_pages import step_pages
+from conftest import as_array, figure_titled, figures, run_app
+from mha_app.sentences import EXAMPLE_SENTENCES
+from mha_core.pretrained import load_minilm
 
 REAL = {"model": "all-MiniLM-L6-v2"}
-STEP_PAGES = ["pages/overview.py", "pages/projection.py", "pages/attention.py", "pages/concatenation.py",
-              "pages/output.py"]
+STEP_PAGES = step_pages()
 
 
 def assert_clean(at):
@@ -88,7 +89,7 @@ def test_head_summary_table_and_chart_match_the_reference_statistics():
     expected = -(np.where(weights > 0, weights * np.log2(np.where(weights > 0, weights, 1)), 0)).sum(-1).mean(-1)
     np.testing.assert_allclose(z, expected, atol=1e-5)
     at.radio(key="summary_metric").set_value("cls").run()
-    z = as_array(figure_titled(at, "Share on [cls]")["data"][0]["z"])
+    z = as_array(figure_titled(at, "Share on [CLS]")["data"][0]["z"])
     np.testing.assert_allclose(z, weights[:, :, :, 0].mean(-1), atol=1e-5)
     table = at.dataframe[0].value
     assert len(table) == 72 and set(table.columns) >= {"layer", "head", "pattern", "entropy", "prev"}

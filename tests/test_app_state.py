@@ -6,7 +6,13 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from mha_core.app_state import Settings, check_query_params, closest_head_count, head_options, quote
+from mha_app.settings import Settings
+from mha_app.text import quote
+from mha_app.url import check, closest_head_count, head_options
+
+
+def check_query_params(params: dict) -> list[str]:
+    return check(params)[0]
 
 
 def test_defaults_make_an_empty_query():
@@ -15,7 +21,7 @@ def test_defaults_make_an_empty_query():
 
 
 def test_share_url_holds_exactly_the_changed_settings():
-    s = Settings(h=4, text="a & b", causal=True, head=2)
+    s = Settings.of(h=4, text="a & b", causal=True, head=2)
     url = s.share_url("http://host/attention")
     parts = urlsplit(url)
     assert parts.path == "/attention"
@@ -23,7 +29,7 @@ def test_share_url_holds_exactly_the_changed_settings():
 
 
 def test_every_share_url_passes_the_check():
-    s = Settings(model="all-MiniLM-L6-v2", input="random", n=100, d_model=768, h=12, seed=5, pe=False,
+    s = Settings.of(model="all-MiniLM-L6-v2", input="random", n=100, d_model=768, h=12, seed=5, pe=False,
                  causal=True, pad=3, backend="PyTorch", layer=4, head=12, query=100)
     assert check_query_params(s.query_params()) == []
 
@@ -38,7 +44,7 @@ def test_every_share_url_passes_the_check():
     ({"pe": "yes"}, "must be one of"),
     ({"colour": "red"}, "unknown setting"),
     ({"head": "9", "h": "8"}, "only 8 heads"),
-    ({"n": "4", "pad": "4"}, "every one of the 4 tokens"),
+    ({"input": "random", "n": "4", "pad": "4"}, "every one of the 4 tokens"),
     ({"text": "x" * 5000}, "longer than"),
 ])
 def test_bad_parameters_are_explained(params, words):

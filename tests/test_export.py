@@ -10,21 +10,24 @@ import numpy as np
 import pytest
 import torch
 
-from mha_core.example import build_example
-from mha_core.export import example_snippet, settings_json, trace_npz
+from mha_app.example import build_example
+from mha_app.settings import Spec
+from mha_app.snippets import settings_json, torch_script
+from mha_core.export import trace_npz
 
 CASES = [
-    ("sentence", "The cat sat on the mat.", 8, 64, 8, 0, True, False, 0),
-    ("sentence", "Attention is all you need, they said.", 8, 48, 6, 3, False, True, 2),
-    ("random", "", 7, 32, 4, 11, True, True, 1),
-    ("tiny", "", 8, 64, 8, 0, True, False, 1),
+    Spec(input="sentence", text="The cat sat on the mat.", n=8, d_model=64, h=8, seed=0, pe=True, causal=False, pad=0),
+    Spec(input="sentence", text="Attention is all you need, they said.", n=8, d_model=48, h=6, seed=3, pe=False,
+         causal=True, pad=2),
+    Spec(input="random", text="", n=7, d_model=32, h=4, seed=11, pe=True, causal=True, pad=1),
+    Spec(input="tiny", text="", n=8, d_model=64, h=8, seed=0, pe=True, causal=False, pad=1),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=["sentence", "causal+pad", "random", "tiny"])
 def test_pytorch_script_reproduces_the_output(case):
-    ex = build_example(*case, backend="numpy")
-    script = example_snippet(*case)
+    ex = build_example(case)
+    script = torch_script(case)
     namespace: dict = {}
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -35,7 +38,7 @@ def test_pytorch_script_reproduces_the_output(case):
 
 
 def test_trace_npz_holds_every_intermediate():
-    ex = build_example(*CASES[1], backend="numpy")
+    ex = build_example(CASES[1])
     data = np.load(io.BytesIO(trace_npz(ex.trace, ex.tokens)))
     for name, array in ex.trace.arrays().items():
         np.testing.assert_array_equal(data[name], array)

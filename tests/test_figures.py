@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import as_array
 from scipy.stats import entropy as scipy_entropy
 
 import mha_core as mc
+from conftest import as_array
 from mha_core import figures as F
 from mha_core.decompose import head_contributions
 

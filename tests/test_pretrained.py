@@ -10,9 +10,10 @@ import sys
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT
 
 import mha_core as mc
+from conftest import ROOT
+from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_core.head_stats import (
     COLUMNS,
     DOMINANT_MIN_SHARE,
@@ -21,7 +22,7 @@ from mha_core.head_stats import (
     layer_summary,
     summary_array,
 )
-from mha_core.pretrained import EXAMPLE_SENTENCES, MAX_MINILM_TOKENS, erf, gelu, load_minilm
+from mha_core.pretrained import MAX_MINILM_TOKENS, erf, gelu, load_minilm
 
 CAT = EXAMPLE_SENTENCES["Coreference (what does 'it' refer to?)"]
 EMOJI = "I love 🍕 and ☃, naïve Café 𝄞 中文!"

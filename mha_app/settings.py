@@ -1,0 +1,140 @@
+"""The app's settings: one frozen object, passed whole, and spelled out in the URL one field per parameter.
+
+`Spec` holds what decides the computation (hashable: it is the cache key); `View` holds what only decides what is
+shown. Each field carries its control's label, help, choices and bounds, and everything else follows from the
+field: the widget reads them, url.check validates a link against them, and the share link and the JSON export are
+the fields that differ from their defaults. A new control is one field here, one widget, and the code that uses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from urllib.parse import urlencode
+
+from mha_core import engine, figures
+from mha_core.presets import TINY_CONFIG
+from mha_core.pretrained import MODELS as PRETRAINED
+
+APP_MAX_D_MODEL = 1024
+APP_MAX_HEADS = 16
+APP_MAX_TOKENS = 2048
+APP_MAX_TEXT_CHARS = 4000
+MAX_SEED = 2**31 - 1
+
+RANDOM = "random weights"
+MODELS = (RANDOM, *PRETRAINED)
+INPUTS = ("sentence", "random", "tiny")
+BACKENDS = dict(zip(("NumPy", "PyTorch"), engine.BACKENDS, strict=True))  # the label shown -> the engine's name
+STAGES = {label: key for key, (label, _) in figures.STAGES.items()}      # the label shown -> figures' stage key
+DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+
+
+@dataclass(frozen=True)
+class Control:
+    """How a setting is offered: its label and help, and the values it may take (choices, or lo..hi)."""
+
+    label: str
+    help: str | None = None
+    what: str = ""       # what the value is, in a link's warning (default: the label)
+    choices: tuple = ()
+    lo: int = 0
+    hi: int = 0
+    max_chars: int = 0
+
+
+def setting(default, label: str, **control):
+    return field(default=default, metadata={"control": Control(label, **control)})
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What decides the computation: the model, the input and the layer's sizes."""
+
+    model: str = setting(RANDOM, "Weights", choices=MODELS,
+                         help="Random weights show the mechanics at any size; a trained model shows real heads.")
+    input: str = setting("sentence", "Input", choices=INPUTS)
+    text: str = setting(DEFAULT_TEXT, "Sentence", max_chars=APP_MAX_TEXT_CHARS)
+    n: int = setting(8, "Tokens n", lo=1, hi=APP_MAX_TOKENS, what="the number of random tokens")
+    d_model: int = setting(64, "d_model", lo=1, hi=APP_MAX_D_MODEL, help="Width of every token vector.",
+                           what="the model width d_model")
+    h: int = setting(8, "Heads h", lo=1, hi=APP_MAX_HEADS, what="the number of heads")
+    seed: int = setting(0, "Seed", lo=0, hi=MAX_SEED, what="the random seed",
+                        help="Fixes the random weights and embeddings: same seed, same numbers.")
+    pe: bool = setting(True, "Positional encoding",
+                       help="Adds the sinusoidal position signal to sentence embeddings, so word order matters.")
+    causal: bool = setting(False, "Causal mask",
+                           help="Each token may only look at itself and earlier tokens, as in a decoder.")
+    pad: int = setting(0, "Mask the last tokens as padding", lo=0, hi=APP_MAX_TOKENS - 1,
+                       what="how many tokens to mask as padding",
+                       help="Blocks these keys for every query, as padding is blocked in a batch.")
+    backend: str = setting("NumPy", "Backend", choices=tuple(BACKENDS),
+                           help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")
+
+    @property
+    def card(self):
+        """The pretrained model's ModelCard, or None for random weights."""
+        return PRETRAINED.get(self.model)
+
+    @property
+    def heads(self) -> int:
+        """The number of heads this spec computes."""
+        if self.card:
+            return self.card.n_heads
+        return TINY_CONFIG.n_heads if self.input == "tiny" else self.h
+
+
+@dataclass(frozen=True)
+class View:
+    """What only decides what is shown: the layer, head and query token in focus, and the stage of step 2."""
+
+    layer: int = setting(1, "Layer", lo=1, hi=max(card.n_layers for card in PRETRAINED.values()),
+                         what="the layer of the pretrained model")
+    head: int = setting(1, "Head", lo=1, hi=max(APP_MAX_HEADS, *(card.n_heads for card in PRETRAINED.values())),
+                        what="the selected head")
+    query: int = setting(1, "Query token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected query token",
+                         help="Pick a token by its position; the figures show its row.")
+    stage: str = setting("softmax weights", "Stage", choices=tuple(STAGES))
+
+
+FIELDS = {f.name: f for cls in (Spec, View) for f in fields(cls)}  # every setting by name (= URL parameter)
+
+
+def control(name: str) -> Control:
+    return FIELDS[name].metadata["control"]
+
+
+def default(name: str):
+    return FIELDS[name].default
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides what the app shows."""
+
+    spec: Spec = Spec()
+    view: View = View()
+
+    @classmethod
+    def of(cls, **values) -> Settings:
+        """Settings from flat field values, e.g. Settings.of(h=4, head=2)."""
+        unknown = set(values) - set(FIELDS)
+        if unknown:
+            raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
+        return cls(Spec(**{f.name: values[f.name] for f in fields(Spec) if f.name in values}),
+                   View(**{f.name: values[f.name] for f in fields(View) if f.name in values}))
+
+    def values(self) -> dict:
+        """Every setting by name, as plain values (the JSON export)."""
+        return {**asdict(self.spec), **asdict(self.view)}
+
+    def query_params(self) -> dict[str, str]:
+        """The URL parameters that differ from the defaults (a short, shareable link)."""
+        return {name: to_url(value) for name, value in self.values().items() if value != default(name)}
+
+    def share_url(self, base: str) -> str:
+        params = self.query_params()
+        return f"{base}?{urlencode(params)}" if params else base
+
+
+def to_url(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -1,0 +1,199 @@
+"""What app.py runs before every page: the link's check, the sidebar controls, the example, the share link, exports.
+
+Every control is bound to the URL under its setting's name, and takes its label, help and bounds from the field in
+settings.py. The result, `Settings` and the `Example` they describe, is left in the session for the page (see
+toolkit.view).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mha_core import ConfigError
+from mha_core.export import trace_npz
+from mha_core.presets import TINY_CONFIG, TINY_TOKENS
+
+from . import compute, url
+from .sentences import EXAMPLE_SENTENCES
+from .settings import RANDOM, STAGES, Settings, Spec, View, control, default
+from .snippets import settings_json
+from .text import quote
+from .toolkit import BIND
+
+INPUT_CAPTIONS = ["your own words", "n random vectors",
+                  f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}: check by hand"]
+
+
+def check_link() -> None:
+    """On a session's first run, drop or fix the link's unusable values before any widget reads them; warn in words.
+
+    Widgets bound to the URL read it on their first run only, so the fixed link is applied by one rerun.
+    """
+    if "url_warnings" not in st.session_state:
+        params = st.query_params.to_dict()
+        problems, kept = url.check(params)
+        st.session_state.url_warnings = problems
+        if kept != params:
+            st.query_params.from_dict(kept)
+            st.rerun()
+    for problem in st.session_state.url_warnings:
+        st.warning(problem, icon=":material/warning:")
+
+
+# --- widgets made from their settings' fields ------------------------------------------------------------------
+
+def _number(container, name: str, **kw):
+    c = control(name)
+    kw.setdefault("help", c.help)
+    return container.number_input(c.label, c.lo, c.hi, default(name), key=name, bind=BIND, **kw)
+
+
+def _radio(container, name: str, **kw):
+    c = control(name)
+    kw.setdefault("help", c.help)
+    return container.radio(c.label, c.choices, key=name, bind=BIND, **kw)
+
+
+def _checkbox(container, name: str, **kw):
+    c = control(name)
+    kw.setdefault("help", c.help)
+    return container.checkbox(c.label, default(name), key=name, bind=BIND, **kw)
+
+
+def _select(container, name: str, options: list, **kw):
+    """A selectbox over options that depend on other settings; a remembered value that is no longer one resets."""
+    c = control(name)
+    kw.setdefault("help", c.help)
+    if name in st.session_state and st.session_state[name] not in options:
+        st.session_state[name] = options[0]
+    return container.selectbox(c.label, options, key=name, bind=BIND, **kw)
+
+
+def _head_count(sb, d_model: int) -> int:
+    options = url.head_options(d_model)
+    old = st.session_state.get("h")
+    if old is not None and old not in options:
+        st.session_state.h = url.closest_head_count(d_model, old)
+        sb.info(f"h = {old} does not divide d_model = {d_model}, so h is now {st.session_state.h}.")
+    return sb.selectbox(
+        control("h").label, options, index=options.index(url.closest_head_count(d_model, default("h"))), key="h",
+        bind=BIND, help=f"Only head counts that divide d_model = {d_model} are offered: each head gets d_model / h "
+                        "dimensions.")
+
+
+def _use_example() -> None:
+    if st.session_state.example:
+        st.session_state.text = EXAMPLE_SENTENCES[st.session_state.example]
+
+
+def spec_controls() -> tuple[Spec, int]:
+    """Draw the controls that decide the computation; return the spec they hold and the chosen layer."""
+    sb, d = st.sidebar, Spec()
+    sb.header("Model")
+    model = _radio(sb, "model")
+    card = Spec(model=model).card
+    layer = View.layer
+    if card:
+        layer = _select(sb, "layer", list(range(1, card.n_layers + 1)),
+                        help=f"{card.name} has {card.n_layers} layers; the step-through pages show this layer's "
+                             "attention.")
+    sb.header("Input")
+    input_mode = "sentence" if card else _radio(sb, "input", captions=INPUT_CAPTIONS, horizontal=False)
+    text, n = d.text, d.n
+    if card:
+        sb.selectbox("Example sentences", list(EXAMPLE_SENTENCES), index=None, key="example",
+                     placeholder="Pick an example…", on_change=_use_example,
+                     help="Fills the sentence box; you can edit it afterwards.")
+    if input_mode == "sentence":
+        c = control("text")
+        text = sb.text_area(c.label, value=d.text, max_chars=c.max_chars, key="text", bind=BIND,
+                            help="Split into words and punctuation marks; each one becomes a token.")
+    elif input_mode == "random":
+        n = _number(sb, "n")
+    d_model, h = d.d_model, d.h
+    if card:
+        sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}).")
+    elif input_mode == "tiny":
+        t = TINY_CONFIG
+        sb.caption(f"The tiny example fixes d_model = {t.d_model} and h = {t.n_heads} (d_k = {t.d_k}).")
+    else:
+        d_model = _number(sb, "d_model")
+        h = _head_count(sb, d_model)
+        sb.caption(f"Each head works in d_k = d_model / h = {d_model} / {h} = {d_model // h} dimensions.")
+    seed, pe, causal, pad = d.seed, d.pe, d.causal, d.pad
+    if card:
+        sb.caption("The encoder's tokens see each other in both directions, so there are no masks here.")
+    else:
+        if input_mode != "tiny":
+            seed = _number(sb, "seed")
+        pe = _checkbox(sb, "pe", disabled=input_mode != "sentence")
+        sb.header("Masks")
+        causal = _checkbox(sb, "causal")
+        pad = _number(sb, "pad")
+    backend = _radio(sb, "backend", horizontal=True)
+    spec = Spec(model=model, input=input_mode, text=text, n=int(n), d_model=int(d_model), h=int(h), seed=int(seed),
+                pe=bool(pe), causal=bool(causal), pad=int(pad), backend=backend)
+    return spec, int(layer)
+
+
+def view_controls(layer: int, example) -> View:
+    """The selected head and query token, in the sidebar so they persist across pages (and in the URL)."""
+    sb = st.sidebar
+    sb.header("Focus")
+    head = _select(sb, "head", list(range(1, example.cfg.n_heads + 1)))
+    if st.session_state.get("query", 1) > example.n:
+        st.session_state.query = example.n
+    query = sb.number_input(control("query").label, 1, example.n, 1, key="query", bind=BIND,
+                            help=control("query").help)
+    sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
+    # The stage control lives on the attention page, which runs later; its value is already in the session state
+    # (or, on the first run, only in the URL).
+    stage = st.session_state.get("stage") or st.query_params.get("stage")
+    return View(layer=layer, head=int(head), query=int(query), stage=stage if stage in STAGES else View.stage)
+
+
+def describe(settings: Settings, example) -> str:
+    """One line that says what is computed: the weights, the tokens, the sizes."""
+    spec, cfg = settings.spec, example.cfg
+    if spec.card:
+        weights = f"{spec.card.name}, layer {settings.view.layer} of {spec.card.n_layers}"
+    else:
+        weights = "tiny example" if spec.input == "tiny" else f"{RANDOM}, seed {spec.seed}"
+    return f"{weights} · {example.n} tokens · d_model = {cfg.d_model} · h = {cfg.n_heads} · d_k = {cfg.d_k}"
+
+
+def device_label(device: str) -> str:
+    """'cpu' -> 'CPU', 'cuda:0' -> 'GPU (cuda:0)', 'mps' -> 'GPU (mps)'."""
+    return "CPU" if device == "cpu" else f"GPU ({device})"
+
+
+def share_and_export(settings: Settings, example, page_path: str) -> None:
+    base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
+    link = settings.share_url(base)
+    with st.sidebar:
+        st.header("Share")
+        st.caption(f"Computed with {settings.spec.backend} on **{device_label(example.trace.device)}**.")
+        st.caption("This link reopens exactly this view (copy button on the right):")
+        st.code(link, language=None, wrap_lines=True)
+        st.header("Export")
+        st.download_button("Trace (.npz, every intermediate)", lambda: trace_npz(example.trace, example.tokens),
+                           file_name="mha_trace.npz", mime="application/octet-stream", width="stretch",
+                           on_click="ignore")
+        st.download_button("Settings (.json)", settings_json(settings.values(), link), file_name="mha_settings.json",
+                           mime="application/json", width="stretch", on_click="ignore")
+        st.caption("Each chart's camera icon saves it as PNG.")
+
+
+def prepare(page_path: str) -> None:
+    """Run before the page: the link's check, the controls, the example, and the share link."""
+    check_link()
+    spec, layer = spec_controls()
+    try:
+        example = compute.example(spec, layer)
+    except ConfigError as err:
+        st.error(str(err), icon=":material/block:")
+        st.stop()
+    settings = Settings(spec, view_controls(layer, example))
+    st.session_state.view = (settings, example)
+    st.caption(describe(settings, example))
+    share_and_export(settings, example, page_path)

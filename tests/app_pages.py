@@ -1,0 +1,80 @@
+"""The app's pages, read from app.py (never listed again in the tests): script, path, title, heading."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+from mha_app.settings import MODELS
+
+ROOT = Path(__file__).resolve().parents[1]
+PRETRAINED = MODELS[1]
+
+
+@dataclass(frozen=True)
+class AppPage:
+    script: str       # e.g. "pages/attention.py"
+    url_path: str     # "" for the default page
+    nav_title: str    # the title in the navigation
+    heading: str      # the start of the page's st.title text ("" when not a literal)
+    pretrained: bool  # the page shows the trained model only (it calls needs_pretrained)
+
+    @property
+    def name(self) -> str:
+        return self.url_path or Path(self.script).stem
+
+    def url(self, base: str, **params: str) -> str:
+        """The page's address; pages of the trained model get model=all-MiniLM-L6-v2 so they have something to show."""
+        if self.pretrained:
+            params = {"model": PRETRAINED, **params}
+        return f"{base}/{self.url_path}" + (f"?{urlencode(params)}" if params else "")
+
+
+def _literal_start(node: ast.AST) -> str:
+    """A string literal's text, or an f-string's literal start (up to its first {...})."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        start = ""
+        for part in node.values:
+            if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                break
+            start += part.value
+        return start
+    return ""
+
+
+def _page_source(script: Path) -> str:
+    return script.read_text(encoding="utf-8") if script.is_file() else ""
+
+
+def _page_heading(source: str) -> str:
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "title"
+                and node.args):
+            return _literal_start(node.args[0]).strip()
+    return ""
+
+
+def app_pages() -> list[AppPage]:
+    """Every st.Page(...) in app.py, in source order."""
+    pages = []
+    for node in ast.walk(ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Page"):
+            continue
+        kw = {k.arg: k.value for k in node.keywords}
+        script = _literal_start(node.args[0]) if node.args else _literal_start(kw["page"])
+        default = isinstance(kw.get("default"), ast.Constant) and kw["default"].value is True
+        url_path = "" if default else _literal_start(kw["url_path"]) if "url_path" in kw else Path(script).stem
+        title = _literal_start(kw["title"]) if "title" in kw else ""
+        source = _page_source(ROOT / script)
+        pages.append((node.lineno, AppPage(script, url_path, title, _page_heading(source),
+                                           "needs_pretrained(" in source)))
+    return [p for _, p in sorted(pages, key=lambda item: item[0])]
+
+
+def step_pages() -> list[str]:
+    """The scripts of the pages that work with any weights (not only a trained model's)."""
+    return [p.script for p in app_pages() if not p.pretrained]

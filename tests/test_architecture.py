@@ -1,0 +1,99 @@
+"""The layout the code promises: an engine free of app code, two parallel backends, settings that follow fields."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import subprocess
+import sys
+from dataclasses import fields
+
+import pytest
+
+from app_pages import ROOT, app_pages
+from mha_app import url
+from mha_app.settings import FIELDS, Settings, Spec, View, control, default
+from mha_core import engine
+from mha_core.pretrained import MODELS
+
+
+def test_the_engine_imports_no_streamlit():
+    code = ("import mha_core, mha_core.figures, mha_core.pretrained, mha_core.head_stats, mha_core.export, sys; "
+            "assert 'streamlit' not in sys.modules, 'streamlit was imported'")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_no_app_words_in_the_engine_package():
+    for path in (ROOT / "mha_core").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"import streamlit|from streamlit|query_params|session_state|st\.cache", text), path
+
+
+def test_the_two_backends_read_alike():
+    torch_backend = pytest.importorskip("mha_core.torch_backend")
+    for name in ("linear", "split_heads", "softmax_rows", "attention_steps"):
+        assert callable(getattr(engine, name)) and callable(getattr(torch_backend, name)), name
+
+    def comments(module) -> list[str]:
+        return [line.strip() for line in inspect.getsource(module.attention_steps).splitlines()
+                if line.strip().startswith("#")]
+
+    steps = comments(engine)
+    assert [c[:8] for c in steps if c.startswith("# Step")] == ["# Step 1", "# Step 2", "# Step 3", "# Step 4"]
+    assert comments(torch_backend) == steps, "same step comments, in the same order, in both backends"
+
+
+def test_pages_folder_holds_only_pages_and_the_app_lists_them_all():
+    scripts = {p.script for p in app_pages()}
+    on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
+    assert scripts == on_disk, "every file in pages/ is a page of app.py, and only pages live there"
+    for script in scripts:
+        assert "view()" in (ROOT / script).read_text(encoding="utf-8"), script
+
+
+def test_model_cards_match_the_loaded_models():
+    for name, card in MODELS.items():
+        model = card.load()
+        assert (model.n_layers, model.config.n_heads, model.config.kv_heads, model.config.d_model) == (
+            card.n_layers, card.n_heads, card.n_kv_heads, card.d_model), name
+
+
+def test_spec_is_hashable_and_the_view_is_not_part_of_it():
+    a = Settings.of(h=4, head=2, query=3, stage="mask")
+    b = Settings.of(h=4, head=5)
+    assert a.spec == b.spec and hash(a.spec) == hash(b.spec)
+    assert a.view != b.view
+    assert {f.name for f in fields(Spec)}.isdisjoint(f.name for f in fields(View))
+
+
+def _example_value(name: str):
+    """A valid, non-default value for each setting, read from its field."""
+    c, d = control(name), default(name)
+    if name == "h":
+        return 4  # h must also divide the default d_model
+    if isinstance(d, bool):
+        return not d
+    if c.choices:
+        return next(choice for choice in c.choices if choice != d)
+    if isinstance(d, int):
+        return d + 1 if d + 1 <= c.hi else d - 1
+    return d + " more"
+
+
+@pytest.mark.parametrize("name", sorted(FIELDS))
+def test_every_setting_travels_through_a_link(name):
+    value = _example_value(name)
+    settings = Settings.of(**{name: value})
+    params = settings.query_params()
+    assert params == {name: str(value).lower() if isinstance(value, bool) else str(value)}
+    problems, kept = url.check(params)
+    assert problems == [] and kept == params
+    assert settings.values()[name] == value
+
+
+@pytest.mark.parametrize("raw", ["inf", "-inf", "1e309", "-1e309", "nan", "8.0", "", "٣", "9" * 40])
+def test_number_settings_refuse_what_is_not_a_whole_number_in_range(raw):
+    for name in ("d_model", "seed", "query", "pad", "n"):
+        problems, kept = url.check({name: raw})
+        assert name not in kept and problems, (name, raw)
