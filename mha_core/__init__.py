@@ -6,7 +6,7 @@ import os
 # tensors are allocated on every call, and huge pages make those allocations several times cheaper.
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
-from . import stats
+from . import cost, stats
 from .config import MAX_D_MODEL, MAX_HEADS, MAX_TOKENS, ConfigError, MHAConfig, divisors
 from .engine import forward
 from .inputs import embed, positional_encoding, random_input, tokenize
@@ -16,6 +16,6 @@ from .weights import MHAWeights, config_from_torch, init_weights, weights_from_t
 
 __all__ = [
     "MAX_D_MODEL", "MAX_HEADS", "MAX_TOKENS", "ConfigError", "MHAConfig", "MHAWeights", "Trace",
-    "causal_mask", "config_from_torch", "divisors", "embed", "forward", "init_weights", "padding_mask",
+    "causal_mask", "config_from_torch", "cost", "divisors", "embed", "forward", "init_weights", "padding_mask",
     "positional_encoding", "random_input", "stats", "tokenize", "weights_from_torch", "weights_to_torch",
 ]

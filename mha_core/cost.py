@@ -1,0 +1,60 @@
+"""What multi-head attention costs, counted from its shapes: parameters, multiply-adds, and the KV-cache.
+
+With d_k = d_model / h, the projections and W_O hold the same numbers for any h, and the score and weighted-sum
+products do the same work: h heads of width d_k cost what one head of width d_model costs. What grows with h is the
+number of n x m weight matrices (h of them) kept in memory.
+"""
+
+from __future__ import annotations
+
+from .config import MHAConfig
+
+
+def param_shapes(d_model: int, n_heads: int, n_kv_heads: int | None = None, bias: bool = True) -> dict[str, tuple]:
+    """Each learned array of one layer and its shape, in PyTorch's (out_features, in_features) layout."""
+    cfg = MHAConfig(d_model, n_heads, n_kv_heads=n_kv_heads, bias=bias)
+    q_out, kv_out = cfg.n_heads * cfg.d_k, cfg.kv_heads * cfg.d_k
+    shapes = {"W_Q": (q_out, d_model), "W_K": (kv_out, d_model), "W_V": (kv_out, d_model), "W_O": (d_model, q_out)}
+    if bias:
+        shapes.update(b_Q=(q_out,), b_K=(kv_out,), b_V=(kv_out,), b_O=(d_model,))
+    return shapes
+
+
+def attention_params(d_model: int, n_heads: int, n_kv_heads: int | None = None, bias: bool = True) -> int:
+    """The number of learned parameters of one attention layer (W_Q, W_K, W_V, W_O and their biases)."""
+    total = 0
+    for shape in param_shapes(d_model, n_heads, n_kv_heads, bias).values():
+        size = 1
+        for dim in shape:
+            size *= dim
+        total += size
+    return total
+
+
+def attention_flops(n: int, m: int, d_model: int, n_heads: int, n_kv_heads: int | None = None) -> dict[str, int]:
+    """Multiply-adds of each matrix product, for n queries and m keys (softmax's exponentials are not counted).
+
+    Keys, in the order of the four steps: project_q, project_k, project_v (step 1), scores (Q_i K_i^T, every head)
+    and weighted_sum (weights times V_i, every head) (step 2), project_out (W_O, step 4). Step 3 only moves numbers.
+    """
+    cfg = MHAConfig(d_model, n_heads, n_kv_heads=n_kv_heads)
+    h, kv, d_k = cfg.n_heads, cfg.kv_heads, cfg.d_k
+    return {
+        "project_q": n * d_model * h * d_k,      # (n, d_model) @ (d_model, h*d_k)
+        "project_k": m * d_model * kv * d_k,     # (m, d_model) @ (d_model, n_kv_heads*d_k)
+        "project_v": m * d_model * kv * d_k,
+        "scores": h * n * m * d_k,               # h times (n, d_k) @ (d_k, m)
+        "weighted_sum": h * n * m * d_k,         # h times (n, m) @ (m, d_k)
+        "project_out": n * h * d_k * d_model,    # (n, h*d_k) @ (h*d_k, d_model)
+    }
+
+
+def score_values(n: int, m: int, n_heads: int) -> int:
+    """How many attention weights one layer holds: h matrices of n x m (the part that grows with h)."""
+    return n_heads * n * m
+
+
+def kv_cache_bytes(n_layers: int, n_kv_heads: int, d_k: int, seq_len: int, batch: int = 1,
+                   bytes_per_value: int = 2) -> int:
+    """Bytes a decoder keeps to generate the next token: K and V of every past token, in every layer and KV head."""
+    return 2 * n_layers * n_kv_heads * d_k * seq_len * batch * bytes_per_value
