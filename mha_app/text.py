@@ -4,11 +4,33 @@ from __future__ import annotations
 
 import re
 
-_MARKUP = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$])")
+# Streamlit rewrites every ":material/" in a Markdown source into an icon before parsing, even inside code spans,
+# so that one sequence is written outside the code spans, with its characters as HTML entities.
+_ICON_PREFIX = ":material/"
+_ICON_PREFIX_SHOWN = "&#58;material&#47;"
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def _code_span(text: str) -> str:
+    """Inline code whose content Markdown shows literally: no emphasis, math, emoji codes, links or entities."""
+    fence = "`" * (max(map(len, re.findall(r"`+", text)), default=0) + 1)
+    # CommonMark strips one space at each end of a code span (when both ends have one): pad so that what is
+    # stripped is the padding, and a value that starts or ends with a backtick does not merge with the fence.
+    if text.strip(" ") and (text[0] in " `" or text[-1] in " `"):
+        text = f" {text} "
+    if _BIDI_CONTROLS.search(text):
+        text = f"\u2068{text}\u2069"  # an isolate: a right-to-left override typed by the user ends with the value
+    return f"{fence}{text}{fence}"
 
 
 def quote(raw, limit: int = 24) -> str:
-    """A value from a link or a token, in curly quotes, shortened, with Markdown's markup characters escaped."""
+    """A value from a link or a token, shortened, as inline code: Markdown shows it exactly as typed.
+
+    Escaping markup characters is not enough in Streamlit's Markdown: `:cat:` still becomes an emoji, `:red[x]`
+    colours text, `&lt;` becomes "<" and `www.x.org` a link. Inside a code span none of that happens.
+    """
     text = str(raw)
     text = text if len(text) <= limit else text[:limit] + "…"
-    return "“" + _MARKUP.sub(r"\\\1", text) + "”"
+    if not text:
+        return "“” (empty)"
+    return _ICON_PREFIX_SHOWN.join(_code_span(part) if part else "" for part in text.split(_ICON_PREFIX))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 import numpy as np
 
@@ -11,16 +12,50 @@ from .config import MAX_TOKENS, ConfigError
 
 # A token is a run of letters/digits (with an inner apostrophe, as in "don't"), or one punctuation mark.
 TOKEN_PATTERN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+# Invisible characters that separate, like a space: control characters, zero-width space, byte-order mark, and the
+# direction marks and overrides (no token carries them, so a typed right-to-left override cannot reorder a label).
+SEPARATORS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u200b\ufeff\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+ZERO_WIDTH_JOINERS = "\u200c\u200d"  # ZWNJ (inside Persian words), ZWJ (inside emoji sequences)
+MARKS = ("Mn", "Mc", "Me", "Cf")  # combining marks, and invisible format characters such as the soft hyphen
+
+
+def _extends(ch: str) -> bool:
+    """A character that belongs to the one before it: a combining mark (accents, Arabic and Hebrew vowel signs,
+    Indic vowel signs, variation selectors), a joiner, a skin-tone modifier, or another invisible format mark."""
+    return unicodedata.category(ch) in MARKS or "\U0001f3fb" <= ch <= "\U0001f3ff"
+
+
+def _regional(token: str) -> bool:
+    return all("\U0001f1e6" <= ch <= "\U0001f1ff" for ch in token)
+
+
+def _continues(previous: str, token: str) -> bool:
+    """Whether `token`, written right after `previous`, is part of the same character or word as typed."""
+    return (_extends(token[0]) or previous[-1] in ZERO_WIDTH_JOINERS
+            or (unicodedata.category(previous[-1]) in MARKS and token[0].isalnum())  # a word goes on after a mark
+            or (_regional(previous) and len(previous) == 1 and _regional(token)))   # a flag is two letters
 
 
 def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
     """Split text into words and punctuation marks, e.g. "It's late." -> ["It's", "late", "."].
 
+    Accents and other combining marks stay with their letter, and an emoji with its modifiers and joiners stays one
+    token; zero-width spaces and direction marks separate tokens like a space.
+
     Raises ConfigError for empty text or more than `max_tokens` tokens.
     """
     if not isinstance(text, str):
         raise ConfigError(f"The input must be text, got {type(text).__name__}.")
-    tokens = TOKEN_PATTERN.findall(text)
+    tokens: list[str] = []
+    end = -1
+    for match in TOKEN_PATTERN.finditer(SEPARATORS.sub(" ", text)):
+        # The pattern splits at every character that is neither a letter nor a digit; glue back what belongs
+        # together as typed (an accent, an emoji with its skin tone, a family emoji), so labels show it whole.
+        if match.start() == end and _continues(tokens[-1], match.group()):
+            tokens[-1] += match.group()
+        else:
+            tokens.append(match.group())
+        end = match.end()
     if not tokens:
         raise ConfigError("The text has no words in it: type at least one word.")
     if len(tokens) > max_tokens:

@@ -7,8 +7,8 @@ F.scaled_dot_product_attention, never from mha_core itself.
 from __future__ import annotations
 
 import dataclasses
-import re
 import string
+import unicodedata
 
 import numpy as np
 import pytest
@@ -248,11 +248,26 @@ def test_tokenize_splits_punctuation(parts, glue):
     assert mc.tokenize(text) == parts
 
 
+INVISIBLE_SEPARATORS = "\u200b\ufeff\u200e\u200f\u061c" + "".join(map(chr, [*range(0x202A, 0x202F),
+                                                                             *range(0x2066, 0x206A)]))
+
+
+def _separates(c: str) -> bool:
+    """Whitespace, control characters and the invisible marks that split text (written out here, not imported)."""
+    return c.isspace() or unicodedata.category(c) == "Cc" or c in INVISIBLE_SEPARATORS
+
+
+def _attached(c: str) -> bool:
+    """Characters that belong to the one before them: marks, format characters (joiners), skin tones."""
+    return unicodedata.category(c) in ("Mn", "Mc", "Me", "Cf") or 0x1F3FB <= ord(c) <= 0x1F3FF
+
+
 @SETTINGS
 @given(text=st.text(min_size=1, max_size=40))
 def test_tokenize_keeps_every_visible_character(text):
-    """Joining the tokens gives back the text without its whitespace; every token is a word or one mark."""
-    visible = re.sub(r"\s", "", text)
+    """Joining the tokens gives back the text without its separators; every token is a word or one mark, each with
+    the marks and joiners attached to it."""
+    visible = "".join(c for c in text if not _separates(c))
     if not visible:
         with pytest.raises(mc.ConfigError):
             mc.tokenize(text)
@@ -260,8 +275,23 @@ def test_tokenize_keeps_every_visible_character(text):
     tokens = mc.tokenize(text)
     assert "".join(tokens) == visible
     for tok in tokens:
-        assert not any(c.isspace() for c in tok)
-        assert len(tok) == 1 or all(c.isalnum() or c in "_'’" for c in tok), tok
+        assert not any(_separates(c) for c in tok)
+        base = [c for c in tok if not _attached(c)]
+        assert (len(base) <= 1 or "\u200d" in tok or "\u200c" in tok
+                or all(c.isalnum() or c in "_'’" for c in base)
+                or all(0x1F1E6 <= ord(c) <= 0x1F1FF for c in base)), tok
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("cafe\u0301s", ["cafe\u0301s"]),                        # e + a combining acute accent
+    ("نَصٌّ جَمِيل", ["نَصٌّ", "جَمِيل"]),                               # Arabic with vowel marks
+    ("शांति!", ["शांति", "!"]),                                # Devanagari vowel signs
+    ("می\u200cخواهم", ["می\u200cخواهم"]),                    # Persian: a zero-width non-joiner inside a word
+    ("👍🏽 👨\u200d👩\u200d👧 🇫🇷🇩🇪", ["👍🏽", "👨\u200d👩\u200d👧", "🇫🇷", "🇩🇪"]),
+    ("a\u200bb \u202eabc\u202c", ["a", "b", "abc"]),          # zero-width space and a right-to-left override
+])
+def test_tokenize_keeps_characters_whole(text, tokens):
+    assert mc.tokenize(text) == tokens
 
 
 def test_tokenize_examples():
