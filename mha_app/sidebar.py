@@ -30,10 +30,10 @@ def check_link() -> None:
     Widgets bound to the URL read it on their first run only, so the fixed link is applied by one rerun.
     """
     if "url_warnings" not in st.session_state:
-        params = st.query_params.to_dict()
+        params = {name: st.query_params.get_all(name) for name in st.query_params}
         problems, kept = url.check(params)
         st.session_state.url_warnings = problems
-        if kept != params:
+        if kept != {name: values[-1] for name, values in params.items() if len(values) == 1}:
             st.query_params.from_dict(kept)
             st.rerun()
     for problem in st.session_state.url_warnings:
@@ -141,9 +141,11 @@ def view_controls(layer: int, example) -> View:
     sb = st.sidebar
     sb.header("Focus")
     head = _select(sb, "head", list(range(1, example.cfg.n_heads + 1)))
-    if st.session_state.get("query", 1) > example.n:
+    wanted = st.session_state.get("query") or int(st.query_params.get("query", 1))  # the link's, on a first run
+    if wanted > example.n:
         st.session_state.query = example.n
-    query = sb.number_input(control("query").label, 1, example.n, 1, key="query", bind=BIND,
+        sb.info(f"Query token {wanted} is past the last token, so the query is now token {example.n}.")
+    query = sb.number_input(control("query").label, 1, example.n, key="query", bind=BIND,
                             help=control("query").help)
     sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
     # The stage control lives on the attention page, which runs later; its value is already in the session state

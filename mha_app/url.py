@@ -10,8 +10,10 @@ import re
 from collections.abc import Mapping
 
 from mha_core import divisors
+from mha_core.inputs import token_spans
+from mha_core.presets import TINY_TOKENS
 
-from .settings import APP_MAX_HEADS, FIELDS, Spec, control, default, to_url
+from .settings import APP_MAX_HEADS, APP_MAX_TOKENS, FIELDS, Spec, control, default, to_url
 from .text import quote
 
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
@@ -50,25 +52,43 @@ def _parse(name: str, raw: str):
             return None, f"`{name}` = {shown} is outside {c.lo}…{c.hi} ({what}); using the default."
         return value, None
     if c.max_chars and len(raw) > c.max_chars:
-        return raw[: c.max_chars], f"The {name} in the link is longer than {c.max_chars:,} characters; it was cut."
+        return raw[: c.max_chars], (f"`{name}` in the link is longer than {c.max_chars:,} characters; only the "
+                                    f"first {c.max_chars:,} are used.")
     return raw, None
 
 
-def check(params: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
-    """Warnings for the link's settings that cannot be used as given, and the parameters to use instead."""
+def _token_count(get) -> int | None:
+    """How many tokens the link's input makes with random weights (None with a trained model: its tokenizer
+    decides, and says itself when it cuts a long text)."""
+    if Spec(model=get("model")).card is not None:
+        return None
+    if get("input") == "tiny":
+        return len(TINY_TOKENS)
+    if get("input") == "random":
+        return get("n")
+    return len(token_spans(get("text")))
+
+
+def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, str]]:
+    """Warnings for the link's settings that cannot be used as given, and the parameters to use instead.
+
+    A parameter given more than once (`?h=2&h=4`) counts with its last value, as Streamlit reads it.
+    """
     problems: list[str] = []
-    kept: dict[str, str] = {}
     values = {}
-    for name, raw in params.items():
+    for name, given in params.items():
+        raws = [given] if isinstance(given, str) else list(given)
         if name not in FIELDS:
             problems.append(f"The link has an unknown setting {quote(name)}; it was ignored.")
             continue
-        value, problem = _parse(name, str(raw))
+        if len(raws) > 1:
+            problems.append(f"`{name}` appears {len(raws)} times in the link; only the last one, "
+                            f"{quote(raws[-1])}, is used.")
+        value, problem = _parse(name, str(raws[-1]))
         if problem:
             problems.append(problem)
         if value is not None:
             values[name] = value
-            kept[name] = to_url(value)
 
     def get(name):
         return values.get(name, default(name))
@@ -81,20 +101,28 @@ def check(params: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
         if d_model % h:
             fixed = closest_head_count(d_model, h)
             problems.append(
-                f"h = {h} does not divide d_model = {d_model}: each head needs d_model / h whole dimensions. "
+                f"`h` = {h} does not divide `d_model` = {d_model}: each head needs d_model / h whole dimensions. "
                 f"Head counts that work: {', '.join(map(str, head_options(d_model)))}. Using h = {fixed} instead.")
             values["h"] = fixed
-            kept["h"] = str(fixed)
     heads = Spec(model=model, input=input_mode, h=get("h") if random_weights else default("h")).heads
     if "head" in values and values["head"] > heads:
         problems.append(f"`head` = {values['head']} but there are only {heads} heads; showing head 1.")
-        del values["head"], kept["head"]
+        del values["head"]
     card = Spec(model=model).card
     if card and "layer" in values and values["layer"] > card.n_layers:
         problems.append(f"`layer` = {values['layer']} but {card.name} has only {card.n_layers} layers; "
                         "showing layer 1.")
-        del values["layer"], kept["layer"]
-    if random_weights and input_mode == "random" and "pad" in values and values["pad"] >= get("n"):
-        problems.append(f"`pad` = {values['pad']} would mask every one of the {get('n')} tokens; no padding is used.")
-        del values["pad"], kept["pad"]
-    return problems, kept
+        del values["layer"]
+    n = _token_count(get) or None  # no tokens at all: the page says the text has no words
+    if n is not None and n > APP_MAX_TOKENS:
+        values["text"] = get("text")[: token_spans(get("text"))[APP_MAX_TOKENS - 1][1]]
+        problems.append(f"`text` in the link has {n:,} tokens, more than the {APP_MAX_TOKENS:,} the app shows; "
+                        f"only the first {APP_MAX_TOKENS:,} are used.")
+        n = APP_MAX_TOKENS
+    if n is not None and "pad" in values and values["pad"] >= n:
+        problems.append(f"`pad` = {values['pad']} would mask every one of the {n} tokens; no padding is used.")
+        del values["pad"]
+    if n is not None and "query" in values and values["query"] > n:
+        problems.append(f"`query` = {values['query']} but there are only {n} tokens; showing the last one, {n}.")
+        values["query"] = n
+    return problems, {name: to_url(value) for name, value in values.items()}

@@ -36,6 +36,19 @@ def _continues(previous: str, token: str) -> bool:
             or (_regional(previous) and len(previous) == 1 and _regional(token)))   # a flag is two letters
 
 
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """Where each token of `text` starts and ends, as (start, end) character positions (see tokenize)."""
+    spans: list[tuple[int, int]] = []
+    for match in TOKEN_PATTERN.finditer(SEPARATORS.sub(" ", text)):  # same length: positions stay
+        # The pattern splits at every character that is neither a letter nor a digit; glue back what belongs
+        # together as typed (an accent, an emoji with its skin tone, a family emoji), so labels show it whole.
+        if spans and match.start() == spans[-1][1] and _continues(text[slice(*spans[-1])], match.group()):
+            spans[-1] = (spans[-1][0], match.end())
+        else:
+            spans.append(match.span())
+    return spans
+
+
 def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
     """Split text into words and punctuation marks, e.g. "It's late." -> ["It's", "late", "."].
 
@@ -46,16 +59,7 @@ def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
     """
     if not isinstance(text, str):
         raise ConfigError(f"The input must be text, got {type(text).__name__}.")
-    tokens: list[str] = []
-    end = -1
-    for match in TOKEN_PATTERN.finditer(SEPARATORS.sub(" ", text)):
-        # The pattern splits at every character that is neither a letter nor a digit; glue back what belongs
-        # together as typed (an accent, an emoji with its skin tone, a family emoji), so labels show it whole.
-        if match.start() == end and _continues(tokens[-1], match.group()):
-            tokens[-1] += match.group()
-        else:
-            tokens.append(match.group())
-        end = match.end()
+    tokens = [text[start:end] for start, end in token_spans(text)]
     if not tokens:
         raise ConfigError("The text has no words in it: type at least one word.")
     if len(tokens) > max_tokens:
