@@ -144,7 +144,7 @@ def view_controls(layer: int, example) -> View:
     wanted = st.session_state.get("query") or int(st.query_params.get("query", 1))  # the link's, on a first run
     if wanted > example.n:
         st.session_state.query = example.n
-        sb.info(f"Query token {wanted} is past the last token, so the query is now token {example.n}.")
+        sb.info(f"Query token {wanted} is past the last token, so `query` is now {example.n}.")
     query = sb.number_input(control("query").label, 1, example.n, key="query", bind=BIND,
                             help=control("query").help)
     sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
