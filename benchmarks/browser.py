@@ -132,14 +132,23 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(options: dict[str, str] | None = None, start_timeout_s: float = 60):
+    with streamlit_process(options, start_timeout_s) as (base, _):
+        yield base
+
+
+@contextlib.contextmanager
+def streamlit_process(options: dict[str, str] | None = None, start_timeout_s: float = 60,
+                      command: list[str] | None = None, cwd: Path = ROOT, env: dict[str, str] | None = None):
+    """A Streamlit server on a free loopback port (`streamlit run app.py` unless `command` says otherwise);
+    yields (base URL, process), and ends the process group afterwards."""
     port = _free_port()
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"mha-bench-streamlit-{port}.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
-             str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            [*(command or [sys.executable, "-m", "streamlit", "run", "app.py"]), "--server.address", "127.0.0.1",
+             "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
              *[arg for key, value in (options or {}).items() for arg in (f"--{key}", value)]],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             base = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + start_timeout_s
@@ -154,7 +163,7 @@ def streamlit_server(options: dict[str, str] | None = None, start_timeout_s: flo
                         raise RuntimeError(f"streamlit did not answer within {start_timeout_s} s; see {log_path}") \
                             from err
                     time.sleep(0.3)
-            yield base
+            yield base, proc
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)

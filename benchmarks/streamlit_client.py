@@ -1,0 +1,183 @@
+"""A Streamlit session without a browser: Streamlit's own websocket protocol, spoken with the BackMsg and ForwardMsg
+protobufs that ship in the streamlit package.
+
+A session does for each interaction what the browser's client does: it sends a rerun request (the page, the query
+string, the values of the widgets the user changed), reads the elements the script sends back, and the interaction
+is over when Streamlit reports that the script finished (a run that ends early because the script asked for a rerun
+does not count: the next run follows). It draws nothing, so one process can drive many sessions against one server
+(benchmarks.load); `python -m benchmarks.load --check` compares it with a real browser.
+
+Widgets are found by their key (the app keys every control by its setting's name): Streamlit's widget id ends with
+"-<key>". Values travel as the browser sends them: numbers as doubles, a selectbox or radio as the option's label.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import websockets
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
+            ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+TEXT_KINDS = ("markdown", "heading", "alert", "code", "text")  # elements whose text a user reads
+
+
+@dataclass
+class Run:
+    """What one interaction produced: how long until the app was idle, and what it showed."""
+
+    seconds: float
+    elements: dict[tuple, tuple[str, object]] = field(default_factory=dict)  # delta path -> (kind, proto)
+
+    def of_kind(self, kind: str) -> list:
+        return [proto for k, proto in self.elements.values() if k == kind]
+
+    @property
+    def exceptions(self) -> list[str]:
+        return [f"{e.type}: {e.message}" for e in self.of_kind("exception")]
+
+    @property
+    def errors(self) -> list[str]:
+        return [a.body for a in self.of_kind("alert") if a.format == Alert.ERROR]
+
+    @property
+    def figures(self) -> list[dict]:
+        return [json.loads(chart.spec) for chart in self.of_kind("plotly_chart")]
+
+    def texts(self) -> list[str]:
+        """Every text a user can read: Markdown, headings, alerts, code, chart titles and axis labels."""
+        out = []
+        for kind, proto in self.elements.values():
+            if kind in TEXT_KINDS:
+                out.append(getattr(proto, "body", "") or getattr(proto, "code_text", ""))
+        for fig in self.figures:
+            out.append(json.dumps(fig["layout"].get("title", {})))
+            out.extend(json.dumps(trace.get(axis, "")) for trace in fig["data"] for axis in ("x", "y"))
+        return out
+
+
+@dataclass
+class Widget:
+    key: str
+    id: str
+    kind: str
+    proto: object
+
+
+class Session:
+    """One user's session: open(url), then set(key, value) and goto(url_path), each returning a Run."""
+
+    def __init__(self, base: str, timeout_s: float = 120):
+        self.base = base.rstrip("/")
+        self.timeout_s = timeout_s
+        self.ws = None
+        self.widgets: dict[str, Widget] = {}
+        self.pages: dict[str, str] = {}      # url path ("" for the default page) -> page script hash
+        self.page = ""
+        self.query: dict[str, str] = {}
+        self.values: dict[str, object] = {}  # widget id -> (value type, value) sent with every rerun
+
+    async def open(self, url_path: str = "", params: dict[str, str] | None = None) -> Run:
+        parts = urlsplit(self.base)
+        self.ws = await websockets.connect(f"ws://{parts.netloc}/_stcore/stream", subprotocols=["streamlit"],
+                                           origin=self.base, max_size=None, open_timeout=self.timeout_s)
+        self.page, self.query = url_path, dict(params or {})
+        return await self._rerun(page_hash="")
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    async def goto(self, url_path: str) -> Run:
+        """Open another page of the app, as its link in the navigation does."""
+        self.page = url_path
+        return await self._rerun(page_hash=self.pages[url_path])
+
+    async def set(self, key: str, value) -> Run:
+        """Give the widget with this key a new value, as a user does, and wait for the app to finish."""
+        widget = self.widgets[key]
+        self.values[widget.id] = _state(widget, value)
+        if getattr(widget.proto, "query_param_key", ""):  # the browser keeps bound widgets in its address bar
+            self.query[widget.proto.query_param_key] = _url_value(widget, value)
+        return await self._rerun(page_hash=self.pages.get(self.page, ""))
+
+    async def click(self, key: str) -> Run:
+        widget = self.widgets[key]
+        msg = self._rerun_msg(self.pages.get(self.page, ""))
+        msg.rerun_script.widget_states.widgets.add(id=widget.id, trigger_value=True)
+        return await self._send_and_wait(msg)
+
+    def _rerun_msg(self, page_hash: str) -> BackMsg:
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.query_string = urlencode(self.query)
+        state.page_script_hash = page_hash
+        state.page_name = self.page
+        state.context_info.url = f"{self.base}/{self.page}"
+        state.context_info.timezone = "UTC"
+        state.context_info.locale = "en-GB"
+        for widget_id, (value_type, value) in self.values.items():
+            w = state.widget_states.widgets.add(id=widget_id)
+            if value_type == "string_array_value":
+                w.string_array_value.data.extend(value)
+            else:
+                setattr(w, value_type, value)
+        return msg
+
+    async def _rerun(self, page_hash: str) -> Run:
+        return await self._send_and_wait(self._rerun_msg(page_hash))
+
+    async def _send_and_wait(self, msg: BackMsg) -> Run:
+        start = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        elements: dict[tuple, tuple[str, object]] = {}
+        deadline = start + self.timeout_s
+        while True:
+            raw = await asyncio.wait_for(self.ws.recv(), timeout=max(0.1, deadline - time.perf_counter()))
+            fwd = ForwardMsg()
+            fwd.ParseFromString(raw)
+            kind = fwd.WhichOneof("type")
+            if kind == "script_finished" and fwd.script_finished in FINISHED:
+                break
+            if kind == "script_finished":  # ended early for a rerun: the next run replaces what it sent
+                elements = {}
+            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                element = fwd.delta.new_element
+                element_kind = element.WhichOneof("type")
+                elements[tuple(fwd.metadata.delta_path)] = (element_kind, getattr(element, element_kind))
+            elif kind == "navigation":
+                self.pages = {p.url_pathname: p.page_script_hash for p in fwd.navigation.app_pages}
+            elif kind == "new_session" and fwd.new_session.app_pages:
+                self.pages = {p.url_pathname: p.page_script_hash for p in fwd.new_session.app_pages}
+            elif kind == "page_info_changed":
+                self.query = dict(parse_qsl(fwd.page_info_changed.query_string, keep_blank_values=True))
+        run = Run(time.perf_counter() - start, elements)
+        self.widgets = {}
+        for kind, proto in elements.values():
+            widget_id = getattr(proto, "id", "")
+            if widget_id.startswith("$$ID-") and widget_id.count("-") >= 2:
+                key = widget_id.split("-", 2)[2]
+                self.widgets[key] = Widget(key, widget_id, kind, proto)
+        return run
+
+
+def _state(widget: Widget, value) -> tuple[str, object]:
+    """The WidgetState field and value the browser sends for this kind of widget."""
+    if widget.kind == "number_input":
+        return "double_value", float(value)
+    if widget.kind == "checkbox":
+        return "bool_value", bool(value)
+    if widget.kind == "button_group":
+        return "string_array_value", [str(value)]
+    return "string_value", str(value)  # selectbox, radio (the option's label), text_area, text_input
+
+
+def _url_value(widget: Widget, value) -> str:
+    return str(value).lower() if widget.kind == "checkbox" else str(value)
