@@ -1,6 +1,7 @@
 """A class at once: many students on one `streamlit run` server, changing controls and pages.
 
-Run from the repository root:  python -m benchmarks.load  [--sessions 20] [--seconds 60] [--seed 0] [--check]
+Run from the repository root:  python -m benchmarks.load  [--sessions 20] [--seconds 60] [--seed 0]
+                                                           [--link 'input=random&n=1024'] [--check]
 
 Starts `streamlit run app.py` on a free loopback port (nothing else is contacted) and drives the sessions with
 Streamlit's own websocket protocol (benchmarks.streamlit_client): 20 browsers would measure Chromium on this
@@ -8,13 +9,18 @@ machine's cores rather than the server. Half of the sessions use the trained mod
 weights. Each session opens a random page, then, until the time is up, waits as a student reading the page would
 (1 to 4 s) and makes one change: a control in the sidebar (h, d_model, the seed, the sentence, masks, the input,
 the focused head and query token, the layer) or on the page (the stage of step 2), or another page. Everything is
-bounded: at most 50 sessions and 10 minutes, every wait for the server 120 s, then the server is stopped.
+bounded: at most 50 sessions and 10 minutes, every wait for the server 120 s, then the server is stopped. The
+server inherits this process's environment (MALLOC_ARENA_MAX=2, as the Docker image sets it, can be tried so).
 
 Reported: the number of changes, errors (exceptions, error messages, timeouts, lost connections: must be 0), the
 time to idle after a change (the rerun request is sent -> Streamlit reports the script finished) as p50 / p95 / max,
 and the server's resident memory (VmRSS of its process): idle before any session, after one warm-up session that
 visits every page with both kinds of weights (imports, the trained model loaded, caches started), the peak during
-the load, and at the end, 10 s after every session has closed. "Per extra session" = (peak - warm) / sessions.
+the load, with every session still open 5 s after its last change, and 10 s after every session has closed.
+"Per extra session" = (peak - warm) / sessions, and (open and idle - warm) / sessions.
+
+--link QUERY: every session opens this same link (a teacher's link shared with the class) and then changes only
+what is shown (pages, the focused head and query token, the stage), so every session needs the same example.
 
 --check runs one session in a real Chromium (benchmarks.browser: the "Heads h" selectbox, clicked) and one with
 this client, the same changes on the same server, and prints both: the client's time should match the browser's
@@ -25,12 +31,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import platform
 import random
 import statistics
 import threading
 import time
 from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode
 
 from benchmarks.browser import CHROMIUM, CHROMIUM_ARGS, changes, streamlit_process
 from benchmarks.streamlit_client import Run, Session
@@ -44,6 +52,7 @@ TRAINED = MODELS[1]
 SENTENCES = [*EXAMPLE_SENTENCES.values(), "Attention lets every token look at every other token.",
              "The trophy did not fit in the suitcase because it was too big."]
 PAGES = ["", "projection", "attention", "concatenation", "output", "model_view", "head_summary"]
+FOCUS = ("head", "query", "stage")  # what only changes the view: a class given one link changes only these
 
 
 @dataclass
@@ -116,24 +125,26 @@ def next_action(session: Session, rng: random.Random, trained: bool) -> tuple[st
     return "set", key, value
 
 
-async def student(base: str, index: int, seed: int, deadline: float, tally: Tally) -> None:
+async def student(session: Session, index: int, seed: int, deadline: float, tally: Tally,
+                  link: dict | None) -> None:
+    """One student's changes until the deadline; the session stays open (the caller closes it)."""
     rng = random.Random(seed * 1000 + index)
-    trained = index % 2 == 1
-    session = Session(base)
+    trained = index % 2 == 1 and link is None
     try:
         page = rng.choice(PAGES)
-        tally.record("open", await session.open(page, {"model": TRAINED} if trained else {}), opened=True)
+        params = link if link is not None else {"model": TRAINED} if trained else {}
+        tally.record("open", await session.open(page, params), opened=True)
         while True:
             await asyncio.sleep(rng.uniform(*THINK_S))
             if time.monotonic() >= deadline:
                 break
             kind, key, value = next_action(session, rng, trained)
+            if link is not None and key in session.widgets and key not in FOCUS:
+                kind, key = "goto", rng.choice([p for p in PAGES if p != session.page])  # the class keeps the link
             run = await (session.goto(key) if kind == "goto" else session.set(key, value))
             tally.record("page" if kind == "goto" else key, run)
     except Exception as err:  # a timeout, a lost connection, a missing widget: counted, never hidden
         tally.errors.append(f"session {index}: {type(err).__name__}: {err}")
-    finally:
-        await session.close()
 
 
 async def warm_up(base: str, tally: Tally) -> None:
@@ -157,7 +168,7 @@ def _mb(nbytes: float) -> str:
     return f"{nbytes / 2**20:,.0f} MB"
 
 
-def load(sessions: int, seconds: float, seed: int) -> list[str]:
+def load(sessions: int, seconds: float, seed: int, link: dict | None = None) -> list[str]:
     with streamlit_process() as (base, proc), Memory(proc.pid) as memory:
         idle = memory.now()
         warm = Tally()
@@ -165,20 +176,29 @@ def load(sessions: int, seconds: float, seed: int) -> list[str]:
         warmed = memory.now()
         tally = Tally()
 
-        async def everyone():
+        async def everyone() -> tuple[float, int]:
             deadline = time.monotonic() + seconds
-            await asyncio.gather(*(student(base, i, seed, deadline, tally) for i in range(sessions)))
+            class_ = [Session(base) for _ in range(sessions)]
+            try:
+                await asyncio.gather(*(student(s, i, seed, deadline, tally, link) for i, s in enumerate(class_)))
+                took = time.monotonic() - began
+                await asyncio.sleep(5)  # every run is over; the sessions are still open
+                return took, memory.now()
+            finally:
+                await asyncio.gather(*(s.close() for s in class_))
 
         start = len(memory.samples)
         began = time.monotonic()
-        asyncio.run(everyone())
-        took = time.monotonic() - began
+        took, held = asyncio.run(everyone())
         peak = max(memory.samples[start:] + [memory.now()])
         time.sleep(10)
         end = memory.now()
-    lines = [f"{sessions} sessions ({sessions - sessions // 2} random weights, {sessions // 2} {TRAINED}) for "
-             f"{seconds:.0f} s; think time {THINK_S[0]:.0f}-{THINK_S[1]:.0f} s; {platform.machine()}, "
-             f"Python {platform.python_version()}",
+    who = (f"all opening ?{urlencode(link)}, then changing pages, head, query and stage" if link is not None else
+           f"{sessions - sessions // 2} random weights, {sessions // 2} {TRAINED}")
+    lines = [f"{sessions} sessions ({who}) for "
+             f"{seconds:.0f} s; think time {THINK_S[0]:.0f}-{THINK_S[1]:.0f} s; {os.cpu_count()} CPUs "
+             f"{platform.machine()}, load average {os.getloadavg()[0]:.1f} at the end; Python "
+             f"{platform.python_version()}",
              f"changes: {len(tally.changes)} in {took:.0f} s ({len(tally.changes) / took:.1f}/s), "
              f"by kind: {', '.join(f'{k} {v}' for k, v in sorted(tally.actions.items()))}",
              f"errors: {len(tally.errors) + len(warm.errors)}"]
@@ -188,7 +208,9 @@ def load(sessions: int, seconds: float, seed: int) -> list[str]:
             lines.append(f"{name:<30} p50 {statistics.median(samples) * 1000:6.0f} ms   "
                          f"p95 {percentile(samples, 95) * 1000:6.0f} ms   max {max(samples) * 1000:6.0f} ms")
     lines.append(f"server memory (RSS): idle {_mb(idle)}, after one warm-up session {_mb(warmed)}, peak {_mb(peak)}, "
-                 f"end {_mb(end)}; per extra session {_mb((peak - warmed) / sessions)}")
+                 f"all {sessions} sessions open and idle {_mb(held)}, end (closed) {_mb(end)}")
+    lines.append(f"per extra session: {_mb((peak - warmed) / sessions)} at the peak, {_mb((held - warmed) / sessions)} "
+                 f"held while open (MALLOC_ARENA_MAX={os.environ.get('MALLOC_ARENA_MAX', 'unset')})")
     return lines
 
 
@@ -237,10 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check", action="store_true", help="compare the client with one real browser session")
+    parser.add_argument("--link", help="a query string every session opens (a class given one link), e.g. "
+                                       "'input=random&n=1024&d_model=256'; the sessions then change only the view")
     args = parser.parse_args(argv)
     if not (1 <= args.sessions <= MAX_SESSIONS and 1 <= args.seconds <= MAX_SECONDS):
         parser.error(f"--sessions must be 1..{MAX_SESSIONS} and --seconds 1..{MAX_SECONDS}")
-    lines = check() if args.check else load(args.sessions, args.seconds, args.seed)
+    link = dict(parse_qsl(args.link)) if args.link is not None else None
+    lines = check() if args.check else load(args.sessions, args.seconds, args.seed, link)
     print("\n".join(lines))
     return 0 if args.check or "errors: 0" in lines else 1
 
