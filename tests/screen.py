@@ -44,28 +44,30 @@ def _strings(node):
             yield from _strings(value)
 
 
+def non_finite_in_figure(spec: dict, typed: set[str] = frozenset()) -> list[str]:
+    """NaN or infinity a student could read in one plotly figure (as JSON): its numbers (a heatmap's NaN is a gap,
+    drawn as nothing, so only z may hold NaN), its titles, labels and cell texts. `typed`: words the user typed."""
+    found = []
+    title = spec["layout"].get("title", {}).get("text", "")
+    for trace in spec["data"]:
+        for key in NUMERIC_KEYS:
+            numbers = _numbers(trace[key]) if key in trace else None
+            if numbers is not None and (np.isinf(numbers).any() or key != "z" and np.isnan(numbers).any()):
+                found.append(f"{title!r}: {key} is not finite")
+    for text in _strings({k: v for k, v in spec.items() if k != "config"}):
+        for word in NOT_A_NUMBER.findall(text):
+            if word.lower().lstrip("-") not in typed:
+                found.append(f"{title!r}: {text[:80]!r}")
+    return found
+
+
 def non_finite_on_screen(at, user_text: str = "") -> list[str]:
-    """Every NaN or infinity a student could read: in a figure's numbers (a heatmap's NaN is a gap, drawn as
-    nothing, so only z may hold NaN), its titles, labels and cell texts, and the page's text and metrics.
+    """Every NaN or infinity a student could read on the page: in its figures, text and metrics.
 
     Words the user typed (user_text) are not counted: "nan" may be a token.
     """
-    found = []
     typed = {w.lower() for w in re.findall(r"\w+", user_text)}
-    for i, spec in enumerate(figure_specs(at)):
-        for trace in spec["data"]:
-            for key in NUMERIC_KEYS:
-                if key not in trace:
-                    continue
-                numbers = _numbers(trace[key])
-                if numbers is None:
-                    continue
-                if np.isinf(numbers).any() or key != "z" and np.isnan(numbers).any():
-                    found.append(f"figure {i} ({spec['layout']['title']['text']!r}): {key} is not finite")
-        for text in _strings({k: v for k, v in spec.items() if k != "config"}):
-            for word in NOT_A_NUMBER.findall(text):
-                if word.lower().lstrip("-") not in typed:
-                    found.append(f"figure {i}: {text[:80]!r}")
+    found = [problem for spec in figure_specs(at) for problem in non_finite_in_figure(spec, typed)]
     for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "info", "success"):
         for text in messages(at, kind):
             for word in NOT_A_NUMBER.findall(text):

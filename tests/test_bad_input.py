@@ -1,0 +1,139 @@
+"""Bad input, through the whole app (AppTest) and the engine: odd text is kept as typed, numbers stay finite.
+
+What the page shows in a real browser (no markup interpreted, no script run) is checked in test_browser_hosting.py.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+import numpy as np
+import pytest
+
+import mha_core as mc
+from app_pages import step_pages
+from conftest import run_app
+from mha_app.settings import APP_MAX_TEXT_CHARS, APP_MAX_TOKENS, MAX_SEED
+from mha_core import figures
+from screen import messages, non_finite_in_figure, non_finite_on_screen
+
+PAGES = step_pages()
+
+# Text a student may type, with its tokens written out: accents and vowel marks stay on their letter, an emoji keeps
+# its skin tone and its joined family, invisible separators split like a space.
+TEXTS = {
+    "emoji": ("I 😀 👍🏽 👨\u200d👩\u200d👧 🇫🇷!", ["I", "😀", "👍🏽", "👨\u200d👩\u200d👧", "🇫🇷", "!"]),
+    "arabic": ("قَرَأَ الوَلَدُ الكِتابَ.", ["قَرَأَ", "الوَلَدُ", "الكِتابَ", "."]),
+    "hebrew": ("שָׁלוֹם, עוֹלָם", ["שָׁלוֹם", ",", "עוֹלָם"]),
+    "hindi": ("नमस्ते दुनिया", ["नमस्ते", "दुनिया"]),
+    "zero-width": ("one\u200btwo \u2060three\ufeff four\u200d", ["one", "two", "\u2060three", "four\u200d"]),
+    "right-to-left override": ("\u202eabc def\u202c ghi", ["abc", "def", "ghi"]),
+    "markup": ("<b>x</b> **y** $$z$$", ["<", "b", ">", "x", "<", "/", "b", ">", "*", "*", "y", "*", "*",
+                                          "$", "$", "z", "$", "$"]),
+    "backslashes": ("\\frac{a}{b} \\\\", ["\\", "frac", "{", "a", "}", "{", "b", "}", "\\", "\\"]),
+}
+
+
+def assert_clean(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("name", TEXTS)
+@pytest.mark.parametrize("page", PAGES)
+def test_odd_text_is_kept_as_typed(page, name):
+    text, tokens = TEXTS[name]
+    at = run_app({"text": text, "query": str(len(tokens))}, page)
+    assert_clean(at)
+    assert at.text_area(key="text").value == text
+    settings, example = at.session_state["view"]
+    assert settings.spec.text == text and example.tokens == tokens
+    assert not non_finite_on_screen(at, text), non_finite_on_screen(at, text)
+    labels = [label for spec in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+              for trace in spec["data"] for label in trace.get("y", []) if isinstance(label, str)]
+    # Plotly reads labels as HTML: they carry the token escaped once, and the browser shows it unescaped.
+    assert f"{len(tokens)} {tokens[-1]}" in {html.unescape(label) for label in labels}, labels[:5]
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\t  ", "\u200b\u200b", "\u3000"])
+@pytest.mark.parametrize("page", PAGES)
+def test_text_without_words_says_so(page, text):
+    at = run_app({"text": text}, page)
+    assert not at.exception
+    assert any("no words" in e for e in messages(at, "error")), messages(at, "error")
+
+
+def test_a_text_of_100k_characters_in_a_link_is_cut_with_a_message():
+    at = run_app({"text": "x" * 100_000})
+    assert not at.exception
+    assert any("`text`" in w and f"{APP_MAX_TEXT_CHARS:,}" in w for w in messages(at, "warning"))
+    assert at.text_area(key="text").value == "x" * APP_MAX_TEXT_CHARS
+
+
+def test_a_link_with_more_tokens_than_the_app_shows_is_cut_to_them_with_a_message():
+    at = run_app({"text": "." * 3000, "d_model": "8", "h": "1"})
+    assert_clean(at)
+    assert any(f"only the first {APP_MAX_TOKENS:,}" in w for w in messages(at, "warning")), messages(at, "warning")
+    assert at.session_state["view"][1].tokens == ["."] * APP_MAX_TOKENS
+
+
+def test_typed_text_over_the_token_limit_gets_a_clear_message():
+    at = run_app()
+    at.text_area(key="text").set_value("." * (APP_MAX_TOKENS + 1)).run()  # under max_chars: one token a character
+    assert not at.exception
+    assert any("limit" in e for e in messages(at, "error")), messages(at, "error")
+
+
+@pytest.mark.parametrize("params", [
+    {"seed": "0"}, {"seed": str(MAX_SEED)}, {"input": "random", "n": "40", "seed": str(MAX_SEED)},
+    {"d_model": "1024", "h": "16", "seed": str(MAX_SEED)}, {"d_model": "1", "h": "1"},
+    {"input": "random", "n": "2", "pad": "1", "causal": "true"}, {"input": "tiny", "pad": "2"},
+], ids=["seed 0", "largest seed", "random input", "largest sizes", "d_model 1", "masks", "tiny, padded"])
+@pytest.mark.parametrize("page", PAGES)
+def test_extreme_numbers_never_show_nan_or_infinity(page, params):
+    at = run_app(params, page)
+    assert_clean(at)
+    assert not non_finite_on_screen(at), non_finite_on_screen(at)
+
+
+@pytest.fixture(scope="module")
+def all_blocked():
+    """A trace in which every key is blocked for every query (the engine gives such rows zero weights)."""
+    cfg = mc.MHAConfig(8, 2, causal=True)
+    x = mc.random_input(4, 8, seed=1)
+    return mc.forward(x, mc.init_weights(cfg, 1), cfg, key_padding_mask=np.ones(4, dtype=bool)), cfg
+
+
+def test_figures_of_a_fully_masked_trace_show_no_nan(all_blocked):
+    trace, cfg = all_blocked
+    tokens = ["a", "b", "c", "d"]
+    assert trace.blocked_rows.all() and not trace.weights.any()
+    made = [figures.head_grid_figure(trace, tokens), figures.entropy_figure(trace, tokens),
+            figures.concat_figure(trace, tokens), figures.input_output_figure(trace.x, trace.output, tokens),
+            figures.per_head_figure(trace.heads, tokens, "head")]
+    for head in range(cfg.n_heads):
+        made += [figures.query_weights_figure(trace, head, 1, tokens),
+                 figures.value_mix_figure(trace, head, 1, tokens, cfg.group_size)]
+        made += [figures.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in figures.STAGES]
+    for fig in made:
+        assert not non_finite_in_figure(fig.to_plotly_json()), non_finite_in_figure(fig.to_plotly_json())
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("scale", [1e3, 1e6, 1e15])
+def test_large_inputs_give_finite_numbers(backend, scale):
+    cfg = mc.MHAConfig(16, 4)
+    x = mc.random_input(6, 16, seed=0).astype(np.float64) * scale
+    trace = mc.forward(x, mc.init_weights(cfg, 0).astype(np.float64), cfg, backend=backend)
+    assert np.isfinite(trace.weights).all() and np.isfinite(trace.output).all()
+    np.testing.assert_allclose(trace.weights.sum(axis=-1), 1, rtol=1e-12)
+    assert not non_finite_in_figure(figures.entropy_figure(trace, list("abcdef")).to_plotly_json())
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_inputs_too_large_for_the_dtype_are_refused_in_words(backend):
+    cfg = mc.MHAConfig(16, 4)
+    x = mc.random_input(6, 16, seed=0) * np.float32(1e30)  # Q K^T overflows float32
+    with pytest.raises(mc.ConfigError, match="overflow float32"):
+        mc.forward(x, mc.init_weights(cfg, 0), cfg, backend=backend)
