@@ -61,12 +61,15 @@ def _valid(name: str, rng: random.Random) -> str:
         hi = min(c.hi, HEAVY.get(name, c.hi))
         value = rng.choice([c.lo, hi, rng.randint(c.lo, min(hi, c.lo + 64))])
         return rng.choice(["{}", "{}", "{}", " {} ", "+{}", "0{}"]).format(value)  # spaces, sign, leading zero
+    if isinstance(d, float):
+        return repr(rng.uniform(c.lo, c.hi)) if c.hi > c.lo else repr(d)
     if c.max_chars:
         return rng.choice(TEXTS)
     return rng.choice([d, d + " more", "ünïcode ✓"])
 
 
-def _refused(name: str, rng: random.Random) -> str:
+def _refused(name: str, rng: random.Random) -> str | None:
+    """A value the setting cannot take, or None for a free text setting without a length limit."""
     c, d = control(name), default(name)
     if isinstance(d, bool):
         return rng.choice(NOT_BOOLEANS)
@@ -75,10 +78,12 @@ def _refused(name: str, rng: random.Random) -> str:
         return rng.choice([choice.upper(), choice + " ", "", "😀", "gpt-" + choice, choice.replace(" ", "+") + "+"])
     if isinstance(d, int):
         return str(rng.choice([*NOT_WHOLE_NUMBERS, c.lo - 1, c.hi + 1, -c.hi, 10**30, -(2**63)]))
+    if isinstance(d, float):
+        return rng.choice(["inf", "-inf", "nan", "1e309", "", "abc", "0x1p3", "½", str(c.hi + 1), str(c.lo - 1)])
     if c.max_chars:  # up to 100k characters (Streamlit ignores a query string over 512 KiB, before the app sees it)
         unit, length = rng.choice(["x", "ab"]), rng.randint(c.max_chars + 1, 100_000)  # few tokens: fast
         return unit * (length // len(unit) + 1)
-    raise AssertionError(f"no refused value known for {name}")
+    return None
 
 
 def random_link(i: int) -> Link:
@@ -87,16 +92,16 @@ def random_link(i: int) -> Link:
     if rng.random() < 0.4:
         link.params["model"] = MODELS[1]
     for name in FIELDS:
-        roll = rng.random()
+        roll, refused = rng.random(), _refused(name, rng)
         if roll < 0.55:
             continue                                      # missing
-        if roll < 0.80:
+        if roll < 0.80 or refused is None:
             link.params[name] = _valid(name, rng)
         elif roll < 0.95:
-            link.params[name] = _refused(name, rng)
+            link.params[name] = refused
             link.refused.add(name)
         else:                                             # repeated: the last value counts, the others are ignored
-            link.params[name] = [_refused(name, rng), _valid(name, rng)]
+            link.params[name] = [refused, _valid(name, rng)]
             link.refused.add(name)
     for _ in range(rng.choice([0, 0, 1, 2])):
         unknown = rng.choice(UNKNOWN_NAMES)
@@ -112,6 +117,8 @@ def parsed(name: str, raw: str):
         return raw == "true"
     if isinstance(d, int):
         return int(raw.strip())
+    if isinstance(d, float):
+        return float(raw)
     return raw
 
 
