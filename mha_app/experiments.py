@@ -19,10 +19,11 @@ from .settings import Settings, control, default
 from .text import quote
 from .toolkit import BIND, plot
 
-MICHEL = "Michel et al. (2019), *Are Sixteen Heads Really Better than One?*"
-VOITA = "Voita et al. (2019)"
-AINSLIE = "Ainslie et al. (2023), *GQA*"
-VASWANI = "Vaswani et al. (2017)"
+# Sources, as cited in running text: "(Voita et al. 2019)".
+MICHEL = "Michel et al. 2019"
+VOITA = "Voita et al. 2019"
+AINSLIE = "Ainslie et al. 2023"
+VASWANI = "Vaswani et al. 2017"
 
 
 def _heads(numbers) -> str:
@@ -56,10 +57,12 @@ def kv_sharing(ex: Example) -> None:
     if kv == h:
         return
     st.subheader("Grouped-query attention: query heads share keys and values")
-    first = ", ".join(str(i + 1) for i in range(g))
+    groups = [f"query head{'s' if g > 1 else ''} {j * g + 1}{f'–{(j + 1) * g}' if g > 1 else ''} read"
+              f"{'s' if g == 1 else ''} K/V head {j + 1}" for j in range(kv)]
+    listed = "; ".join(groups) if kv <= 4 else "; ".join(groups[:2]) + "; and so on"
     st.markdown(
-        f"Here the {h} query heads share **{kv}** key/value head{'s' if kv > 1 else ''} ({AINSLIE}; Llama 2 uses "
-        f"it): query heads {first} read K/V head 1, the next {g} read K/V head 2, and so on. Each query head still "
+        f"Here the {h} query heads share **{kv}** key/value head{'s' if kv > 1 else ''} (grouped-query attention, "
+        f"{AINSLIE}; Llama 2 uses it): {listed}. Each query head still "
         f"has its own {d_k} columns of W_Q, but W_K and W_V have only **{kv} · {d_k} = {kv * d_k}** columns instead "
         f"of {h} · {d_k} = {h * d_k}. The colours mark the groups: a query head and the K/V head it reads share one."
         + (" With a single K/V head this is multi-query attention." if kv == 1 else ""))
@@ -67,9 +70,10 @@ def kv_sharing(ex: Example) -> None:
     full, shared = (_kv_parameters(cfg.d_model, h, n, cfg.bias) for n in (h, kv))
     cache_full, cache = (cost.kv_cache_bytes(1, n, d_k, 1, bytes_per_value=2) for n in (h, kv))
     left, middle, right = st.columns(3)
-    left.metric("K and V parameters", f"{shared:,}", f"−{full - shared:,} vs one K/V head per query head",
+    # ASCII minus signs: Streamlit reads the sign to choose the arrow; "inverse" shows a saving in green.
+    left.metric("K and V parameters", f"{shared:,}", f"-{full - shared:,} vs one K/V head per query head",
                 delta_color="inverse")
-    middle.metric("KV-cache per token and layer (16-bit)", f"{cache:,} bytes", f"−{cache_full - cache:,} bytes",
+    middle.metric("KV-cache per token and layer (16-bit)", f"{cache:,} bytes", f"-{cache_full - cache:,} bytes",
                   delta_color="inverse")
     right.metric("Saving on K, V and the cache", f"{h // kv}×")
     st.caption("A decoder keeps every past token's keys and values (the KV-cache) to write the next token; "
@@ -94,11 +98,12 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
         f"this page is computed {now}.")
     cols = st.columns(4)
     for col, (label, values) in zip(cols, (
-            ("mean entropy, with 1/√d_k", comparison.entropy[scaling.SCALES[0]]),
-            ("mean entropy, without", comparison.entropy[scaling.SCALES[1]]),
-            ("mean largest weight, with 1/√d_k", comparison.peak[scaling.SCALES[0]]),
-            ("mean largest weight, without", comparison.peak[scaling.SCALES[1]])), strict=True):
-        col.metric(label, f"{values.mean():.3f}" + (" bits" if "entropy" in label else ""))
+            ("entropy, with 1/√d_k", comparison.entropy[scaling.SCALES[0]]),
+            ("entropy, without", comparison.entropy[scaling.SCALES[1]]),
+            ("largest weight, with 1/√d_k", comparison.peak[scaling.SCALES[0]]),
+            ("largest weight, without", comparison.peak[scaling.SCALES[1]])), strict=True):
+        col.metric(label, f"{values.mean():.3f}" + (" bits" if "entropy" in label else ""),
+                   help="The mean over every head and query token of this layer.")
     plot(xfig.scale_weights_figure(comparison, head, ex.tokens, ex.key_tokens), key="scale_weights")
     plot(xfig.scale_summary_figure(comparison), key="scale_summary")
     if settings.spec.card is None:
@@ -126,14 +131,16 @@ def planted_head(settings: Settings, ex: Example) -> None:
                   "multiply here)")
     else:
         share = math.exp(strength) / (math.exp(strength) + m - 1)
-        effect = (f"softmax then gives the rule's key e^{strength:g} / (e^{strength:g} + {m - 1}) = **{share:.3f}** "
-                  f"of each row's weight when all {m} keys are open (more when the mask hides some). Raise the "
-                  "strength to watch softmax sharpen towards one key, then saturate: past about 10 the weights "
-                  "hardly move")
+        fraction = f"$e^{{{strength:g}}} / (e^{{{strength:g}}} + {m - 1})$"
+        effect = (f"softmax then gives the rule's key {fraction} = **{share:.3f}** of each row's weight when all "
+                  f"{m} keys are open (more when the mask hides some; a row whose rule key does not exist, such as "
+                  "the first token's previous one, spreads evenly). Raise the strength to watch softmax sharpen "
+                  "towards one key, then saturate: past about 10 the weights hardly move")
     st.markdown(
         f"Trained models have heads like this one ({VOITA}). To plant it, only rows {rows} of W_Q"
         f"{' and b_Q' if cfg.bias else ''} (head {head + 1}'s queries) were replaced, by the least-squares solution "
-        f"of Q_{head + 1} K_{head + 1}ᵀ · scale = strength · rule on this input; W_K, W_V, W_O and the other heads "
+        f"of $Q_{{{head + 1}}} K_{{{head + 1}}}^\\top \\cdot \\mathrm{{scale}} = \\mathrm{{strength}} \\cdot "
+        f"\\mathrm{{rule}}$ on this input; W_K, W_V, W_O and the other heads "
         f"are unchanged. The scores softmax sees (the *scaled scores* stage above) should read **{strength:g}** where "
         f"the rule points and 0 elsewhere; {effect}.")
     tol = 1e-3 if tr.scores.dtype == np.float32 else 1e-8
@@ -173,12 +180,18 @@ def model_ablation_note(settings: Settings) -> None:
 
 
 def _rank_button(settings: Settings) -> bool:
-    """The "Rank the heads" button; the ranking stays shown for this spec and layer until they change."""
+    """The "Rank the heads" button; the ranking stays shown for this spec and layer until they change.
+
+    A callback records the click (it runs before the script, so a rerun cannot lose it).
+    """
     key = (settings.spec, settings.view.layer)
-    if st.button("Rank the heads", icon=":material/leaderboard:",
-                 help="Switch each head off alone and measure what changes."):
-        st.session_state.ranked = key
+    st.button("Rank the heads", key="rank", icon=":material/leaderboard:", on_click=_rank, args=(key,),
+              help="Switch each head off alone and measure what changes.")
     return st.session_state.get("ranked") == key
+
+
+def _rank(key) -> None:
+    st.session_state.ranked = key
 
 
 def ablation_results(settings: Settings, ex: Example) -> None:
@@ -189,7 +202,7 @@ def ablation_results(settings: Settings, ex: Example) -> None:
     where = f" of layer {ex.layer}" if spec.card else ""
     st.subheader("Switching heads off")
     st.markdown(
-        f"{MICHEL} switched heads off one at a time in trained models and found that many can go with little loss. "
+        f"Many heads of a trained model can be switched off with little loss ({MICHEL}). "
         "Here a switched-off head's output is multiplied by 0 before W_O (a head mask), so its block of the "
         "concatenation is zero and it adds nothing to the output; everything before Step 3 is computed as usual. "
         + ("" if off else "Choose heads under *Switch heads off* in the sidebar."))
@@ -217,10 +230,11 @@ def ablation_results(settings: Settings, ex: Example) -> None:
                    "part sizes. In a trained model, later layers make it less simple: choose all-MiniLM-L6-v2.")
         return
     ranking = compute.model_head_ranking(spec, ex.layer)
-    plot(xfig.removal_figure(1 - ranking.embedding_cosine, f"Layer {ex.layer}, one head off: the sentence vector",
-                             "1 − cosine to the full sentence vector", off), key="ranking")
-    plot(xfig.removal_figure(ranking.relative_change, f"Layer {ex.layer}, one head off: the last layer's output",
-                             "mean |change| / |output|, last layer", off), key="ranking_last")
+    plot(xfig.removal_figure(1 - ranking.embedding_cosine, f"Layer {ex.layer}, one head off: how far the sentence "
+                             "vector turns (1 − its cosine to the full one)", "1 − cosine", off), key="ranking")
+    plot(xfig.removal_figure(ranking.relative_change, f"Layer {ex.layer}, one head off: how far the last layer's "
+                             "token vectors move (mean |change| / |vector|)", "relative change", off),
+         key="ranking_last")
     best = int(np.argmax(1 - ranking.embedding_cosine)) + 1
     st.caption(f"On this sentence, head {best} of layer {ex.layer} moves the sentence vector most when it is off; "
                "a tall bar marks a head the model leans on here, a short one a head it can lose.")
@@ -237,7 +251,7 @@ def model_effects(settings: Settings, ex: Example) -> None:
         full = compute.full_example(spec, layer)
         change = ablation.hidden_change(full.run, ex.run)
         plot(xfig.layer_change_figure(change, layer - 1), key="layer_change")
-        st.caption(f"Layers before {layer} are untouched (grey); from layer {layer} on, each layer's output (after "
+        st.caption(f"Layers before {layer} are untouched (zero); from layer {layer} on, each layer's output (after "
                    "its feed-forward part and LayerNorm) differs, and the change can grow or fade as it travels.")
     st.markdown(f"**The sentence vector.** {spec.card.name} is used for sentence similarity: its sentence vector is "
                 "the mean of the last layer's token vectors, scaled to length 1. Compare two sentences"

@@ -85,7 +85,7 @@ def _multiselect(container, name: str, options: list, **kw) -> tuple:
         st.session_state[name] = list(url.parse(name, st.query_params[name]) or ()) if name in st.query_params \
             else list(default(name))
     st.session_state[name] = [v for v in st.session_state[name] if v in options]  # h may have changed
-    value = tuple(container.multiselect(c.label, options, key=name, **kw))
+    value = tuple(sorted(container.multiselect(c.label, options, key=name, **kw)))
     if value and st.query_params.get(name) != to_url(value):
         st.query_params[name] = to_url(value)
     elif not value and name in st.query_params:

@@ -143,7 +143,7 @@ def layer_change_figure(change: LayerChange, layer: int) -> go.Figure:
     labels = [f"layer {l + 1}" for l in range(n_layers)]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=change.relative.mean(axis=1), name="mean over tokens",
-                         marker_color=["#ced4da" if l < layer else "#e03131" for l in range(n_layers)],
+                         marker_color="#e03131",
                          hovertemplate="%{x}<br>mean relative change = %{y:.4g}<extra></extra>"))
     fig.add_trace(go.Scatter(x=labels, y=change.relative.max(axis=1), mode="markers", name="largest token",
                              marker=dict(color="#212529", symbol="diamond", size=9),

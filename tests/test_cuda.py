@@ -87,6 +87,24 @@ def test_cuda_matches_torch_mha_on_gpu(no_tf32):
 
 
 @needs_cuda
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-4), (np.float64, 1e-10)], ids=["f32", "f64"])
+def test_cuda_head_mask_matches_cpu(no_tf32, dtype, tol):
+    cfg = mc.MHAConfig(96, 12, n_kv_heads=4, causal=True)
+    w = biased_layer(cfg, dtype, seed=5)
+    x = np.random.default_rng(5).standard_normal((33, 96)).astype(dtype)
+    factors = np.ones(12)
+    factors[[0, 5, 11]] = 0.0
+    factors[3] = 0.5
+    ref = mc.forward(x, w, cfg, head_mask=factors, backend="numpy")
+    gpu = mc.forward(x, w, cfg, head_mask=factors, backend="torch", device="cuda")
+    assert gpu.device.startswith("cuda")
+    np.testing.assert_array_equal(gpu.head_mask, ref.head_mask)
+    for name in ("heads", "concat", "output"):
+        np.testing.assert_allclose(getattr(gpu, name), getattr(ref, name), rtol=0, atol=tol, err_msg=name)
+    assert (gpu.concat[:, :8] == 0).all() and (gpu.concat[:, 88:] == 0).all()
+
+
+@needs_cuda
 def test_cuda_all_blocked_row_is_zero(no_tf32):
     cfg = mc.MHAConfig(32, 4)
     w = biased_layer(cfg, np.float32)
