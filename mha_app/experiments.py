@@ -91,7 +91,7 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
     st.markdown(
         f"Two vectors of d_k independent numbers with variance 1 have a dot product of variance d_k ({VASWANI}), so "
         "raw scores spread out as d_k grows, and softmax of widely spread scores puts nearly all the weight on one "
-        f"key, where its gradients almost vanish. Dividing by √d_k brings the spread back to about 1. Here "
+        f"key, where its gradients almost vanish. Dividing by √d_k undoes that growth, whatever d_k is. Here "
         f"d_k = {cfg.d_k}: this layer's raw scores Q_i K_iᵀ have a spread (standard deviation) of "
         f"**{comparison.raw_std:.3g}**, and **{comparison.raw_std / math.sqrt(cfg.d_k):.3g}** after dividing by "
         f"√{cfg.d_k} = {math.sqrt(cfg.d_k):.3g}. Below, the same raw scores are softmaxed both ways; the rest of "
@@ -107,8 +107,9 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
     plot(xfig.scale_weights_figure(comparison, head, ex.tokens, ex.key_tokens), key="scale_weights")
     plot(xfig.scale_summary_figure(comparison), key="scale_summary")
     if settings.spec.card is None:
-        st.caption("Switch the scaling under *Scale the scores by* in the sidebar, and change d_model or h to see "
-                   "how the gap grows with d_k.")
+        st.caption("Switch the scaling under *Scale the scores by* in the sidebar"
+                   + (", and change d_model or h to see how the gap grows with d_k." if settings.spec.input != "tiny"
+                      else "."))
 
 
 # --- Planted heads ---------------------------------------------------------------------------------------------
@@ -173,10 +174,11 @@ def model_ablation_note(settings: Settings) -> None:
     """On the trained model's own pages: the attention of later layers is that of the model with heads off."""
     off, layer = settings.spec.ablate, settings.view.layer
     if off and settings.spec.card:
-        st.info(f"{_heads(off).capitalize()} of layer {layer} {'is' if len(off) == 1 else 'are'} switched off "
-                "(their output is multiplied by 0 before W_O). Layers up to "
+        one = len(off) == 1
+        st.info(f"{_heads(off).capitalize()} of layer {layer} {'is' if one else 'are'} switched off "
+                f"({'its' if one else 'their'} output is multiplied by 0 before W_O). Layers up to "
                 f"{layer} attend as usual; the layers after it read the changed output, so their weights below are "
-                "those of the model with these heads off.", icon=":material/block:")
+                f"those of the model with {'this head' if one else 'these heads'} off.", icon=":material/block:")
 
 
 def _rank_button(settings: Settings) -> bool:

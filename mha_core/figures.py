@@ -176,7 +176,7 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
     steps = [
         ("Input", "X and Y" if cross else "X", f"{n} × {d_model}" + (f", {m} × {d_model}" if cross else ""),
          "#495057"),
-        ("1 · Project", "Q_i = X W_i; K_i, V_i = Y W_i" if cross else "Q_i, K_i, V_i = X W_i",
+        ("1 · Project", "Q_i = X W_i<br>K_i, V_i = Y W_i" if cross else "Q_i, K_i, V_i = X W_i",
          f"{n_heads} heads × ({n} × {d_k})", "#4c6ef5"),
         ("2 · Attend", f"softmax(Q_i K_iᵀ{'/√d_k' if scaled else ''})<br>times V_i, per head",
          f"weights {n} × {m}<br>head_i {n} × {d_k}", "#2f9e44"),

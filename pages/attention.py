@@ -25,12 +25,14 @@ st.markdown(
     "row into weights that are ≥ 0 and sum to 1. The head's output for a token is the weighted sum of the value "
     "vectors. The heads never look at each other's numbers in this step."
 )
-# With grouped-query attention, query head i reads key/value head ceil(i / group size).
+# With grouped-query attention, query head i reads key/value head ceil(i / group size); without the scaling there is
+# no √d_k.
 K, V = (r"K_{\lceil i/%d \rceil}" % cfg.group_size, r"V_{\lceil i/%d \rceil}" % cfg.group_size) \
     if cfg.group_size > 1 else ("K_i", "V_i")
-st.latex(r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i %s^\top}{%s} + M\right) %s"
-         r"\qquad Q_i %s^\top \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
-         % (K, "1" if unscaled else r"\sqrt{%d}" % cfg.d_k, V, K, n, m, n, cfg.d_k))
+scores = r"Q_i %s^\top" % K
+st.latex(r"\mathrm{head}_i = \mathrm{softmax}\!\left(%s + M\right) %s"
+         r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
+         % (scores if unscaled else r"\frac{%s}{\sqrt{%d}}" % (scores, cfg.d_k), V, scores, n, m, n, cfg.d_k))
 experiments.cross_attention_note(ex)
 if blocked:
     st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere).")

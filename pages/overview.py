@@ -21,13 +21,17 @@ st.markdown(
 )
 for note in ex.notes:
     st.info(note)
-# Cross-attention reads keys and values from Y; without the scaling the denominator is 1; with grouped-query
-# attention, query head i reads key/value head ceil(i / group size).
+# Cross-attention reads keys and values from Y; without the scaling there is no √d_k; with grouped-query attention,
+# query head i reads key/value head j = ceil(i / group size).
 Y = "Y" if ex.key_tokens is not None else "X"
-j = r"\lceil i/%d \rceil" % cfg.group_size if cfg.group_size > 1 else "i"
+j = "j" if cfg.group_size > 1 else "i"
+scores = r"%s W^Q_i (%s W^K_%s)^\top" % ("X", Y, j)
 st.latex(r"\mathrm{MultiHead}(X%s) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d})\,W^O,"
-         r"\quad \mathrm{head}_i = \mathrm{softmax}\!\left(\frac{X W^Q_i (%s W^K_{%s})^\top}{%s}\right) %s W^V_{%s}"
-         % (", Y" if Y == "Y" else "", cfg.n_heads, Y, j, "1" if cfg.scale == 1.0 else r"\sqrt{%d}" % cfg.d_k, Y, j))
+         r"\quad \mathrm{head}_i = \mathrm{softmax}\!\left(%s\right) %s W^V_%s"
+         % (", Y" if Y == "Y" else "", cfg.n_heads,
+            scores if cfg.scale == 1.0 else r"\frac{%s}{\sqrt{%d}}" % (scores, cfg.d_k), Y, j))
+if cfg.group_size > 1:
+    st.caption(f"Query head i reads key/value head j = ⌈i / {cfg.group_size}⌉ (grouped-query attention).")
 experiments.cross_attention_note(ex)
 plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, scaled=cfg.scale != 1.0,
                              cross=ex.key_tokens is not None))

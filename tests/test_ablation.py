@@ -8,7 +8,6 @@ its output dense layer (W_O), and sentence-transformers' own sentence vector wit
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
@@ -17,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
+from conftest import biased_weights, zero_heads_hook
 from mha_core import ablation
 from mha_core.decompose import head_contributions
 from mha_core.pretrained import load_minilm
@@ -26,15 +26,6 @@ TOL = {np.float32: 2e-5, np.float64: 1e-10}
 D_MODEL = 48
 CAT = "The cat sat on the mat because it was tired."
 RUG = "A tired cat was lying on the rug."
-
-
-def biased(cfg, dtype, seed):
-    w = mc.init_weights(cfg, seed=seed, dtype=dtype)
-    if not cfg.bias:
-        return w
-    rng = np.random.default_rng(seed + 1)
-    return dataclasses.replace(w, **{name: rng.uniform(-0.5, 0.5, getattr(w, name).shape).astype(dtype)
-                                     for name in ("b_Q", "b_K", "b_V", "b_O")})
 
 
 def torch_masked(w, cfg, x, kv=None, factors=None, keep=None):
@@ -80,7 +71,7 @@ CASES = [  # h, n_kv_heads, bias, causal, n, m (None = self-attention), switched
 def test_switched_off_heads_match_torch(case, dtype, backend):
     h, n_kv, bias, causal, n, m, off = case
     cfg = mc.MHAConfig(D_MODEL, h, n_kv_heads=n_kv, bias=bias, causal=causal)
-    w = biased(cfg, dtype, seed=h)
+    w = biased_weights(cfg, dtype, seed=h)
     rng = np.random.default_rng(h)
     x = rng.standard_normal((n, D_MODEL)).astype(dtype)
     kv = None if m is None else rng.standard_normal((m, D_MODEL)).astype(dtype)
@@ -112,7 +103,7 @@ def test_switched_off_heads_match_torch(case, dtype, backend):
 def test_gates_between_0_and_1_scale_each_head(backend):
     """Michel et al.'s gates: any factor, not only 0 and 1."""
     cfg = mc.MHAConfig(D_MODEL, 4)
-    w = biased(cfg, np.float64, seed=3)
+    w = biased_weights(cfg, np.float64, seed=3)
     x = np.random.default_rng(3).standard_normal((5, D_MODEL))
     factors = np.array([0.25, 1.0, 0.0, 0.5])
     trace = mc.forward(x, w, cfg, head_mask=factors, backend=backend)
@@ -123,7 +114,7 @@ def test_gates_between_0_and_1_scale_each_head(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_no_mask_and_all_ones_agree(backend):
     cfg = mc.MHAConfig(D_MODEL, 8)
-    w = biased(cfg, np.float32, seed=1)
+    w = biased_weights(cfg, np.float32, seed=1)
     x = np.random.default_rng(1).standard_normal((6, D_MODEL)).astype(np.float32)
     plain = mc.forward(x, w, cfg, backend=backend)
     ones = mc.forward(x, w, cfg, head_mask=np.ones(8), backend=backend)
@@ -134,7 +125,7 @@ def test_no_mask_and_all_ones_agree(backend):
 
 def test_every_head_off_leaves_the_bias():
     cfg = mc.MHAConfig(D_MODEL, 4)
-    w = biased(cfg, np.float64, seed=2)
+    w = biased_weights(cfg, np.float64, seed=2)
     x = np.random.default_rng(2).standard_normal((3, D_MODEL))
     trace = mc.forward(x, w, cfg, head_mask=np.zeros(4))
     np.testing.assert_array_equal(trace.output, np.broadcast_to(w.b_O, (3, D_MODEL)))
@@ -159,7 +150,7 @@ def test_bad_head_masks_are_refused_in_words(bad, words, backend):
 
 def test_output_change_and_removal_effects_against_torch():
     cfg = mc.MHAConfig(D_MODEL, 6)
-    w = biased(cfg, np.float64, seed=4)
+    w = biased_weights(cfg, np.float64, seed=4)
     x = np.random.default_rng(4).standard_normal((7, D_MODEL))
     factors = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
     change = ablation.output_change(mc.forward(x, w, cfg, head_mask=factors), w)
@@ -188,29 +179,6 @@ def model():
     return load_minilm()
 
 
-@pytest.fixture(scope="module")
-def bert(model):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        mp.setenv("TRANSFORMERS_OFFLINE", "1")
-        transformers = pytest.importorskip("transformers")
-        net = transformers.BertModel.from_pretrained(model.model_dir, attn_implementation="eager",
-                                                     local_files_only=True).eval()
-        tokenizer = transformers.AutoTokenizer.from_pretrained(model.model_dir, local_files_only=True)
-    return net, tokenizer
-
-
-def zero_heads(encoder_layer, heads: list[int], d_k: int):
-    """A forward hook on BertSelfAttention: the context (the heads side by side, before W_O) loses these heads."""
-    def hook(_module, _inputs, output):
-        context = output[0].clone()
-        for i in heads:
-            context[..., i * d_k:(i + 1) * d_k] = 0.0
-        return (context, *output[1:])
-
-    return encoder_layer.attention.self.register_forward_hook(hook)
-
-
 @pytest.mark.parametrize("layer, heads", [(0, [0]), (2, [1, 4]), (5, list(range(12)))])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_pretrained_head_mask_matches_bert_with_those_heads_zeroed(model, bert, layer, heads, backend):
@@ -218,7 +186,7 @@ def test_pretrained_head_mask_matches_bert_with_those_heads_zeroed(model, bert, 
     mask = np.ones((6, 12))
     mask[layer, heads] = 0.0
     run = model.run(CAT, backend=backend, head_mask=mask)
-    handle = zero_heads(net.encoder.layer[layer], heads, 32)
+    handle = zero_heads_hook(net.encoder.layer[layer], heads, 32)
     try:
         with torch.no_grad():
             out = net(**tokenizer(CAT, return_tensors="pt"), output_hidden_states=True)
@@ -238,7 +206,7 @@ def test_pretrained_sentence_vector_matches_sentence_transformers_with_and_witho
     np.testing.assert_allclose(model.run(CAT).sentence_embedding, encoder.encode([CAT])[0], atol=1e-6)
     mask = np.ones((6, 12))
     mask[3, [0, 7]] = 0.0
-    handle = zero_heads(encoder[0].auto_model.encoder.layer[3], [0, 7], 32)
+    handle = zero_heads_hook(encoder[0].auto_model.encoder.layer[3], [0, 7], 32)
     try:
         reference = encoder.encode([CAT, RUG])
     finally:

@@ -18,8 +18,7 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import as_array, figure_titled, figures, run_app
-from mha_core.pretrained import load_minilm
+from conftest import as_array, figure_titled, figures, run_app, zero_heads_hook
 
 REAL = "all-MiniLM-L6-v2"
 CAT = "The cat sat on the mat because it was tired."
@@ -144,24 +143,12 @@ def test_ablate_control_writes_the_url_and_the_share_link():
 # --- the trained model -----------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def bert_with_heads_off():
-    """A function (layer, heads) -> transformers' hidden states with those heads of that layer zeroed before W_O."""
-    model = load_minilm()
-    transformers = pytest.importorskip("transformers")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        net = transformers.BertModel.from_pretrained(model.model_dir, attn_implementation="eager",
-                                                     local_files_only=True).eval()
-        tokenizer = transformers.AutoTokenizer.from_pretrained(model.model_dir, local_files_only=True)
+def bert_with_heads_off(bert):
+    """A function (text, layer, heads) -> transformers' hidden states with those heads of that layer zeroed."""
+    net, tokenizer = bert
 
     def run(text, layer=None, heads=()):
-        def hook(_module, _inputs, output):
-            context = output[0].clone()
-            for i in heads:
-                context[..., i * 32:(i + 1) * 32] = 0.0
-            return (context, *output[1:])
-
-        handle = net.encoder.layer[layer].attention.self.register_forward_hook(hook) if heads else None
+        handle = zero_heads_hook(net.encoder.layer[layer], heads, 32) if heads else None
         try:
             with torch.no_grad():
                 out = net(**tokenizer(text, return_tensors="pt"), output_hidden_states=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import pytest
 import torch
 
 import mha_core as mc
+from conftest import biased_weights as biased_layer
 
 REPO = Path(__file__).resolve().parents[1]
 HAS_CUDA = torch.cuda.is_available()
@@ -27,15 +27,6 @@ def no_tf32():
     torch.backends.cudnn.allow_tf32 = False
     yield
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-
-
-def biased_layer(cfg, dtype, seed=0):
-    w = mc.init_weights(cfg, seed=seed, dtype=dtype)
-    if not cfg.bias:
-        return w
-    rng = np.random.default_rng(seed + 1)
-    return dataclasses.replace(w, **{k: rng.uniform(-0.5, 0.5, getattr(w, k).shape).astype(dtype)
-                                     for k in ("b_Q", "b_K", "b_V", "b_O")})
 
 
 CASES = [
