@@ -6,7 +6,7 @@ import dataclasses
 
 import streamlit as st
 
-from mha_core import ablation, reference
+from mha_core import ablation, reference, scaling
 
 from .example import Example, build_example, model_head_mask
 from .settings import BACKENDS, Spec
@@ -45,6 +45,13 @@ def torch_difference(spec: Spec, layer: int) -> float:
     """Largest |difference| from PyTorch's own attention on the shown layer (see mha_core.reference)."""
     ex = example(spec, layer)
     return reference.torch_difference(ex.trace, ex.weights, ex.cfg)
+
+
+@st.cache_data(max_entries=16, show_spinner="Softmaxing the scores with and without 1/√d_k…")
+def scale_comparison(spec: Spec, layer: int, head: int) -> scaling.ScaleComparison:
+    """The shown layer's raw scores softmaxed with and without 1/√d_k (head: 0-based, whose weights are kept)."""
+    ex = example(spec, layer)
+    return scaling.compare_scaling(ex.trace, ex.cfg, head)
 
 
 @st.cache_data(max_entries=16, show_spinner="Switching off each head of this layer in turn…")

@@ -85,7 +85,7 @@ def kv_sharing(ex: Example) -> None:
 def scaling_comparison(settings: Settings, ex: Example) -> None:
     """The same raw scores softmaxed with and without 1/√d_k, side by side."""
     cfg, head = ex.cfg, settings.view.head - 1
-    comparison = scaling.compare_scaling(ex.trace, cfg)
+    comparison = compute.scale_comparison(settings.spec, ex.layer, head)
     now = "without scaling" if cfg.scale == 1.0 else "with 1/√d_k"
     st.subheader("Why divide by √d_k?")
     st.markdown(
@@ -104,7 +104,7 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
             ("largest weight, without", comparison.peak[scaling.SCALES[1]])), strict=True):
         col.metric(label, f"{values.mean():.3f}" + (" bits" if "entropy" in label else ""),
                    help="The mean over every head and query token of this layer.")
-    plot(xfig.scale_weights_figure(comparison, head, ex.tokens, ex.key_tokens), key="scale_weights")
+    plot(xfig.scale_weights_figure(comparison, ex.tokens, ex.key_tokens), key="scale_weights")
     plot(xfig.scale_summary_figure(comparison), key="scale_summary")
     if settings.spec.card is None:
         st.caption("Switch the scaling under *Scale the scores by* in the sidebar"

@@ -238,7 +238,10 @@ def describe(settings: Settings, example) -> str:
         weights = f"{spec.card.name}, layer {settings.view.layer} of {spec.card.n_layers}"
     else:
         weights = "tiny example" if spec.input == "tiny" else f"{RANDOM}, seed {spec.seed}"
-    return f"{weights} · {example.n} tokens · d_model = {cfg.d_model} · h = {cfg.n_heads} · d_k = {cfg.d_k}"
+    tokens = f"{example.n} tokens" if example.key_tokens is None else \
+        f"{example.n} query tokens, {len(example.key_tokens)} key tokens"
+    kv = f" · {cfg.kv_heads} K/V heads" if cfg.kv_heads != cfg.n_heads else ""
+    return f"{weights} · {tokens} · d_model = {cfg.d_model} · h = {cfg.n_heads}{kv} · d_k = {cfg.d_k}"
 
 
 def device_label(device: str) -> str:

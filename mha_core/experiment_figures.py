@@ -63,12 +63,12 @@ def kv_groups_figure(n_heads: int, n_kv_heads: int) -> go.Figure:
 
 # --- The 1/sqrt(d_k) switch ------------------------------------------------------------------------------------
 
-def scale_weights_figure(comparison: ScaleComparison, head: int, tokens: list[str],
+def scale_weights_figure(comparison: ScaleComparison, tokens: list[str],
                          key_tokens: list[str] | None = None) -> go.Figure:
-    """One head's weights with 1/sqrt(d_k) and without, side by side."""
-    d_k = comparison.d_k
+    """The compared head's weights with 1/sqrt(d_k) and without, side by side."""
+    d_k, head = comparison.d_k, comparison.head
     return _weights_side_by_side(
-        [(f"with 1/√d_k = 1/√{d_k}", comparison.scaled[head]), ("without scaling", comparison.unscaled[head])],
+        [(f"with 1/√d_k = 1/√{d_k}", comparison.scaled), ("without scaling", comparison.unscaled)],
         tokens, key_tokens, f"Head {head + 1}: the same raw scores, softmaxed with and without 1/√d_k (d_k = {d_k})")
 
 

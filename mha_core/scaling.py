@@ -21,33 +21,44 @@ SCALES = ("1/√d_k", "none")  # the factor on Q K^T: Vaswani et al.'s, or none 
 
 @dataclass(frozen=True)
 class ScaleComparison:
-    """One trace's attention under the two scales: 1/sqrt(d_k) and none (1)."""
+    """One trace's attention under the two scales, 1/sqrt(d_k) and none (1): one head's weights, every head's means."""
 
     d_k: int
-    raw_std: float         # spread (standard deviation) of the raw scores Q_i K_i^T over unblocked cells
-    scaled: np.ndarray     # (h, n, m) weights with 1/sqrt(d_k)
-    unscaled: np.ndarray   # (h, n, m) weights with no scaling
+    head: int              # the head whose weights are kept (0-based)
+    raw_std: float         # spread (standard deviation) of the raw scores Q_i K_i^T over every head's open cells
+    scaled: np.ndarray     # (n, m) that head's weights with 1/sqrt(d_k)
+    unscaled: np.ndarray   # (n, m) that head's weights with no scaling
     entropy: dict          # each of SCALES -> (h,) mean row entropy in bits
     peak: dict             # each of SCALES -> (h,) mean of each row's largest weight
 
 
-def _head_means(values: np.ndarray, blocked_rows: np.ndarray) -> np.ndarray:
-    """(h,) mean over the rows (queries) that attend at all."""
+def _row_mean(values: np.ndarray, blocked_rows: np.ndarray) -> float:
+    """The mean over the rows (queries) that attend at all."""
     keep = ~blocked_rows
-    return np.where(keep, values, 0.0).sum(axis=1) / np.maximum(keep.sum(axis=1), 1)
+    return float(values[keep].mean()) if keep.any() else 0.0
 
 
-def compare_scaling(trace: Trace, cfg: MHAConfig) -> ScaleComparison:
-    """The trace's raw scores (its scores divided by the scale it used) softmaxed with 1/sqrt(d_k) and with 1."""
-    raw = trace.scores.astype(np.float64) / cfg.softmax_scale  # (h, n, m)
-    blocked = trace.mask
-    weights = {}
-    for name, scale in zip(SCALES, (cfg.d_k**-0.5, 1.0), strict=True):
-        scores = raw * scale
-        weights[name] = softmax_rows(scores if blocked is None else np.where(blocked, -np.inf, scores))
-    open_cells = raw if blocked is None else raw[~blocked]
-    return ScaleComparison(
-        d_k=cfg.d_k, raw_std=float(np.std(open_cells)), scaled=weights[SCALES[0]], unscaled=weights[SCALES[1]],
-        entropy={name: _head_means(row_entropy(w), trace.blocked_rows) for name, w in weights.items()},
-        peak={name: _head_means(w.max(axis=-1), trace.blocked_rows) for name, w in weights.items()},
-    )
+def compare_scaling(trace: Trace, cfg: MHAConfig, head: int = 0) -> ScaleComparison:
+    """The trace's raw scores (its scores divided by the scale it used) softmaxed with 1/sqrt(d_k) and with 1.
+
+    One head at a time, so that memory stays at a few n x m matrices however many heads there are.
+    """
+    h = trace.scores.shape[0]
+    entropy = {name: np.zeros(h) for name in SCALES}
+    peak = {name: np.zeros(h) for name in SCALES}
+    kept, total, squares, count = {}, 0.0, 0.0, 0
+    for i in range(h):
+        raw = trace.scores[i].astype(np.float64) / cfg.softmax_scale          # (n, m)
+        blocked = None if trace.mask is None else trace.mask[i]
+        open_cells = raw if blocked is None else raw[~blocked]
+        total, squares, count = total + open_cells.sum(), squares + np.square(open_cells).sum(), count + open_cells.size
+        for name, scale in zip(SCALES, (cfg.d_k**-0.5, 1.0), strict=True):
+            scores = raw * scale
+            weights = softmax_rows(scores if blocked is None else np.where(blocked, -np.inf, scores))
+            entropy[name][i] = _row_mean(row_entropy(weights), trace.blocked_rows[i])
+            peak[name][i] = _row_mean(weights.max(axis=-1), trace.blocked_rows[i])
+            if i == head:
+                kept[name] = weights
+    mean = total / max(count, 1)
+    return ScaleComparison(d_k=cfg.d_k, head=head, raw_std=float(np.sqrt(max(squares / max(count, 1) - mean**2, 0.0))),
+                           scaled=kept[SCALES[0]], unscaled=kept[SCALES[1]], entropy=entropy, peak=peak)

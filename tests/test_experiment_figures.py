@@ -56,25 +56,28 @@ def test_w_k_of_grouped_heads_is_drawn_at_its_real_width_and_coloured_by_group()
 def test_scaling_figures_hold_both_softmaxes_of_the_raw_scores():
     x, w, cfg = traced()
     trace = mc.forward(x, w, cfg)
-    cmp = scaling.compare_scaling(trace, cfg)
+    cmp = scaling.compare_scaling(trace, cfg, head=2)
     raw = trace.q.astype(np.float64) @ trace.k.astype(np.float64).transpose(0, 2, 1)
-    np.testing.assert_allclose(cmp.scaled, softmax(raw / np.sqrt(cfg.d_k), axis=-1), atol=1e-6)
-    np.testing.assert_allclose(cmp.unscaled, softmax(raw, axis=-1), atol=1e-6)
+    np.testing.assert_allclose(cmp.scaled, softmax(raw[2] / np.sqrt(cfg.d_k), axis=-1), atol=1e-6)
+    np.testing.assert_allclose(cmp.unscaled, softmax(raw[2], axis=-1), atol=1e-6)
     np.testing.assert_allclose(cmp.entropy["none"], scipy_entropy(softmax(raw, axis=-1), base=2, axis=-1).mean(1),
                                atol=1e-5)
+    np.testing.assert_allclose(cmp.peak["1/√d_k"], softmax(raw / np.sqrt(cfg.d_k), axis=-1).max(-1).mean(1),
+                               atol=1e-6)
     assert cmp.raw_std == pytest.approx(raw.std(), rel=1e-5)
-    fig = X.scale_weights_figure(cmp, 2, TOKENS)
+    fig = X.scale_weights_figure(cmp, TOKENS)
+    assert fig.layout.title.text.startswith("Head 3:")
     assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
-    np.testing.assert_allclose(as_array(fig.to_plotly_json()["data"][1]["z"]), cmp.unscaled[2], atol=1e-12)
+    np.testing.assert_allclose(as_array(fig.to_plotly_json()["data"][1]["z"]), cmp.unscaled, atol=1e-12)
     bars = X.scale_summary_figure(cmp)
     assert len(bars.data) == 4 and bars.layout.barmode == "group"
 
 
 def test_scaling_comparison_leaves_masked_keys_out():
     x, w, cfg = traced(causal=True)
-    cmp = scaling.compare_scaling(mc.forward(x, w, cfg), cfg)
-    assert (cmp.scaled[:, np.triu(np.ones((6, 6), bool), 1)] == 0).all()
-    assert (cmp.unscaled[:, np.triu(np.ones((6, 6), bool), 1)] == 0).all()
+    cmp = scaling.compare_scaling(mc.forward(x, w, cfg), cfg, head=1)
+    assert (cmp.scaled[np.triu(np.ones((6, 6), bool), 1)] == 0).all()
+    assert (cmp.unscaled[np.triu(np.ones((6, 6), bool), 1)] == 0).all()
 
 
 def test_plant_figure_puts_the_rule_beside_the_result():
