@@ -26,6 +26,25 @@ def nbytes(obj, seen: set[int] | None = None) -> int:
     return 0
 
 
+def read_only(obj, seen: set[int] | None = None):
+    """obj itself, with every NumPy array reachable from it made read-only (it is about to be shared)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return obj
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        obj.setflags(write=False)
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            read_only(value, seen)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            read_only(value, seen)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        read_only(vars(obj), seen)
+    return obj
+
+
 class BoundedCache:
     """Least recently used first out, once there are more than max_entries values or max_bytes in all.
 

@@ -1,24 +1,47 @@
-"""The app's computations, cached: the example of a spec, a pretrained model, the check against PyTorch.
+"""The app's computations, cached: the example of a spec, a pretrained model, the check against PyTorch, and the
+experiments' comparisons.
 
-Every cache is bounded in entries and bytes. Examples are kept once for the whole server and handed to each session
-as they are, read-only: st.cache_data would give every session its own copy (a class that opens one shared link
-would hold one copy per student) and has no bound in bytes, while a long sequence takes hundreds of MB.
+Every cache is bounded in entries and in bytes. Results that hold arrays are kept once for the whole server and
+handed to every session as they are, read-only (`shared`): st.cache_data would give each session its own copy (a
+class that opens one shared link would hold one copy per student) and has no bound in bytes, while one example of
+a long sequence takes hundreds of MB. Results that are a few numbers stay in st.cache_data.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import contextlib
+import dataclasses
+import functools
+
 import streamlit as st
 
-from mha_core import reference
+from mha_core import ablation, reference, scaling
 from mha_core.pretrained import MODELS
 
-from .cache import BoundedCache
-from .example import Example, build_example
-from .settings import Spec
+from .cache import BoundedCache, read_only
+from .example import Example, build_example, model_head_mask
+from .settings import BACKENDS, Spec
 
 MAX_EXAMPLES = 16
 MAX_EXAMPLE_BYTES = 512 * 2**20  # in all; an example larger than this alone is computed for its run, not kept
+
+
+def shared(max_entries: int, max_bytes: int, spinner: str | None = None):
+    """Cache a function of hashable inputs (never of a user) once for every session: read-only results, at most
+    max_entries of them and max_bytes in all (see BoundedCache)."""
+    def decorate(fn):
+        cache = BoundedCache(max_entries, max_bytes)
+
+        @functools.wraps(fn)
+        def cached(*args):
+            def compute():
+                with st.spinner(spinner) if spinner else contextlib.nullcontext():
+                    return read_only(fn(*args))
+            return cache.get(args, compute)
+
+        cached.cache = cache
+        return cached
+    return decorate
 
 
 @st.cache_resource(show_spinner="Loading the trained model…", max_entries=len(MODELS))
@@ -27,34 +50,50 @@ def pretrained_model(name: str):
     return MODELS[name].load()
 
 
-@st.cache_resource
-def _examples() -> BoundedCache:
-    """The one example cache of the server. Its keys are Specs, its values depend on nothing else (no user)."""
-    return BoundedCache(MAX_EXAMPLES, MAX_EXAMPLE_BYTES)
-
-
-def _read_only(ex: Example) -> Example:
-    """The example with every array of its trace and weights made read-only: sessions share it."""
-    for part in (ex.trace, ex.weights):
-        for array in vars(part).values():
-            if isinstance(array, np.ndarray):
-                array.setflags(write=False)
-    return ex
-
-
-def _build(spec: Spec) -> Example:
-    with st.spinner("Computing attention…"):
-        return _read_only(build_example(spec, pretrained_model(spec.model) if spec.card else None))
+@shared(MAX_EXAMPLES, MAX_EXAMPLE_BYTES, "Computing attention…")
+def _example(spec: Spec, ablated_layer: int | None) -> Example:
+    return build_example(spec, pretrained_model(spec.model) if spec.card else None, layer=ablated_layer or 1)
 
 
 def example(spec: Spec, layer: int = 1) -> Example:
-    """The example of `spec`, at `layer` for a pretrained model (every layer is computed once, for any layer)."""
-    ex = _examples().get(spec, lambda: _build(spec))
+    """The example of `spec`, at `layer` for a pretrained model (every layer is computed once, for any layer).
+
+    A trained model's switched-off heads are those of the layer on view, so that layer is part of the computation
+    (and of the cache key) when heads are switched off, and only then.
+    """
+    ex = _example(spec, layer if spec.card and spec.ablate else None)
     return ex if ex.run is None else ex.at_layer(layer, pretrained_model(spec.model))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)  # one float per entry
+def full_example(spec: Spec, layer: int = 1) -> Example:
+    """The same example with every head kept (itself when no head is switched off)."""
+    return example(dataclasses.replace(spec, ablate=()), layer)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)  # one number each
 def torch_difference(spec: Spec, layer: int) -> float:
-    """Largest |difference| from torch.nn.MultiheadAttention on the shown layer (see mha_core.reference)."""
+    """Largest |difference| from PyTorch's own attention on the shown layer (see mha_core.reference)."""
     ex = example(spec, layer)
     return reference.torch_difference(ex.trace, ex.weights, ex.cfg)
+
+
+@shared(16, 256 * 2**20, "Softmaxing the scores with and without 1/√d_k…")  # two (n, m) matrices each
+def scale_comparison(spec: Spec, layer: int, head: int) -> scaling.ScaleComparison:
+    """The shown layer's raw scores softmaxed with and without 1/√d_k (head: 0-based, whose weights are kept)."""
+    ex = example(spec, layer)
+    return scaling.compare_scaling(ex.trace, ex.cfg, head)
+
+
+@st.cache_data(max_entries=16, show_spinner="Switching off each head of this layer in turn…")  # 2 x h numbers
+def model_head_ranking(spec: Spec, layer: int) -> ablation.ModelRanking:
+    """For a trained model: what removing each head of `layer` alone does to the rest of the model."""
+    full = full_example(spec, layer)
+    return ablation.rank_heads_in_model(pretrained_model(spec.model), full.run, layer - 1, BACKENDS[spec.backend])
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading the second sentence…")  # two numbers
+def sentence_similarity(spec: Spec, layer: int, other: str) -> tuple[float, float]:
+    """Cosine similarity of the sentence vectors of spec.text and `other`: with every head, and with spec.ablate off."""
+    model = pretrained_model(spec.model)
+    return ablation.embedding_similarity(model, spec.text, other, model_head_mask(spec, model, layer),
+                                         BACKENDS[spec.backend])

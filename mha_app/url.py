@@ -17,6 +17,7 @@ from .settings import APP_MAX_HEADS, APP_MAX_TOKENS, FIELDS, Spec, control, defa
 from .text import quote
 
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
+_NUMBER = re.compile(r"[+-]?([0-9]{1,30}(\.[0-9]{0,30})?|\.[0-9]{1,30})([eE][+-]?[0-9]{1,3})?")
 
 
 def head_options(d_model: int) -> list[int]:
@@ -29,9 +30,41 @@ def closest_head_count(d_model: int, wanted: int) -> int:
     return min(head_options(d_model), key=lambda h: (abs(h - wanted), -h))
 
 
+def _parse_tuple(name: str, raw: str):
+    """A tuple setting, e.g. ablate=2,5: whole numbers in lo..hi, comma-separated; the others are dropped."""
+    c = control(name)
+    good, bad = set(), []
+    for part in (p.strip() for p in raw.split(",")):
+        if _WHOLE_NUMBER.fullmatch(part) and c.lo <= int(part) <= c.hi:
+            good.add(int(part))
+        elif part:
+            bad.append(part)
+    problem = None
+    if bad:
+        problem = (f"`{name}` lists {c.what or c.label} by number from {c.lo} to {c.hi}, separated by commas "
+                   f"(e.g. {c.lo},{c.lo + 1}); the link's {', '.join(quote(b) for b in bad[:3])} "
+                   f"{'was' if len(bad) == 1 else 'were'} left out.")
+    return tuple(sorted(good)) or None, problem
+
+
+def parse(name: str, raw: str):
+    """A setting's value read from the URL, or None when the text is not a valid value (see check for why)."""
+    return _parse(name, str(raw))[0]
+
+
 def _parse(name: str, raw: str):
     """(value, problem): the field's value read from the link, or None and a sentence saying why not."""
     c, kind = control(name), type(default(name))
+    if kind is tuple:
+        return _parse_tuple(name, raw)
+    if kind is float:
+        what = c.what or c.label
+        if not _NUMBER.fullmatch(raw.strip()):
+            return None, f"`{name}` should be a number ({what}), but the link says {quote(raw)}; using the default."
+        value = float(raw)
+        if not c.lo <= value <= c.hi:  # also catches 1e999, which reads as infinity
+            return None, f"`{name}` = {quote(raw)} is outside {c.lo:g}…{c.hi:g} ({what}); using the default."
+        return value, None
     if kind is bool:
         if raw in ("true", "false"):
             return raw == "true", None
@@ -57,16 +90,39 @@ def _parse(name: str, raw: str):
     return raw, None
 
 
-def _token_count(get) -> int | None:
-    """How many tokens the link's input makes with random weights (None with a trained model: its tokenizer
-    decides, and says itself when it cuts a long text)."""
+def _cut_to_tokens(name: str, values: dict, kept: dict, get, problems: list[str]) -> int:
+    """The number of tokens of a text setting; a text over APP_MAX_TOKENS tokens is cut to them, with a warning."""
+    spans = token_spans(get(name))
+    if len(spans) > APP_MAX_TOKENS:
+        values[name] = get(name)[: spans[APP_MAX_TOKENS - 1][1]]
+        kept[name] = values[name]
+        problems.append(f"`{name}` in the link has {len(spans):,} tokens, more than the {APP_MAX_TOKENS:,} the app "
+                        f"shows; only the first {APP_MAX_TOKENS:,} are used.")
+    return min(len(spans), APP_MAX_TOKENS)
+
+
+def _check_tokens(values: dict, kept: dict, get) -> list[str]:
+    """Settings that depend on the number of tokens, with random weights (a trained model's tokenizer decides its
+    own count, and says when it cuts a long text; the query token is then checked by the sidebar)."""
+    problems: list[str] = []
+    input_mode = get("input")
     if Spec(model=get("model")).card is not None:
-        return None
-    if get("input") == "tiny":
-        return len(TINY_TOKENS)
-    if get("input") == "random":
-        return get("n")
-    return len(token_spans(get("text")))
+        return problems
+    if input_mode in ("sentence", "pair"):
+        n = _cut_to_tokens("text", values, kept, get, problems)
+    else:
+        n = len(TINY_TOKENS) if input_mode == "tiny" else get("n")
+    m = _cut_to_tokens("text_kv", values, kept, get, problems) if input_mode == "pair" else n
+    if not n or not m:  # a text without words: the page says so
+        return problems
+    if "pad" in values and values["pad"] >= m:
+        keys = "key tokens" if input_mode == "pair" else "tokens"
+        problems.append(f"`pad` = {values['pad']} would mask every one of the {m} {keys}; no padding is used.")
+        del values["pad"], kept["pad"]
+    if "query" in values and values["query"] > n:
+        problems.append(f"`query` = {values['query']} but there are only {n} tokens; showing the last one, {n}.")
+        values["query"], kept["query"] = n, str(n)
+    return problems
 
 
 def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, str]]:
@@ -75,6 +131,7 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
     A parameter given more than once (`?h=2&h=4`) counts with its last value, as Streamlit reads it.
     """
     problems: list[str] = []
+    kept: dict[str, str] = {}
     values = {}
     for name, given in params.items():
         raws = [given] if isinstance(given, str) else list(given)
@@ -84,11 +141,13 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
         if len(raws) > 1:
             problems.append(f"`{name}` appears {len(raws)} times in the link; only the last one, "
                             f"{quote(raws[-1])}, is used.")
-        value, problem = _parse(name, str(raws[-1]))
+        raw = raws[-1]
+        value, problem = _parse(name, str(raw))
         if problem:
             problems.append(problem)
         if value is not None:
             values[name] = value
+            kept[name] = to_url(value)
 
     def get(name):
         return values.get(name, default(name))
@@ -104,25 +163,55 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
                 f"`h` = {h} does not divide `d_model` = {d_model}: each head needs d_model / h whole dimensions. "
                 f"Head counts that work: {', '.join(map(str, head_options(d_model)))}. Using h = {fixed} instead.")
             values["h"] = fixed
+            kept["h"] = str(fixed)
     heads = Spec(model=model, input=input_mode, h=get("h") if random_weights else default("h")).heads
     if "head" in values and values["head"] > heads:
         problems.append(f"`head` = {values['head']} but there are only {heads} heads; showing head 1.")
-        del values["head"]
+        del values["head"], kept["head"]
     card = Spec(model=model).card
     if card and "layer" in values and values["layer"] > card.n_layers:
         problems.append(f"`layer` = {values['layer']} but {card.name} has only {card.n_layers} layers; "
                         "showing layer 1.")
-        del values["layer"]
-    n = _token_count(get) or None  # no tokens at all: the page says the text has no words
-    if n is not None and n > APP_MAX_TOKENS:
-        values["text"] = get("text")[: token_spans(get("text"))[APP_MAX_TOKENS - 1][1]]
-        problems.append(f"`text` in the link has {n:,} tokens, more than the {APP_MAX_TOKENS:,} the app shows; "
-                        f"only the first {APP_MAX_TOKENS:,} are used.")
-        n = APP_MAX_TOKENS
-    if n is not None and "pad" in values and values["pad"] >= n:
-        problems.append(f"`pad` = {values['pad']} would mask every one of the {n} tokens; no padding is used.")
-        del values["pad"]
-    if n is not None and "query" in values and values["query"] > n:
-        problems.append(f"`query` = {values['query']} but there are only {n} tokens; showing the last one, {n}.")
-        values["query"] = n
-    return problems, {name: to_url(value) for name, value in values.items()}
+        del values["layer"], kept["layer"]
+    problems += _check_tokens(values, kept, get)
+    problems += _check_experiments(values, kept, card, input_mode, heads, get("h"))
+    return problems, kept
+
+
+def _check_experiments(values: dict, kept: dict, card, input_mode: str, heads: int, h: int) -> list[str]:
+    """The rules between the experiment settings (ablate, kv_heads, scale, plant) and the model; drops what fails."""
+    problems = []
+
+    def drop(name: str, problem: str) -> None:
+        problems.append(problem)
+        del values[name], kept[name]
+
+    weights = f"{card.name}'s trained weights" if card else "the tiny example's fixed weights"
+    if "ablate" in values and max(values["ablate"]) > heads:
+        kept_heads = tuple(i for i in values["ablate"] if i <= heads)
+        problems.append(f"`ablate` names head {max(values['ablate'])}, but there are only {heads} heads; "
+                        + (f"switching off {to_url(kept_heads)} only." if kept_heads else "no head is switched off."))
+        if kept_heads:
+            values["ablate"], kept["ablate"] = kept_heads, to_url(kept_heads)
+        else:
+            del values["ablate"], kept["ablate"]
+    if "kv_heads" in values:
+        kv = values["kv_heads"]
+        if card or input_mode == "tiny":
+            drop("kv_heads", f"`kv_heads` applies to random weights; {weights} have one key/value head per query "
+                             "head, so it was ignored.")
+        elif kv and h % kv:
+            drop("kv_heads", f"`kv_heads` = {kv} does not divide h = {h}: every key/value head must serve the same "
+                             f"number of query heads. Values that work: {', '.join(map(str, divisors(h)))}. "
+                             "Using one key/value head per query head (plain multi-head attention).")
+    if card and "scale" in values:
+        drop("scale", f"`scale` applies to random weights; {card.name} was trained with the 1/√d_k scaling and "
+                      "keeps it (the attention page compares both anyway).")
+    if card and "plant" in values:
+        drop("plant", f"`plant` applies to random weights; {card.name}'s heads are shown as trained.")
+    if "plant_head" in values and values["plant_head"] > heads:
+        drop("plant_head", f"`plant_head` = {values['plant_head']} but there are only {heads} heads; planting head 1.")
+    if input_mode == "pair" and values.get("causal"):
+        drop("causal", "A causal mask hides later tokens of the same sequence; in cross-attention the queries read "
+                       "another sequence, which a decoder sees whole. The causal mask is off for `input` = pair.")
+    return problems

@@ -85,8 +85,8 @@ def test_sessions_share_one_read_only_example_and_the_cache_stays_bounded():
         ex_a.trace.weights[0, 0, 0] = 1.0  # a session cannot change what another one sees
     for seed in range(compute.MAX_EXAMPLES + 4):
         run_app({**params, "seed": str(seed)})
-    cache = compute._examples()
-    assert len(cache) <= compute.MAX_EXAMPLES and cache.bytes <= compute.MAX_EXAMPLE_BYTES
+    cache = compute._example.cache
+    assert len(cache) == compute.MAX_EXAMPLES and cache.bytes <= compute.MAX_EXAMPLE_BYTES
 
 
 def test_different_settings_never_share_an_example():
@@ -109,9 +109,22 @@ def test_nothing_per_user_lives_in_cache_resource():
     """st.cache_resource is shared by every session: its functions take no argument but a model's name, so what
     they return cannot depend on one user's input."""
     found = {(path, fn.name): [a.arg for a in fn.args.args] for path, fn in _cached_functions("st.cache_resource")}
-    assert found, "the pretrained model and the example cache are cache_resource"
+    assert found, "the pretrained model is a cache_resource"
     for (path, name), args in found.items():
         assert args in ([], ["name"]), f"{path}:{name}({', '.join(args)}) would keep per-user data for everyone"
+
+
+def test_shared_caches_are_keyed_on_settings_only():
+    """The results shared by every session are functions of the settings (a Spec, a layer, a head), never of a
+    session's state, and each cache has a bound in entries and in bytes."""
+    found = list(_cached_functions("shared"))
+    assert {fn.name for _, fn in found} >= {"_example", "scale_comparison"}
+    for path, fn in found:
+        annotations = [ast.unparse(a.annotation) for a in fn.args.args]
+        assert set(annotations) <= {"Spec", "int", "int | None", "str"}, f"{path}:{fn.name}{annotations}"
+        assert "session_state" not in ast.unparse(fn), f"{path}:{fn.name} reads a session's state"
+        cache = getattr(compute, fn.name).cache
+        assert 0 < cache.max_entries <= 64 and 0 < cache.max_bytes <= compute.MAX_EXAMPLE_BYTES
 
 
 def test_every_cache_data_is_bounded_in_entries():

@@ -63,6 +63,8 @@ def _valid(name: str, rng: random.Random) -> str:
         return rng.choice(["{}", "{}", "{}", " {} ", "+{}", "0{}"]).format(value)  # spaces, sign, leading zero
     if isinstance(d, float):
         return repr(rng.uniform(c.lo, c.hi)) if c.hi > c.lo else repr(d)
+    if isinstance(d, tuple):  # whole numbers in lo..hi, comma-separated
+        return ",".join(str(rng.randint(c.lo, min(c.hi, c.lo + 3))) for _ in range(rng.randint(1, 3)))
     if c.max_chars:
         return rng.choice(TEXTS)
     return rng.choice([d, d + " more", "ünïcode ✓"])
@@ -80,6 +82,8 @@ def _refused(name: str, rng: random.Random) -> str | None:
         return str(rng.choice([*NOT_WHOLE_NUMBERS, c.lo - 1, c.hi + 1, -c.hi, 10**30, -(2**63)]))
     if isinstance(d, float):
         return rng.choice(["inf", "-inf", "nan", "1e309", "", "abc", "0x1p3", "½", str(c.hi + 1), str(c.lo - 1)])
+    if isinstance(d, tuple):  # one part that is not a number in lo..hi
+        return rng.choice([f"{c.lo},abc", f"{c.hi + 1}", "1;2", "inf", f"{c.lo},,{c.lo - 1}", "😀"])
     if c.max_chars:  # up to 100k characters (Streamlit ignores a query string over 512 KiB, before the app sees it)
         unit, length = rng.choice(["x", "ab"]), rng.randint(c.max_chars + 1, 100_000)  # few tokens: fast
         return unit * (length // len(unit) + 1)
@@ -119,6 +123,8 @@ def parsed(name: str, raw: str):
         return int(raw.strip())
     if isinstance(d, float):
         return float(raw)
+    if isinstance(d, tuple):
+        return tuple(sorted({int(part) for part in raw.split(",")}))
     return raw
 
 
@@ -136,18 +142,29 @@ def contradicted(link: Link, settings, example) -> set[str]:
     given = {name: parsed(name, raw) for name, raw in link.params.items()
              if name in FIELDS and name not in link.refused}
     out = set()
-    card = settings.spec.card
-    n, heads = len(example.tokens), example.cfg.n_heads
+    spec, card = settings.spec, settings.spec.card
+    n, m, heads = len(example.tokens), len(example.key_tokens or example.tokens), example.cfg.n_heads
     if "head" in given and given["head"] > heads:
         out.add("head")
     if "query" in given and given["query"] > n:
         out.add("query")
     if card and "layer" in given and given["layer"] > card.n_layers:
         out.add("layer")
-    if not card and "pad" in given and given["pad"] >= n:
+    if not card and "pad" in given and given["pad"] >= m:
         out.add("pad")
-    if not card and settings.spec.input != "tiny" and "h" in given and settings.spec.d_model % given["h"]:
+    if not card and spec.input != "tiny" and "h" in given and spec.d_model % given["h"]:
         out.add("h")
+    # The experiments on heads: what a trained model or the tiny example cannot take, and heads that do not exist.
+    if "ablate" in given and max(given["ablate"]) > heads:
+        out.add("ablate")
+    if "kv_heads" in given and (card or spec.input == "tiny" or given["kv_heads"] and spec.h % given["kv_heads"]):
+        out.add("kv_heads")
+    if card:
+        out |= {"scale", "plant"} & set(given)
+    if "plant_head" in given and given["plant_head"] > heads:
+        out.add("plant_head")
+    if spec.input == "pair" and given.get("causal"):
+        out.add("causal")
     return out
 
 
@@ -160,7 +177,8 @@ def used(settings) -> set[str]:
     names |= {"input", "causal", "pad"}
     if spec.input != "tiny":
         names |= {"d_model", "h", "seed"}
-    return names | ({"text", "pe"} if spec.input == "sentence" else {"n"} if spec.input == "random" else set())
+    inputs = {"sentence": {"text", "pe"}, "pair": {"text", "text_kv", "pe"}, "random": {"n"}}
+    return names | inputs.get(spec.input, set())
 
 
 def plain(text: str) -> str:
@@ -181,12 +199,13 @@ def test_crafted_link(i):
     for text in notes + messages(at, "error"):
         assert "Traceback" not in text and "Error:" not in text and not re.search(r"\w+Error\b", text), (where, text)
 
-    text = link.params.get("text", default("text"))
-    text = text[-1] if isinstance(text, list) else text
+    texts = {name: link.params.get(name, default(name)) for name in ("text", "text_kv")}
+    texts = {name: value[-1] if isinstance(value, list) else value for name, value in texts.items()}
+    text = texts["text"]
     errors = messages(at, "error")
     if errors:  # the one message that stops a page: a sentence with no words in it
         assert all("text" in e and ("no words" in e or "empty" in e) for e in errors), (where, errors)
-        assert not re.sub(r"[\s\u200b\ufeff\u202a-\u202e]", "", text), (where, errors)
+        assert any(not re.sub(r"[\s\u200b\ufeff\u202a-\u202e]", "", t) for t in texts.values()), (where, errors)
         return
     settings, example = at.session_state["view"]
     for name in link.refused | contradicted(link, settings, example):
