@@ -66,6 +66,10 @@ class BoundedCache:
     def __len__(self) -> int:
         return len(self._values)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
     def _lookup(self, key) -> tuple[bool, object]:
         """(True, value) when cached, else (False, the lock of this key's computation)."""
         with self._lock:

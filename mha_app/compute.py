@@ -39,7 +39,7 @@ def shared(max_entries: int, max_bytes: int, spinner: str | None = None):
                     return read_only(fn(*args))
             return cache.get(args, compute)
 
-        cached.cache = cache
+        cached.cache, cached.clear = cache, cache.clear  # clear() as st.cache_data's functions have it
         return cached
     return decorate
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 
 import numpy as np
@@ -74,6 +73,6 @@ def non_finite_on_screen(at, user_text: str = "") -> list[str]:
                 if word.lower().lstrip("-") not in typed:
                     found.append(f"{kind}: {text[:80]!r}")
     for metric in at.metric:
-        if not math.isfinite(float(str(metric.value).replace(",", ""))):
-            found.append(f"metric {metric.label}: {metric.value}")
+        if NOT_A_NUMBER.search(f"{metric.value} {metric.proto.delta}"):
+            found.append(f"metric {metric.label}: {metric.value} {metric.proto.delta}")
     return found
