@@ -155,16 +155,17 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
     # Settings that only make sense together.
     model, input_mode = get("model"), get("input")
     random_weights = Spec(model=model).card is None
-    if random_weights and input_mode != "tiny" and "h" in values:
-        d_model, h = get("d_model"), values["h"]
-        if d_model % h:
-            fixed = closest_head_count(d_model, h)
+    h = get("h")
+    if random_weights and input_mode != "tiny" and get("d_model") % h:
+        d_model, fixed = get("d_model"), closest_head_count(get("d_model"), h)
+        if "h" in values:
             problems.append(
                 f"`h` = {h} does not divide `d_model` = {d_model}: each head needs d_model / h whole dimensions. "
                 f"Head counts that work: {', '.join(map(str, head_options(d_model)))}. Using h = {fixed} instead.")
             values["h"] = fixed
             kept["h"] = str(fixed)
-    heads = Spec(model=model, input=input_mode, h=get("h") if random_weights else default("h")).heads
+        h = fixed  # without h in the link, the sidebar picks this same count: the checks below count these heads
+    heads = Spec(model=model, input=input_mode, h=h if random_weights else default("h")).heads
     if "head" in values and values["head"] > heads:
         problems.append(f"`head` = {values['head']} but there are only {heads} heads; showing head 1.")
         del values["head"], kept["head"]
@@ -174,7 +175,7 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
                         "showing layer 1.")
         del values["layer"], kept["layer"]
     problems += _check_tokens(values, kept, get)
-    problems += _check_experiments(values, kept, card, input_mode, heads, get("h"))
+    problems += _check_experiments(values, kept, card, input_mode, heads, h)
     return problems, kept
 
 
