@@ -14,6 +14,7 @@ from mha_core.export import trace_npz
 from mha_core.presets import TINY_CONFIG, TINY_TOKENS
 
 from . import compute, url
+from .model_text import sentence_help, token_gloss
 from .sentences import EXAMPLE_SENTENCES
 from .settings import RANDOM, STAGES, Settings, Spec, View, control, default
 from .snippets import settings_json
@@ -107,7 +108,7 @@ def spec_controls() -> tuple[Spec, int]:
     if input_mode == "sentence":
         c = control("text")
         text = sb.text_area(c.label, value=d.text, max_chars=c.max_chars, key="text", bind=BIND,
-                            help="Split into words and punctuation marks; each one becomes a token.")
+                            help=sentence_help(Spec(model=model)))
     elif input_mode == "random":
         n = _number(sb, "n")
     d_model, h = d.d_model, d.h
@@ -136,7 +137,7 @@ def spec_controls() -> tuple[Spec, int]:
     return spec, int(layer)
 
 
-def view_controls(layer: int, example) -> View:
+def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     """The selected head and query token, in the sidebar so they persist across pages (and in the URL)."""
     sb = st.sidebar
     sb.header("Focus")
@@ -145,7 +146,9 @@ def view_controls(layer: int, example) -> View:
         st.session_state.query = example.n
     query = sb.number_input(control("query").label, 1, example.n, 1, key="query", bind=BIND,
                             help=control("query").help)
-    sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
+    token = example.tokens[query - 1]
+    gloss = token_gloss(spec or Spec(), token)
+    sb.caption(f"Query token {query}: {quote(token)}" + (f" ({gloss})" if gloss else ""))
     # The stage control lives on the attention page, which runs later; its value is already in the session state
     # (or, on the first run, only in the URL).
     stage = st.session_state.get("stage") or st.query_params.get("stage")
@@ -193,7 +196,7 @@ def prepare(page_path: str) -> None:
     except ConfigError as err:
         st.error(str(err), icon=":material/block:")
         st.stop()
-    settings = Settings(spec, view_controls(layer, example))
+    settings = Settings(spec, view_controls(layer, example, spec))
     st.session_state.view = (settings, example)
     st.caption(describe(settings, example))
     share_and_export(settings, example, page_path)

@@ -42,6 +42,8 @@ with torch.no_grad():
 X = torch.tensor(x, dtype=torch.float64)[None]  # (1, n, d_model): a batch of one
 attn_mask = None if attn_mask is None else torch.tensor(attn_mask)
 key_padding_mask = None if key_padding_mask is None else torch.tensor(key_padding_mask)[None]  # (1, m)
+# By default nn.MultiheadAttention averages the weights over the heads, shape (N, L, S); the app shows every head,
+# so ask for them one by one: weights is then (N, h, L, S).
 output, weights = mha(X, X, X, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                       need_weights=True, average_attn_weights=False)
 torch.set_printoptions(precision=4, sci_mode=False)

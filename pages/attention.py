@@ -3,8 +3,8 @@
 import streamlit as st
 
 from mha_app.settings import STAGES, View
-from mha_app.toolkit import BIND, code_for_step, next_step, plot, view
-from mha_core import figures
+from mha_app.toolkit import BIND, code_for_step, next_step, plot, untrained_note, view
+from mha_core import figures, formulas
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -15,14 +15,19 @@ blocked = int(tr.mask[0].sum()) if tr.mask is not None else 0
 st.title("Step 2 · Scaled dot-product attention, in every head")
 st.markdown(
     "Each head compares every query with every key by a dot product: a large score means a good match. "
-    f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}** so that they do not grow with "
-    "d_k and push softmax into near one-hot rows. Blocked pairs (the mask) are set to −∞, and softmax turns each "
-    "row into weights that are ≥ 0 and sum to 1. The head's output for a token is the weighted sum of the value "
-    "vectors. The heads never look at each other's numbers in this step."
+    f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}** (Vaswani et al. 2017): if the "
+    "d_k numbers of a query and a key are independent with mean 0 and variance 1, their dot product has mean 0 and "
+    "**variance d_k**, so the wider the heads, the wider the scores spread; and large scores push softmax into "
+    "near one-hot rows, where its **gradients are tiny** and learning stalls. Dividing by √d_k brings the variance "
+    "back to 1. Blocked pairs (the mask M) get −∞, hence weight 0, and softmax turns each row into weights that "
+    "are ≥ 0 and sum to 1. The head's output for a token is the weighted sum of the value vectors. The heads never "
+    "look at each other's numbers in this step."
 )
-st.latex(r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{%d}} + M\right) V_i"
-         r"\qquad Q_i K_i^\top \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
-         % (cfg.d_k, n, m, n, cfg.d_k))
+untrained_note(settings)
+st.latex(formulas.attention(cfg)
+         + r"\qquad Q_i K_i^\top \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
+         % (n, m, n, cfg.d_k))
+st.latex(formulas.mask(tr.mask))
 if blocked:
     st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere).")
 if tr.blocked_rows.any():
@@ -42,7 +47,9 @@ with right:
     plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size), key="mix")
 
 st.subheader("How focused is each head?")
-st.caption("Entropy of each weight row in bits: 0 means all weight on one key; higher means spread out.")
+st.caption("Entropy of each weight row in bits: 0 means all the weight is on one key (which may be the token "
+           f"itself); the most is log2(m) = log2({m}) bits, every key weighted the same. That maximum grows with the "
+           "number of tokens, so longer sentences give higher entropies: compare heads on the same sentence.")
 plot(figures.entropy_figure(tr, ex.tokens), key="entropy")
 code_for_step(2)
 next_step("pages/concatenation.py", "Step 3: concatenation")

@@ -3,8 +3,10 @@
 import streamlit as st
 
 from mha_app import compute
-from mha_app.toolkit import next_step, plot, view
-from mha_core import figures
+from mha_app.cost_table import cost_rows, what_grows
+from mha_app.model_text import input_source, special_tokens_explained, token_notes
+from mha_app.toolkit import bias_note, next_step, plot, untrained_note, view
+from mha_core import figures, formulas
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -16,15 +18,18 @@ st.markdown(
     "Attention lets every token gather information from the other tokens. **Multi-head** attention does this "
     f"**h = {cfg.n_heads}** times in parallel: each head gets its own projections of the input into a "
     f"smaller space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of relation. "
-    "The heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O. "
-    "Splitting d_model across heads keeps the total cost close to that of one full-width head."
+    "The heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O "
+    "(Vaswani et al. 2017, “Attention Is All You Need”). Splitting d_model across the heads costs exactly the "
+    "parameters and multiply-adds of one head of full width: the table below counts them."
 )
+untrained_note(settings)
 for note in ex.notes:
     st.info(note)
-st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d})\,W^O,"
-         r"\quad \mathrm{head}_i = \mathrm{softmax}\!\left(\frac{X W^Q_i (X W^K_i)^\top}{\sqrt{%d}}\right) X W^V_i"
-         % (cfg.n_heads, cfg.d_k))
-plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m))
+st.latex(formulas.multihead(cfg))
+st.latex(formulas.projection(cfg))
+st.latex(formulas.mask(tr.mask))
+st.caption(bias_note(ex))
+plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, bias=cfg.bias))
 
 cols = st.columns(4)
 cols[0].metric("tokens n", n)
@@ -32,9 +37,20 @@ cols[1].metric("d_model", cfg.d_model)
 cols[2].metric("heads h", cfg.n_heads)
 cols[3].metric("d_k per head", cfg.d_k)
 
+st.subheader("What it costs: h heads against one head of width d_model")
+st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias), hide_index=True, width="stretch")
+st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = {cfg.d_model}. "
+           f"{what_grows(n, m, cfg.n_heads)}")
+
 st.subheader("Tokens")
-st.caption("The input split into tokens; each becomes one row of X.")
-st.dataframe({"position": list(range(1, n + 1)), "token": ex.tokens}, hide_index=True, height=min(740, 35 * n + 38))
+st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")
+tokens = {"position": list(range(1, n + 1)), "token": ex.tokens}
+notes = token_notes(settings.spec, ex.tokens)
+if any(notes):
+    tokens["what it is"] = notes
+st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
+if special_tokens_explained(settings.spec):
+    st.caption(special_tokens_explained(settings.spec))
 
 st.subheader("The result")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens))

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from mha_app.toolkit import code_for_step, next_step, plot, view
-from mha_core import figures
+from mha_app.model_text import input_source
+from mha_app.toolkit import bias_note, code_for_step, next_step, plot, untrained_note, view
+from mha_core import figures, formulas
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights
@@ -11,16 +12,19 @@ n, d_model, h, d_k = len(ex.tokens), cfg.d_model, cfg.n_heads, cfg.d_k
 
 st.title("Step 1 · Project the input into Q, K and V for every head")
 st.markdown(
-    f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three learned matrices turn X into "
+    f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three weight matrices turn X into "
     "queries (what a token is looking for), keys (what a token offers to be found by) and values (what it passes "
     f"on once found). Every matrix has **h · d_k = {h} · {d_k} = {h * d_k}** columns, and head *i* owns its own "
     f"block of **{d_k}** columns: the same input, {h} different views of it."
 )
-st.latex(r"Q_i = X\,W^Q_i + b^Q_i,\quad K_i = X\,W^K_i + b^K_i,\quad V_i = X\,W^V_i + b^V_i")
+untrained_note(settings)
+st.latex(formulas.projection(cfg))
 st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_i, W^V_i \in \mathbb{R}^{%d\times%d},\quad "
-         r"Q_i, K_i, V_i \in \mathbb{R}^{%d\times%d}" % (n, d_model, d_model, d_k, n, d_k))
-st.caption("PyTorch stores each matrix transposed, as (out_features, in_features), and computes x @ W.T + b; "
-           "the figures show W the way the formula uses it.")
+         r"Q_i, K_i, V_i \in \mathbb{R}^{%d\times%d}" % (n, d_model, d_model, d_k, n, d_k)
+         + (r",\quad b^Q_i, b^K_i, b^V_i \in \mathbb{R}^{%d}" % d_k if cfg.bias else ""))
+st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and computes "
+           "x @ W.T + b; the figures show W the way the formula uses it.")
+st.caption(input_source(settings.spec, ex.layer))
 
 plot(figures.input_figure(tr.x, ex.tokens))
 tabs = st.tabs(["W_Q → Q_i", "W_K → K_i", "W_V → V_i"])

@@ -243,6 +243,20 @@ def test_page_renders(server, open_page, app_page):
     screenshot(page, app_page.name)
 
 
+# The step pages in the other modes a student meets (the default, random weights on a sentence, is shown above).
+MODES = {"random-input": {"input": "random"}, "tiny": {"input": "tiny"}, "trained": {"model": PRETRAINED}}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("app_page", [p for p in PAGES if not p.pretrained], ids=lambda p: p.name)
+def test_step_pages_render_in_every_mode(server, open_page, app_page, mode):
+    page = open_page(app_page.url(server, **MODES[mode]))
+    expect(page.locator("h1").first).to_be_visible()
+    no_exception(page)
+    assert page.locator(".js-plotly-plot").count() > 0, "no plotly chart rendered"
+    screenshot(page, f"{app_page.name}-{mode}")
+
+
 @pytest.mark.parametrize("app_page", [p for p in PAGES if p.pretrained], ids=lambda p: p.name)
 def test_pretrained_page_offers_the_switch(server, open_page, app_page):
     """With random weights a trained-model page explains itself; its button switches the weights, as a user would."""
