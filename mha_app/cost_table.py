@@ -24,14 +24,17 @@ def _size(shape: tuple) -> int:
     return size
 
 
-def cost_rows(n: int, m: int, d_model: int, n_heads: int, bias: bool) -> list[dict[str, str]]:
-    """One row per step and a total: parameters and multiply-adds with h heads and with one head of width d_model
-    (numbers written with thousands separators; a step without learned arrays has 0 parameters)."""
-    names = {"params_h": f"parameters, h = {n_heads}", "params_1": "parameters, h = 1",
-             "flops_h": f"multiply-adds, h = {n_heads}", "flops_1": "multiply-adds, h = 1"}
-    configs = {"h": n_heads, "1": 1}
-    shapes = {key: cost.param_shapes(d_model, heads, bias=bias) for key, heads in configs.items()}
-    flops = {key: cost.attention_flops(n, m, d_model, heads) for key, heads in configs.items()}
+def cost_rows(n: int, m: int, d_model: int, n_heads: int, bias: bool,
+              n_kv_heads: int | None = None) -> list[dict[str, str]]:
+    """One row per step and a total: parameters and multiply-adds with h heads (n_kv_heads of them for keys and
+    values, with grouped-query attention) and with one head of width d_model (numbers written with thousands
+    separators; a step without learned arrays has 0 parameters)."""
+    shared = f" ({n_kv_heads} K/V)" if n_kv_heads not in (None, n_heads) else ""
+    names = {"params_h": f"parameters, h = {n_heads}{shared}", "params_1": "parameters, h = 1",
+             "flops_h": f"multiply-adds, h = {n_heads}{shared}", "flops_1": "multiply-adds, h = 1"}
+    configs = {"h": (n_heads, n_kv_heads), "1": (1, None)}
+    shapes = {key: cost.param_shapes(d_model, heads, kv, bias=bias) for key, (heads, kv) in configs.items()}
+    flops = {key: cost.attention_flops(n, m, d_model, heads, kv) for key, (heads, kv) in configs.items()}
     rows, total = [], dict.fromkeys(names, 0)
     for flop_key, words, arrays in STEPS:
         row = {}

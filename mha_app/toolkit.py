@@ -61,7 +61,9 @@ def next_step(page: str, label: str) -> None:
 
 def reproduce_in_pytorch(settings: Settings) -> None:
     with st.expander("Reproduce in PyTorch"):
-        st.caption("Rebuilds this exact example with torch.nn.MultiheadAttention and prints the output shown here.")
+        st.caption("Rebuilds this exact example in PyTorch and prints the output shown here: with "
+                   "torch.nn.MultiheadAttention, or head by head with F.scaled_dot_product_attention where the module "
+                   "lacks an option used here (grouped-query heads, a head mask, another scale).")
         st.code(torch_script(settings.spec, settings.view.layer), language="python")
         st.caption("`mha` is PyTorch's own layer, given the same weights; its `in_proj_weight` is W_Q, W_K and W_V "
                    "stacked. `attn_mask` and `key_padding_mask` are True where a pair or a key is blocked.")
@@ -71,10 +73,11 @@ def untrained_note(settings: Settings) -> None:
     """With random weights, say that the patterns mean nothing, and offer the trained model (a step page's top)."""
     if settings.spec.card is not None or settings.spec.input == "tiny":
         return
-    trained = MODELS[1]
-    st.info(f"These weights are random, not trained, so the patterns on this page mean nothing: random heads look "
-            f"almost uniform and alike. The numbers and shapes are exact all the same. For the patterns of real "
-            f"heads, choose **{trained}** under *Weights*.", icon=":material/casino:")
+    trained, spec = MODELS[1], settings.spec
+    planted = f" (all but head {spec.plant_head}, planted by hand to follow a rule)" if spec.plant != "none" else ""
+    st.info(f"These weights are random, not trained, so the patterns on this page mean nothing{planted}: random "
+            f"heads look almost uniform and alike. The numbers and shapes are exact all the same. For the patterns "
+            f"of real heads, choose **{trained}** under *Weights*.", icon=":material/casino:")
     st.button(f"Switch to {trained}", on_click=_switch_to, args=(trained,), key="switch_to_trained")
 
 
@@ -83,10 +86,13 @@ def bias_note(example: Example) -> str:
     w = example.weights
     if w.b_Q is None:
         return "This example has no bias terms, so its formulas have none."
+    if example.run is not None:
+        return "The biases b are the model's own, learned in training."
     if not any(np.any(b) for b in (w.b_Q, w.b_K, w.b_V, w.b_O)):
         return ("The biases b are in the formulas because this layer has them, but here they are all 0: random "
                 "weights start their biases at 0, as nn.MultiheadAttention does.")
-    return "The biases b are the model's own, learned in training."
+    return ("Random weights start their biases at 0, as nn.MultiheadAttention does; the planted head's part of b_Q "
+            "was solved for with its queries, so it is not 0.")
 
 
 def needs_pretrained(example: Example):

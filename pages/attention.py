@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from mha_app import experiments
 from mha_app.settings import STAGES, View
 from mha_app.toolkit import BIND, code_for_step, next_step, plot, untrained_note, view
 from mha_core import figures, formulas
@@ -11,45 +12,56 @@ tr, cfg = ex.trace, ex.cfg
 n, m = tr.weights.shape[1:]
 head, query = settings.view.head - 1, settings.view.query - 1
 blocked = int(tr.mask[0].sum()) if tr.mask is not None else 0
+unscaled = cfg.scale == 1.0
 
 st.title("Step 2 · Scaled dot-product attention, in every head")
 st.markdown(
     "Each head compares every query with every key by a dot product: a large score means a good match. "
-    f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}** (Vaswani et al. 2017): if the "
-    "d_k numbers of a query and a key are independent with mean 0 and variance 1, their dot product has mean 0 and "
-    "**variance d_k**, so the wider the heads, the wider the scores spread; and large scores push softmax into "
-    "near one-hot rows, where its **gradients are tiny** and learning stalls. Dividing by √d_k brings the variance "
-    "back to 1. Blocked pairs (the mask M) get −∞, hence weight 0, and softmax turns each row into weights that "
-    "are ≥ 0 and sum to 1. The head's output for a token is the weighted sum of the value vectors. The heads never "
-    "look at each other's numbers in this step."
+    + ("Here the scaling is switched off (scale = 1): the raw scores go to softmax as they are. " if unscaled else
+       f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}**. ")
+    + ("The scale 1/√d_k has two reasons (Vaswani et al. 2017): if the d_k numbers of a query and a key are "
+       "independent with mean 0 and variance 1, their dot product has mean 0 and **variance d_k**, so the wider the "
+       "heads, the wider the scores spread; and large scores push softmax into near one-hot rows, where its "
+       "**gradients are tiny** and learning stalls. Dividing by √d_k brings the variance back to 1"
+       + ("; the comparison below shows what it would change. " if unscaled else ". "))
+    + "Blocked pairs (the mask M) get −∞, hence weight 0, and softmax turns each row into weights that are ≥ 0 "
+    "and sum to 1. The head's output for a token is the weighted sum of the value vectors. The heads never look "
+    "at each other's numbers in this step."
 )
 untrained_note(settings)
 st.latex(formulas.attention(cfg)
-         + r"\qquad Q_i K_i^\top \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
-         % (n, m, n, cfg.d_k))
+         + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
+         % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))
 st.latex(formulas.mask(tr.mask))
+experiments.cross_attention_note(ex)
 if blocked:
     st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere).")
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their weights are all 0 and their head output is 0.")
 
-plot(figures.head_grid_figure(tr, ex.tokens), key="grid")
+plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size), key="grid")
+experiments.kv_sharing(ex)
 
 st.subheader(f"Head {head + 1}, up close")
 st.caption("Choose the head and the query token in the sidebar, and the stage of the computation here.")
 stage = st.segmented_control("Stage", list(STAGES), default=View.stage, required=True, key="stage", bind=BIND)
-plot(figures.attention_figure(tr, head, ex.tokens, STAGES[stage], cfg.softmax_scale), key="stage_figure")
+plot(figures.attention_figure(tr, head, ex.tokens, STAGES[stage], cfg.softmax_scale, ex.key_tokens),
+     key="stage_figure")
+experiments.switched_off_note(settings, ex)
 
 left, right = st.columns(2)
 with left:
-    plot(figures.query_weights_figure(tr, head, query, ex.tokens), key="bar")
+    plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="bar")
 with right:
-    plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size), key="mix")
+    plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
+
+experiments.planted_head(settings, ex)
 
 st.subheader("How focused is each head?")
 st.caption("Entropy of each weight row in bits: 0 means all the weight is on one key (which may be the token "
            f"itself); the most is log2(m) = log2({m}) bits, every key weighted the same. That maximum grows with the "
            "number of tokens, so longer sentences give higher entropies: compare heads on the same sentence.")
 plot(figures.entropy_figure(tr, ex.tokens), key="entropy")
+experiments.scaling_comparison(settings, ex)
 code_for_step(2)
 next_step("pages/concatenation.py", "Step 3: concatenation")

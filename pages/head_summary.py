@@ -4,6 +4,7 @@ import math
 
 import streamlit as st
 
+from mha_app import experiments
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
 from mha_core.head_stats import (
@@ -29,6 +30,7 @@ st.markdown(
     "token, the next token, and elsewhere (every other word). A key counts in the first part that fits: the first "
     "word's previous token is [CLS], so that weight counts as [CLS], not as previous."
 )
+experiments.model_ablation_note(settings)
 rows = head_summary(run)
 counts = kind_counts(rows)
 for col, (kind, count) in zip(st.columns(len(counts)), counts.items(), strict=True):

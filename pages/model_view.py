@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from mha_app import experiments
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
 
@@ -18,6 +19,7 @@ st.markdown(
     "[SEP]), and scattered spots that link related words. Hover over a square for its tokens and numbers, or see "
     "one layer large, with its tokens, below."
 )
+experiments.model_ablation_note(settings)
 layer, head = settings.view.layer, settings.view.head
 plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1)), key="grid")
 st.caption(f"Outlined in red: layer {layer}, head {head}, the one the step-through pages show.")

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from mha_app import compute
+from mha_app import compute, experiments
 from mha_app.cost_table import cost_rows, what_grows
 from mha_app.model_text import input_source, special_tokens_explained, token_notes
 from mha_app.toolkit import bias_note, next_step, plot, untrained_note, view
-from mha_core import figures, formulas
+from mha_core import figures, formulas, reference
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -21,15 +21,25 @@ st.markdown(
     "The heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O "
     "(Vaswani et al. 2017, “Attention Is All You Need”). Splitting d_model across the heads costs exactly the "
     "parameters and multiply-adds of one head of full width: the table below counts them."
+    + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, so W_K and "
+       "W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)." if cfg.group_size > 1
+       else "")
 )
 untrained_note(settings)
 for note in ex.notes:
     st.info(note)
-st.latex(formulas.multihead(cfg))
-st.latex(formulas.projection(cfg))
+# Cross-attention reads keys and values from Y; with grouped-query attention, query head i reads key/value head
+# j = ceil(i / group size).
+cross = ex.key_tokens is not None
+st.latex(formulas.multihead(cfg, cross))
+st.latex(formulas.projection(cfg, cross))
 st.latex(formulas.mask(tr.mask))
+if cfg.group_size > 1:
+    st.caption(f"Query head i reads key/value head j = ⌈i / {cfg.group_size}⌉ (grouped-query attention).")
 st.caption(bias_note(ex))
-plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, bias=cfg.bias))
+experiments.cross_attention_note(ex)
+plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, scaled=cfg.scale != 1.0, cross=cross,
+                             bias=cfg.bias))
 
 cols = st.columns(4)
 cols[0].metric("tokens n", n)
@@ -38,7 +48,7 @@ cols[2].metric("heads h", cfg.n_heads)
 cols[3].metric("d_k per head", cfg.d_k)
 
 st.subheader("What it costs: h heads against one head of width d_model")
-st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias), hide_index=True, width="stretch")
+st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads), hide_index=True, width="stretch")
 st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = {cfg.d_model}. "
            f"{what_grows(n, m, cfg.n_heads)}")
 
@@ -51,15 +61,20 @@ if any(notes):
 st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
 if special_tokens_explained(settings.spec):
     st.caption(special_tokens_explained(settings.spec))
+if ex.key_tokens is not None:
+    st.caption("The second sentence's tokens: each becomes one row of Y (keys and values).")
+    st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
+                 height=min(740, 35 * m + 38), key="key_tokens")
 
 st.subheader("The result")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens))
 
-with st.spinner("Checking against torch.nn.MultiheadAttention…"):
+with st.spinner("Checking against PyTorch…"):
     diff = compute.torch_difference(settings.spec, ex.layer)
 ok = diff <= (1e-5 if tr.output.dtype.itemsize == 4 else 1e-10)
+torch_name = reference.reference_name(tr, cfg)
 if ok:
-    badge.success(f"Matches torch.nn.MultiheadAttention: max |difference| = {diff:.2e}", icon=":material/check_circle:")
+    badge.success(f"Matches {torch_name}: max |difference| = {diff:.2e}", icon=":material/check_circle:")
 else:
-    badge.error(f"Differs from torch.nn.MultiheadAttention: max |difference| = {diff:.2e}", icon=":material/error:")
+    badge.error(f"Differs from {torch_name}: max |difference| = {diff:.2e}", icon=":material/error:")
 next_step("pages/projection.py", "Step 1: projection")
