@@ -184,3 +184,28 @@ def test_the_switch_on_a_step_page_opens_the_trained_model(mode):
     assert_clean(at)
     assert at.radio(key="model").value == PRETRAINED
     assert figure_titled(at, "Attention weights of all 12 heads")
+
+
+@pytest.mark.parametrize("params, wanted, unwanted", [
+    ({"input": "pair", "d_model": "32", "h": "4"}, [r"\mathrm{MultiHead}(X, Y)", r"K_i = Y\,W^{K}_i"], []),
+    ({"input": "random", "n": "5", "kv_heads": "2"}, [r"K_{\lceil i/4 \rceil}", r"K_j = X\,W^{K}_j"], []),
+    ({"scale": "none"}, [r"\mathrm{softmax}\!\left(Q_i K_i^\top + M\right)"], [r"\sqrt"]),
+    ({"input": "tiny", "scale": "none"}, ["Q_i K_i^\\top + M"], ["b^", r"\sqrt"]),
+])
+def test_formulas_follow_the_experiments(params, wanted, unwanted):
+    for page in ("pages/overview.py", "pages/attention.py"):
+        at = run_app(params, page)
+        assert_clean(at)
+        latex = texts(at, "latex")
+        if page == "pages/attention.py":
+            wanted = [w for w in wanted if "W^{K}" not in w and "MultiHead" not in w]
+        assert all(w in latex for w in wanted), (page, latex)
+        assert not any(u in latex for u in unwanted), (page, latex)
+        assert "M_{jk}" in latex
+
+
+def test_a_planted_head_is_named_in_the_random_weights_note_and_its_bias_explained():
+    at = run_app({"plant": "previous", "plant_head": "3"}, "pages/projection.py")
+    assert_clean(at)
+    assert "all but head 3, planted by hand" in texts(at, "info")
+    assert "planted head's part of b_Q" in texts(at, "caption")
