@@ -346,7 +346,7 @@ def test_user_text_stays_plain_text(server, open_page, app_page):
 
 EXPERIMENT_VIEWS = [  # screenshot name, page, URL parameters
     ("projection-gqa-pair", "projection", {"input": "pair", "kv_heads": "2", "pad": "1"}),
-    ("attention-planted", "attention", {"d_model": "128", "plant": "previous", "plant_head": "3", "strength": "4"}),
+    ("attention-planted", "attention", {"d_model": "96", "plant": "previous", "plant_head": "3", "strength": "4"}),
     ("attention-unscaled-tiny", "attention", {"input": "tiny", "scale": "none", "ablate": "1"}),
     ("concatenation-ablated", "concatenation", {"ablate": "2,5"}),
     ("output-ablated", "output", {"ablate": "2,5"}),
