@@ -15,6 +15,7 @@ from mha_core.presets import TINY_CONFIG, TINY_TOKENS
 
 from . import compute, url
 from .about import footer
+from .model_text import sentence_help, token_gloss
 from .sentences import EXAMPLE_SENTENCES
 from .settings import RANDOM, STAGES, Settings, Spec, View, control, default, to_url
 from .snippets import settings_json
@@ -172,7 +173,7 @@ def spec_controls() -> tuple[Spec, int]:
         c = control("text")
         text = sb.text_area("Queries: the first sentence" if input_mode == "pair" else c.label, value=d.text,
                             max_chars=c.max_chars, key="text", bind=BIND,
-                            help="Split into words and punctuation marks; each one becomes a token.")
+                            help=sentence_help(Spec(model=model)))
         if input_mode == "pair":
             c = control("text_kv")
             text_kv = sb.text_area(c.label, value=d.text_kv, max_chars=c.max_chars, key="text_kv", bind=BIND,
@@ -214,7 +215,7 @@ def spec_controls() -> tuple[Spec, int]:
     return spec, int(layer)
 
 
-def view_controls(layer: int, example) -> View:
+def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     """The selected head and query token, in the sidebar so they persist across pages (and in the URL)."""
     sb = st.sidebar
     sb.header("Focus")
@@ -225,7 +226,9 @@ def view_controls(layer: int, example) -> View:
         sb.info(f"Query token {wanted} is past the last token, so `query` is now {example.n}.")
     query = sb.number_input(control("query").label, 1, example.n, key="query", bind=BIND,
                             help=control("query").help)
-    sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
+    token = example.tokens[query - 1]
+    gloss = token_gloss(spec or Spec(), token)
+    sb.caption(f"Query token {query}: {quote(token)}" + (f" ({gloss})" if gloss else ""))
     # The stage control lives on the attention page, which runs later; its value is already in the session state
     # (or, on the first run, only in the URL).
     stage = st.session_state.get("stage") or st.query_params.get("stage")
@@ -279,7 +282,7 @@ def prepare(page_path: str) -> None:
         st.error(str(err), icon=":material/block:")
         footer()
         st.stop()
-    settings = Settings(spec, view_controls(layer, example))
+    settings = Settings(spec, view_controls(layer, example, spec))
     st.session_state.view = (settings, example)
     st.caption(describe(settings, example))
     share_and_export(settings, example, page_path)
