@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from app_pages import PRETRAINED, app_pages
 from mha_app.about import app_version
+from mha_app.settings import default
 from mha_core.pretrained import MODELS
 from test_browser import CHANGE_MS, LOAD_MS, SMALL, browser, choose, no_exception, open_page, server, wait_settled  # noqa: F401
 
@@ -80,7 +81,7 @@ def test_two_sessions_never_see_each_others_text_or_settings(server, browser):  
     contexts = [browser.new_context(viewport=SMALL) for _ in range(2)]
     try:
         alice, bob = (c.new_page() for c in contexts)
-        alice.goto(f"{server}/attention?text=Alice+reads+quietly&h=2&seed=11", timeout=LOAD_MS)
+        alice.goto(f"{server}/attention?text=Alice+reads+quietly&d_model=64&h=2&seed=11", timeout=LOAD_MS)
         bob.goto(f"{server}/attention?text=Bob+types+loudly+there&d_model=32&h=4&seed=22", timeout=LOAD_MS)
         for page in (alice, bob):
             wait_settled(page)
@@ -95,7 +96,8 @@ def test_two_sessions_never_see_each_others_text_or_settings(server, browser):  
             expect(page.get_by_role("combobox", name="Heads h")).to_have_value(str(h))
             expect(page.get_by_role("spinbutton", name="d_model")).to_have_value(str(d_model))
             query = parse_qs(urlparse(page.url).query)
-            assert query.get("h", ["8"]) == [str(h)] and query.get("d_model", ["64"]) == [str(d_model)], page.url
+            assert query.get("h", [str(default("h"))]) == [str(h)], page.url
+            assert query.get("d_model", [str(default("d_model"))]) == [str(d_model)], page.url
 
         check(alice, 2, 64)
         check(bob, 4, 32)
