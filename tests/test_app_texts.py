@@ -132,7 +132,7 @@ def test_special_tokens_and_word_pieces_are_explained_where_they_first_appear():
     assert "added at the start" in notes["[CLS]"] and "added at the end" in notes["[SEP]"]
     assert "word piece" in notes["##ization"] and notes["matters"] == ""
     assert "“classification”" in texts(at, "caption") and "“separator”" in texts(at, "caption")
-    assert any("Query token 1: “\\[CLS\\]” (special token" in c.value for c in at.caption)
+    assert any("Query token 1: `[CLS]` (special token" in c.value for c in at.caption)
     plain = run_app()
     assert list(plain.dataframe[1].value.columns) == ["position", "token"]
 
