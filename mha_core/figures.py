@@ -33,8 +33,12 @@ def head_colour(i: int) -> str:
 
 
 def token_labels(tokens: list[str]) -> list[str]:
-    """Unique axis labels "1 The", "2 cat", ... (plotly merges equal category names, so the position is kept)."""
-    return [f"{i + 1} {html.escape(tok)}" for i, tok in enumerate(tokens)]
+    """Unique axis labels "1 The", "2 cat", ... (plotly merges equal category names, so the position is kept).
+
+    Plotly reads labels as a little HTML: <, > and & are escaped so that a token shows as typed. Quotes are not:
+    plotly decodes only &lt; &gt; &amp; (and numeric entities), so "&quot;" would show as such.
+    """
+    return [f"{i + 1} {html.escape(tok, quote=False)}" for i, tok in enumerate(tokens)]
 
 
 def dim_labels(n: int, prefix: str = "d") -> list[str]:
