@@ -111,9 +111,12 @@ def _kv_heads(sb, h: int) -> int:
     """The key/value heads (a divisor of h, h first); 0 in the spec when it equals h (plain multi-head attention)."""
     options = divisors(h)[::-1]
     old = st.session_state.get("kv_heads")
-    if old is not None and old not in options:
+    if old is not None and old == st.session_state.get("kv_heads_for_h") and old != h:
+        st.session_state.kv_heads = h  # plain attention (kv = the old h) stays plain when h changes
+    elif old is not None and old not in options:
         st.session_state.kv_heads = h
         sb.info(f"{old} key/value heads do not divide h = {h}, so each query head has its own again.")
+    st.session_state.kv_heads_for_h = h
     kv = sb.selectbox(control("kv_heads").label, options, index=0, key="kv_heads", bind=BIND,
                       help=control("kv_heads").help + f" Only divisors of h = {h} work.")
     if kv == h:

@@ -212,3 +212,16 @@ def test_user_text_is_never_rendered_as_markup():
     assert_clean(at)
     markdown = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "<b>" not in markdown and "](http" not in markdown
+
+
+def test_plain_attention_stays_plain_when_h_changes_and_changes_back():
+    """kv_heads = h means one K/V head per query head: after h 8 -> 4 -> 8, that is still so (not 4 shared heads)."""
+    at = run_app({"d_model": "64", "h": "8"}, "pages/attention.py")
+    for h in (4, 8):
+        at.selectbox(key="h").set_value(h).run()
+        assert_clean(at)
+        assert at.selectbox(key="kv_heads").value == h
+        assert at.session_state["view"][0].spec.kv_heads == 0, "plain multi-head attention"
+    at.selectbox(key="kv_heads").set_value(2).run()
+    at.selectbox(key="h").set_value(4).run()
+    assert at.session_state["view"][0].spec.kv_heads == 2, "a chosen grouping that still divides h is kept"
