@@ -1,8 +1,8 @@
-"""Rotary position embeddings (RoPE) in mc.forward, checked against a rotation written out here with complex numbers.
+"""Rotary position embeddings (RoPE) in mc.forward, checked against a rotation written with complex numbers.
 
 RoPE as Llama applies it (Su et al. 2021, "RoFormer"; transformers' rotate_half): in each head, dimension i and
 i + d_k/2 are the real and imaginary part of one complex number, multiplied by exp(1j * p * theta^(-2i/d_k)) at
-position p. The reference below does exactly that with NumPy's complex arithmetic, in float64.
+position p. The reference, conftest.complex_rope, does exactly that with NumPy's complex arithmetic, in float64.
 """
 
 from __future__ import annotations
@@ -15,20 +15,10 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
+from conftest import complex_rope
 from mha_core import engine, torch_backend
 
 BACKENDS = ["numpy", "torch"]
-
-
-def complex_rope(x: np.ndarray, theta: float, positions=None) -> np.ndarray:
-    """x (heads, n, d_k) rotated by position with complex numbers: pair (i, i + d_k/2) -> one complex number."""
-    heads, n, d_k = x.shape
-    half = d_k // 2
-    positions = np.arange(n) if positions is None else np.asarray(positions)
-    z = x[..., :half].astype(np.float64) + 1j * x[..., half:].astype(np.float64)
-    freq = theta ** (-2.0 * np.arange(half) / d_k)                      # (d_k/2,)
-    z = z * np.exp(1j * positions[:, None] * freq[None, :])               # (heads, n, d_k/2)
-    return np.concatenate([z.real, z.imag], axis=-1)
 
 
 @pytest.mark.parametrize("theta", [10_000.0, 100_000.0, 2.5])
