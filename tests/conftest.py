@@ -98,3 +98,15 @@ def complex_rope(x, theta: float, positions=None):
     freq = theta ** (-2.0 * np.arange(half) / d_k)                        # (d_k/2,)
     z = z * np.exp(1j * positions[:, None] * freq[None, :])               # (heads, n, d_k/2)
     return np.concatenate([z.real, z.imag], axis=-1)
+
+
+def remembered_runs(model):
+    """model.run, remembered per text and backend (runs are read-only, so sharing them between tests is safe)."""
+    cache = {}
+
+    def run(text, backend="numpy"):
+        if (text, backend) not in cache:
+            cache[text, backend] = model.run(text, backend=backend)
+        return cache[text, backend]
+
+    return run

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import mha_core as mc
-from conftest import BLOCK_NETWORK, run_python
+from conftest import BLOCK_NETWORK, remembered_runs, run_python
 from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_core.head_stats import (
     COLUMNS,
@@ -36,15 +36,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def ours(model):
-    """model.run, remembered per text (runs are read-only, so sharing them between tests is safe)."""
-    cache = {}
-
-    def run(text, backend="numpy"):
-        if (text, backend) not in cache:
-            cache[text, backend] = model.run(text, backend=backend)
-        return cache[text, backend]
-
-    return run
+    return remembered_runs(model)
 
 
 @pytest.fixture(scope="module")
@@ -158,26 +150,9 @@ def test_example_sentences_run(model):
 
 # --- bad and awkward input -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t  \n"])
-def test_empty_or_blank_text_is_refused(model, text):
-    with pytest.raises(mc.ConfigError, match="empty"):
-        model.run(text)
-
-
-@pytest.mark.parametrize("text", [None, 42, ["a", "list"]])
-def test_non_text_is_refused(model, text):
-    with pytest.raises(mc.ConfigError, match="must be text"):
-        model.run(text)
-
-
 def test_text_with_nothing_readable_is_refused(model):
     with pytest.raises(mc.ConfigError, match="no characters"):
         model.run("\x00\x01\u200b")  # control and zero-width characters: the tokenizer drops them all
-
-
-def test_unknown_backend_is_refused(model):
-    with pytest.raises(mc.ConfigError, match="backend"):
-        model.run(CAT, backend="jax")
 
 
 def test_text_over_the_cap_is_truncated_and_says_so(ours, reference):

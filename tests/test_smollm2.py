@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import BLOCK_NETWORK, complex_rope, load_pretrained, run_python
+from conftest import BLOCK_NETWORK, complex_rope, load_pretrained, remembered_runs, run_python
 from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_core.pretrained import MAX_SMOLLM2_TOKENS, ModelNotInstalledError, load_smollm2, smollm2
 
@@ -41,15 +41,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def ours(model):
-    """model.run, remembered per text and backend (runs are read-only, so sharing them is safe)."""
-    cache = {}
-
-    def run(text, backend="numpy"):
-        if (text, backend) not in cache:
-            cache[text, backend] = model.run(text, backend=backend)
-        return cache[text, backend]
-
-    return run
+    return remembered_runs(model)
 
 
 @pytest.fixture(scope="module")
@@ -257,23 +249,6 @@ def test_model_and_runs_are_read_only(model, ours):
 
 
 # --- bad and awkward input -------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("text", ["", "   ", "\n\t  \n"])
-def test_empty_or_blank_text_is_refused(model, text):
-    with pytest.raises(mc.ConfigError, match="empty"):
-        model.run(text)
-
-
-@pytest.mark.parametrize("text", [None, 42, ["a", "list"]])
-def test_non_text_is_refused(model, text):
-    with pytest.raises(mc.ConfigError, match="must be text"):
-        model.run(text)
-
-
-def test_unknown_backend_is_refused(model):
-    with pytest.raises(mc.ConfigError, match="backend"):
-        model.run(CAT, backend="jax")
-
 
 def test_text_over_the_cap_is_truncated_and_says_so(ours, reference):
     run = ours(LONG)

@@ -157,7 +157,8 @@ class SmolLM2(PretrainedModel):
         logits -= logits.max()
         p = np.exp(logits)
         p /= p.sum()
-        top = np.argsort(-p, kind="stable")[:k]  # ties: the lower id first
+        top = np.argpartition(-p, k)[:k]
+        top = top[np.lexsort((top, -p[top]))]  # most likely first; ties: the lower id first
         return tuple(NextToken(token=self.tokenizer.id_to_token(int(i)), text=self.tokenizer.decode([int(i)]),
                                id=int(i), probability=float(p[i])) for i in top)
 
