@@ -86,7 +86,7 @@ class SmolLM2(PretrainedModel):
     name = "SmolLM2"
     _TORCH_NAMES = ("attn_norm", "ffn_norm", "W_gate", "W_up", "W_down")
 
-    config: MHAConfig  # of every layer's attention: MHAConfig(576, 9, n_kv_heads=3, bias=False, causal, rope_theta)
+    config: MHAConfig  # every layer's: MHAConfig(576, 9, n_kv_heads=3, bias=False, causal=True, rope_theta=100000.0)
     n_layers: int
     d_ff: int
     rms_norm_eps: float
@@ -174,7 +174,7 @@ def model_file() -> Path:
     try:
         dist = importlib.metadata.distribution(WEIGHTS_PACKAGE)
     except importlib.metadata.PackageNotFoundError as exc:
-        raise ModelNotInstalledError(f"The SmolLM2 model is not installed: {INSTALL}") from exc
+        raise ModelNotInstalledError(f"The SmolLM2 model is not installed; add it with: {INSTALL}") from exc
     for f in dist.files or ():
         if f.name == GGUF_FILE and Path(dist.locate_file(f)).is_file():
             return Path(dist.locate_file(f))
