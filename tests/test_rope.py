@@ -149,3 +149,16 @@ def test_nn_multiheadattention_refuses_rope():
     cfg = mc.MHAConfig(16, 4, rope_theta=10_000)
     with pytest.raises(mc.ConfigError, match="rotary"):
         mc.weights_to_torch(mc.init_weights(cfg), cfg)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
+def test_rope_on_cuda_matches_numpy():
+    """The angles are made on the CPU in float64 and moved to the GPU; float64 keeps TF32 out of the comparison."""
+    cfg = mc.MHAConfig(96, 12, n_kv_heads=4, causal=True, rope_theta=10_000.0)
+    w = mc.init_weights(cfg, seed=2, dtype=np.float64)
+    x = np.random.default_rng(3).standard_normal((40, 96))
+    ref = mc.forward(x, w, cfg, backend="numpy")
+    gpu = mc.forward(x, w, cfg, backend="torch", device="cuda")
+    assert gpu.device.startswith("cuda")
+    for name in ("q_before_rope", "k_before_rope", "q", "k", "weights", "output"):
+        np.testing.assert_allclose(getattr(gpu, name), getattr(ref, name), rtol=0, atol=1e-10, err_msg=name)
