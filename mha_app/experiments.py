@@ -222,6 +222,10 @@ def ablation_results(settings: Settings, ex: Example) -> None:
         if not cos.size or cos.size < change.cosine.size:
             st.caption("The cosine is left out where an output vector is zero: it has no direction to compare.")
     st.markdown(f"**Which head{where} matters most?** Switch each one off alone, every other head kept, and measure.")
+    if spec.card is not None and spec.card.kind != "encoder":  # the ranking measures the encoder's sentence vector
+        st.caption(f"{spec.card.name} is a decoder, without a sentence vector to measure: choose all-MiniLM-L6-v2 "
+                   "for this ranking.")
+        return
     if not _rank_button(settings):
         return
     if spec.card is None:
@@ -255,6 +259,8 @@ def model_effects(settings: Settings, ex: Example) -> None:
         plot(xfig.layer_change_figure(change, layer - 1), key="layer_change")
         st.caption(f"Layers before {layer} are untouched (zero); from layer {layer} on, each layer's output (after "
                    "its feed-forward part and LayerNorm) differs, and the change can grow or fade as it travels.")
+    if spec.card.kind != "encoder":  # a decoder has no sentence vector
+        return
     st.markdown(f"**The sentence vector.** {spec.card.name} is used for sentence similarity: its sentence vector is "
                 "the mean of the last layer's token vectors, scaled to length 1. Compare two sentences"
                 + (f", with every head and with {_heads(off)} of layer {layer} off:" if off else ":"))

@@ -1,7 +1,8 @@
 """An independent check of a trace: the same weights and input through PyTorch's own attention.
 
-torch.nn.MultiheadAttention when it can compute the same layer; it has no grouped-query heads, no head mask and no
-other scale than 1/sqrt(d_k), so then F.scaled_dot_product_attention on each head, the head mask, and W_O.
+torch.nn.MultiheadAttention when it can compute the same layer; it has no grouped-query heads, no head mask, no
+rotary positions and no other scale than 1/sqrt(d_k), so then F.scaled_dot_product_attention on each head (after a
+rotation written with complex numbers, for RoPE), the head mask, and W_O.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ PER_HEAD = "F.scaled_dot_product_attention per head, then W_O"
 
 def reference_name(trace: Trace, cfg: MHAConfig) -> str:
     """Which PyTorch computation torch_difference compares with."""
-    plain = cfg.kv_heads == cfg.n_heads and cfg.scale is None and trace.head_mask is None
+    plain = cfg.kv_heads == cfg.n_heads and cfg.scale is None and trace.head_mask is None and cfg.rope_theta is None
     return MODULE if plain else PER_HEAD
 
 
@@ -54,6 +55,8 @@ def _per_head(x, x_kv, weights: MHAWeights, cfg: MHAConfig, blocked, head_mask):
     q = F.linear(x, T["W_Q"], T.get("b_Q")).view(len(x), h, d_k).transpose(0, 1)                  # (h, n, d_k)
     k = F.linear(x_kv, T["W_K"], T.get("b_K")).view(len(x_kv), cfg.kv_heads, d_k).transpose(0, 1)  # (kv, m, d_k)
     v = F.linear(x_kv, T["W_V"], T.get("b_V")).view(len(x_kv), cfg.kv_heads, d_k).transpose(0, 1)
+    if cfg.rope_theta is not None:
+        q, k = _complex_rope(q, cfg.rope_theta), _complex_rope(k, cfg.rope_theta)
     k, v = k.repeat_interleave(g, dim=0), v.repeat_interleave(g, dim=0)                            # (h, m, d_k)
     keep = None if blocked is None else ~blocked                  # SDPA's boolean mask is True = may attend
     heads = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=cfg.softmax_scale)        # (h, n, d_k)
@@ -64,3 +67,16 @@ def _per_head(x, x_kv, weights: MHAWeights, cfg: MHAConfig, blocked, head_mask):
     scores = (q @ k.transpose(1, 2)) * cfg.softmax_scale
     attn = torch.softmax(scores if keep is None else scores.masked_fill(~keep, float("-inf")), dim=-1)
     return output[None], attn[None]
+
+
+def _complex_rope(t, theta: float):
+    """RoPE as a complex product: dimensions i and i + d_k/2 of position p, as one complex number, times
+    exp(1j * p * theta^(-2i / d_k)) (in float64; t: (heads, n, d_k))."""
+    import torch
+
+    half = t.shape[-1] // 2
+    z = torch.complex(t[..., :half].double(), t[..., half:].double())                        # (heads, n, d_k/2)
+    angle = torch.arange(t.shape[1], dtype=torch.float64)[:, None] * theta ** (
+        -2.0 * torch.arange(half, dtype=torch.float64) / t.shape[-1])                      # (n, d_k/2)
+    z = z * torch.polar(torch.ones_like(angle), angle)
+    return torch.cat([z.real, z.imag], dim=-1).to(t.dtype)                                 # (heads, n, d_k)

@@ -1,5 +1,6 @@
 """Overview: the whole pipeline with live shapes, the output, and a live check against PyTorch."""
 
+import numpy as np
 import streamlit as st
 
 from mha_app import compute, experiments
@@ -71,7 +72,8 @@ plot(figures.input_output_figure(tr.x, tr.output, ex.tokens))
 
 with st.spinner("Checking against PyTorch…"):
     diff = compute.torch_difference(settings.spec, ex.layer)
-ok = diff <= (1e-5 if tr.output.dtype.itemsize == 4 else 1e-10)
+# Rounding grows with the numbers: a trained decoder's outputs reach hundreds, so the tolerance is relative to them.
+ok = diff <= (1e-5 if tr.output.dtype.itemsize == 4 else 1e-10) * max(1.0, float(np.abs(tr.output).max()))
 torch_name = reference.reference_name(tr, cfg)
 if ok:
     badge.success(f"Matches {torch_name}: max |difference| = {diff:.2e}", icon=":material/check_circle:")

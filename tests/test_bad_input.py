@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from app_pages import step_pages
+from app_pages import app_pages, step_pages
 from conftest import run_app
 from mha_app.settings import APP_MAX_TEXT_CHARS, APP_MAX_TOKENS, MAX_SEED
 from mha_core import figures
+from mha_core.pretrained import MODELS
 from screen import messages, non_finite_in_figure, non_finite_on_screen
 
 PAGES = step_pages()
@@ -144,3 +145,13 @@ def test_inputs_too_large_for_the_dtype_are_refused_in_words(backend):
     x = mc.random_input(6, 16, seed=0) * np.float32(1e30)  # Q K^T overflows float32
     with pytest.raises(mc.ConfigError, match="overflow float32"):
         mc.forward(x, mc.init_weights(cfg, 0), cfg, backend=backend)
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+@pytest.mark.parametrize("page", [p.script for p in app_pages()])
+def test_every_page_works_with_every_trained_model(page, model):
+    """What a student can choose, each trained model on every page (with a head switched off, so the experiment
+    sections show too): no exception, no error message, nothing that is not a number."""
+    at = run_app({"model": model, "ablate": "1", "text": "The cat sat on the mat."}, page)
+    assert_clean(at)
+    assert not non_finite_on_screen(at), non_finite_on_screen(at)
