@@ -26,6 +26,7 @@ class ModelCard:
     max_tokens: int          # the longest input it reads, special tokens included
     package: str             # the pip package that holds the weights
     load: Callable[[], object]
+    bias: bool = True        # whether W_Q, W_K, W_V and W_O add a bias (checked against the loaded weights)
 
     @property
     def d_k(self) -> int:
