@@ -54,6 +54,11 @@ def _parse(name: str, raw: str):
     return raw, None
 
 
+def parse(name: str, raw: str):
+    """The value of setting `name` in a link, or None when it cannot be used (check explains why)."""
+    return _parse(name, str(raw))[0]
+
+
 def check(params: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     """Warnings for the link's settings that cannot be used as given, and the parameters to use instead."""
     problems: list[str] = []

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from mha_app.classroom import predict
 from mha_app.settings import STAGES, View
 from mha_app.toolkit import BIND, code_for_step, next_step, plot, view
 from mha_core import figures
@@ -28,6 +29,7 @@ if blocked:
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their weights are all 0 and their head output is 0.")
 
+predict("strongest_key")
 plot(figures.head_grid_figure(tr, ex.tokens), key="grid")
 
 st.subheader(f"Head {head + 1}, up close")

@@ -3,6 +3,7 @@
 import numpy as np
 import streamlit as st
 
+from mha_app.classroom import predict
 from mha_app.toolkit import code_for_step, plot, reproduce_in_pytorch, view
 from mha_core import figures
 from mha_core.decompose import head_contributions
@@ -12,6 +13,7 @@ tr, cfg, w = ex.trace, ex.cfg, ex.weights
 n, h, d_k, d_model = tr.heads.shape[1], cfg.n_heads, cfg.d_k, cfg.d_model
 
 st.title("Step 4 · Project back to d_model with W_O")
+predict("w_o_size")
 st.markdown(
     f"The last matrix, **W_O** ({h * d_k} × {d_model}), is where the heads finally meet. Because the "
     f"concatenation is split into head blocks, W_O splits into blocks of **{d_k} rows**, one per head: "

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from mha_app.classroom import predict
 from mha_app.toolkit import code_for_step, next_step, plot, view
 from mha_core import figures
 
@@ -10,6 +11,7 @@ tr, cfg, w = ex.trace, ex.cfg, ex.weights
 n, d_model, h, d_k = len(ex.tokens), cfg.d_model, cfg.n_heads, cfg.d_k
 
 st.title("Step 1 · Project the input into Q, K and V for every head")
+predict("q_shape")
 st.markdown(
     f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three learned matrices turn X into "
     "queries (what a token is looking for), keys (what a token offers to be found by) and values (what it passes "
