@@ -20,6 +20,7 @@ class AppPage:
     nav_title: str    # the title in the navigation
     heading: str      # the start of the page's st.title text ("" when not a literal)
     pretrained: bool  # the page shows the trained model only (it calls needs_pretrained)
+    step: bool = False  # the page is a step of the computation and shows the engine's code (calls code_for_step)
 
     @property
     def name(self) -> str:
@@ -71,7 +72,7 @@ def app_pages() -> list[AppPage]:
         title = _literal_start(kw["title"]) if "title" in kw else ""
         source = _page_source(ROOT / script)
         pages.append((node.lineno, AppPage(script, url_path, title, _page_heading(source),
-                                           "needs_pretrained(" in source)))
+                                           "needs_pretrained(" in source, "code_for_step(" in source)))
     return [p for _, p in sorted(pages, key=lambda item: item[0])]
 
 
