@@ -89,8 +89,9 @@ def test_measuring_runs_on_click_only():
 
 
 @pytest.mark.parametrize("params, words", [
-    ({"seq_len": "0"}, "outside 1…1048576"), ({"batch": "abc"}, "whole number"), ({"preset": "GPT-5"}, "must be one of"),
-    ({"key": "-1"}, "outside 1…2048"), ({"present": "2"}, "outside 0…1"), ({"present": "yes"}, "whole number"),
+    ({"seq_len": "0"}, "outside 1…1048576"), ({"batch": "abc"}, "whole number"),
+    ({"preset": "GPT-5"}, "must be one of"), ({"key": "-1"}, "outside 1…2048"),
+    ({"present": "2"}, "outside 0…1"), ({"present": "yes"}, "whole number"),
     ({"screen": "0"}, "outside 1…11"), ({"screen": "1e3"}, "whole number"),
 ])
 def test_bad_link_values_of_the_new_settings_warn_and_fall_back(params, words):
