@@ -8,8 +8,8 @@ SCREENS = (
     ("by_hand", "One weight, by hand"),
     ("mix", "Each head mixes the values"),
     ("grid", "Every head looks its own way"),
-    ("concat", "Concatenate: back to d_model columns"),
+    ("concat", "Concatenate the heads"),
     ("w_o", "W_O mixes the heads"),
-    ("cost", "h heads cost what one wide head costs"),
+    ("cost", "Do more heads cost more?"),
     ("cache", "Real models: the K/V cache"),
 )

@@ -19,7 +19,7 @@ LESSON_SCRIPT = "pages/lesson.py"
 # Large type for a projector, sized in rem so Streamlit's own elements scale with it. A constant: no user text here.
 LARGE_TYPE = """<style>
 html { font-size: 22px; }
-[data-testid="stMainBlockContainer"] { max-width: 1500px; }
+[data-testid="stMainBlockContainer"] { max-width: 1500px; padding-top: 4rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; line-height: 1.45; }
 h1 { font-size: 2.1rem !important; padding-bottom: 0.5rem !important; }
 .katex { font-size: 1.25em; }
@@ -36,6 +36,15 @@ def requested() -> bool:
 
 def large_type() -> None:
     st.html(LARGE_TYPE)
+
+
+def scroll_to_top(screen: int) -> None:
+    """Show a new screen from its title: Streamlit keeps the scroll position of the screen before.
+
+    The script is a constant but for the screen number, which makes each one a new element that runs again.
+    """
+    st.html(f'<script>/* screen {int(screen)} */ document.querySelector(\'[data-testid="stMain"]\')'
+            "?.scrollTo({top: 0});</script>", unsafe_allow_javascript=True)
 
 
 def enlarge(fig):

@@ -16,6 +16,7 @@ n, m, d, h, kv, d_k = s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"
 bias = ex.weights.b_Q is not None
 
 st.title("The cost of heads")
+predict("heads_cost")
 st.markdown(
     f"Splitting d_model into h heads of d_k = d_model / h does not make attention dearer. In the words of the paper "
     "that introduced it: *“Due to the reduced dimension of each head, the total computational cost is similar to "
@@ -23,7 +24,6 @@ st.markdown(
     f"own shapes check it: **{h} head{'s' if h > 1 else ''} of d_k = {d_k}** against **one head of d_model = {d}**, "
     f"for n = {n} queries and m = {m} keys."
 )
-predict("heads_cost")
 plot_step_costs(ex)
 
 FORMULAS = {"project_q": "n · d_model · h·d_k", "project_k": "m · d_model · n_kv·d_k",

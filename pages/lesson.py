@@ -9,7 +9,7 @@ from mha_app.classroom import plot_step_costs, predict, show_worked, worked
 from mha_app.lesson import SCREENS
 from mha_app.text import quote
 from mha_app.toolkit import plot, view
-from mha_core import cost, figures
+from mha_core import cost, figures, questions
 from mha_core.lesson_figures import kv_cache_figure
 from mha_core.published import kv_cache_table, preset, presets
 
@@ -18,6 +18,9 @@ presenting = settings.view.present == 1
 if presenting:
     present.large_type()
 number = settings.view.screen
+if st.session_state.get("lesson_screen", number) != number:
+    present.scroll_to_top(number)
+st.session_state.lesson_screen = number
 name, title = SCREENS[number - 1]
 tr, cfg, tokens = ex.trace, ex.cfg, ex.tokens
 n, m = tr.weights.shape[1:]
@@ -66,8 +69,12 @@ def softmax_screen():
 
 
 def by_hand_screen():
-    key = int(np.argmax(tr.weights[head, query]))
-    st.markdown(f"The weight of {who} on key {key + 1} {quote(tokens[key])}, its strongest, in head {head + 1}: "
+    row = tr.weights[head, query]
+    key = int(np.argmax(row))
+    tied = int((row.max() - row <= questions.TIE).sum())
+    strongest = "every key is blocked" if tr.blocked_rows[head, query] else (
+        "its strongest" if tied == 1 else f"tied with {tied - 1} other{'s' if tied > 2 else ''} for its strongest")
+    st.markdown(f"The weight of {who} on key {key + 1} {quote(tokens[key])} ({strongest}), in head {head + 1}: "
                 "multiply, add, scale, exponentiate, normalise.")
     show_worked(worked(ex, head, query, key), tokens, figure=False)
 
@@ -86,9 +93,9 @@ def grid_screen():
 
 def concat_screen():
     st.markdown("The heads' outputs are put side by side. Nothing is mixed yet: each column belongs to one head.")
+    predict("concat_width")
     st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d \times %d}"
              % (h, n, h * d_k))
-    predict("concat_width")
     show(figures.concat_figure(tr, tokens), "concat")
 
 
@@ -100,11 +107,12 @@ def w_o_screen():
 
 
 def cost_screen():
-    st.markdown("With d_k = d_model / h, the heads share the work of one wide head instead of adding to it.")
-    st.latex(r"h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \cdot %d = %s = n \cdot m \cdot d_{model}"
-             % (h, n, m, d_k, cost.latex_count(h * n * m * d_k)))
     predict("heads_cost")
     plot_step_costs(ex, present.enlarge if presenting else None)
+    st.markdown("With d_k = d_model / h the heads share the work of one wide head instead of adding to it: the "
+                "scores of all heads take as many multiply-adds as one head of d_model.")
+    st.latex(r"h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \cdot %d = %s = n \cdot m \cdot d_{model}"
+             % (h, n, m, d_k, cost.latex_count(h * n * m * d_k)))
 
 
 def cache_screen():

@@ -23,6 +23,16 @@ def assert_clean(at):
     assert not at.error, [e.value for e in at.error]
 
 
+def injected(at) -> set[str]:
+    """The HTML the app injects (st.html): presentation mode's style, and its scroll to the top of a new screen."""
+    return {h.proto.body for h in at.get("html")}
+
+
+def scroll(screen: int) -> str:
+    return (f'<script>/* screen {screen} */ document.querySelector(\'[data-testid="stMain"]\')'
+            "?.scrollTo({top: 0});</script>")
+
+
 def texts(at) -> str:
     return "\n".join(e.value for kind in ("markdown", "caption", "success", "error", "info", "warning")
                      for e in at.get(kind))
@@ -234,7 +244,7 @@ def test_presentation_steps_through_every_screen_and_back(params):
     for number, (name, title) in enumerate(SCREENS, start=1):
         assert_clean(at)
         assert at.title[0].value == f"{number} · {title}"
-        assert at.get("html")[0].proto.body == LARGE_TYPE
+        assert injected(at) == {LARGE_TYPE} | ({scroll(number)} if number > 1 else set())
         assert at.button(key="back").disabled == (number == 1)
         assert at.button(key="next").disabled == (number == len(SCREENS))
         assert at.latex or figures(at)
@@ -246,6 +256,7 @@ def test_presentation_steps_through_every_screen_and_back(params):
         at.button(key="back").click().run()
         assert_clean(at)
         assert at.title[0].value.startswith(f"{number} · ")
+        assert injected(at) == {LARGE_TYPE, scroll(number)}
     assert at.query_params["screen"] == "1"
 
 
@@ -290,5 +301,7 @@ def test_presentation_css_never_holds_user_text():
     markup = "<style>body{display:none}</style>"
     at = run_app({"present": "1", "text": markup})
     assert_clean(at)
-    assert [h.proto.body for h in at.get("html")] == [LARGE_TYPE]
+    assert injected(at) == {LARGE_TYPE}
     assert "display:none" not in texts(at)
+    at.button(key="next").click().run()
+    assert injected(at) == {LARGE_TYPE, scroll(2)}
