@@ -66,6 +66,11 @@ def pick_cell(settings: Settings, ex: Example) -> tuple[int, int, int]:
     return head - 1, query - 1, key - 1
 
 
+def scaled_latex(numerator: str, cfg) -> str:
+    """numerator / sqrt(d_k) in LaTeX, or numerator x scale when the configuration sets another scale."""
+    return rf"\frac{{{numerator}}}{{\sqrt{{{cfg.d_k}}}}}" if cfg.scale is None else rf"{numerator} \times {cfg.scale:g}"
+
+
 def worked(ex: Example, head: int, query: int, key: int) -> WorkedCell:
     cfg = ex.cfg
     return work_cell(ex.trace, head, query, key, cfg.softmax_scale, default_scale=cfg.scale is None)

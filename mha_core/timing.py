@@ -26,7 +26,7 @@ class HeadTiming:
     n_heads: int
     one_head: float
     many_heads: float
-    runs: int        # timed runs of each (the fewer of the two)
+    runs: int        # timed runs of each
     device: str
 
     @property
@@ -35,24 +35,24 @@ class HeadTiming:
         return self.many_heads / self.one_head
 
 
-def _median_seconds(x: np.ndarray, cfg: MHAConfig, backend: str, device: str, repeats: int,
-                    budget_s: float) -> tuple[float, int, str]:
-    """(median seconds, runs, device): at least 3 runs, at most `repeats`, stopping once budget_s is spent."""
-    w = init_weights(cfg, seed=0, dtype=x.dtype)
-    used = forward(x, w, cfg, backend=backend, device=device).device   # warm-up: first calls allocate and load
-    seconds: list[float] = []
-    while len(seconds) < repeats and (len(seconds) < 3 or sum(seconds) < budget_s):
-        start = time.perf_counter()
-        forward(x, w, cfg, backend=backend, device=device)
-        seconds.append(time.perf_counter() - start)
-    return float(np.median(seconds)), len(seconds), used
+WARM_UP = 3  # untimed runs of each first: torch prepares its kernels for a new shape over the first few calls
 
 
-def time_heads(x: np.ndarray, n_heads: int, backend: str = "numpy", device: str = "auto", causal: bool = False,
-               repeats: int = 9, budget_s: float = 1.5) -> HeadTiming:
-    """Time mc.forward on x (n, d_model) with one head of width d_model and with n_heads heads, same input."""
+def time_heads(x: np.ndarray, n_heads: int, n_kv_heads: int | None = None, backend: str = "numpy",
+               device: str = "auto", causal: bool = False, repeats: int = 9, budget_s: float = 3.0) -> HeadTiming:
+    """Time mc.forward on x (n, d_model) with one head of width d_model and with n_heads heads (sharing n_kv_heads
+    K/V heads, if given), same input. The two alternate, so that a machine growing busier slows both alike; at
+    least 3 timed runs each, at most `repeats`, fewer once budget_s is spent."""
     n, d_model = x.shape
-    one, runs_one, used = _median_seconds(x, MHAConfig(d_model, 1, causal=causal), backend, device, repeats, budget_s)
-    many, runs_many, _ = _median_seconds(x, MHAConfig(d_model, n_heads, causal=causal), backend, device, repeats,
-                                         budget_s)
-    return HeadTiming(n, d_model, n_heads, one, many, min(runs_one, runs_many), used)
+    configs = (MHAConfig(d_model, 1, causal=causal), MHAConfig(d_model, n_heads, n_kv_heads, causal=causal))
+    runs = [(cfg, init_weights(cfg, seed=0, dtype=x.dtype)) for cfg in configs]
+    for _ in range(WARM_UP):
+        used = [forward(x, w, cfg, backend=backend, device=device).device for cfg, w in runs][0]
+    seconds: tuple[list[float], list[float]] = ([], [])
+    while len(seconds[0]) < repeats and (len(seconds[0]) < 3 or sum(map(sum, seconds)) < budget_s):
+        for (cfg, w), times in zip(runs, seconds, strict=True):
+            start = time.perf_counter()
+            forward(x, w, cfg, backend=backend, device=device)
+            times.append(time.perf_counter() - start)
+    one, many = (float(np.median(times)) for times in seconds)
+    return HeadTiming(n, d_model, n_heads, one, many, len(seconds[0]), used)

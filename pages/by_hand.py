@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from mha_app.classroom import pick_cell, predict, row_table, show_worked, worked
+from mha_app.classroom import pick_cell, predict, row_table, scaled_latex, show_worked, worked
 from mha_app.text import quote
 from mha_app.toolkit import plot, view
 from mha_core import figures
@@ -17,14 +17,14 @@ st.markdown(
     "row, and divide by their total (softmax). Pick a cell and follow it. "
     + ("In the tiny example every number is small enough to check with pencil and paper."
        if settings.spec.input == "tiny" and not settings.spec.card else
-       "For numbers you can check with pencil and paper, choose the *tiny* input in the sidebar.")
+       "For numbers small enough to check with pencil and paper, choose random weights and the *tiny* input in "
+       "the sidebar.")
 )
 head, query, key = pick_cell(settings, ex)
 predict("strongest_key")
 cell = worked(ex, head, query, key)
-scaled = r"\frac{q \cdot k_j}{\sqrt{d_k}}" if cfg.scale is None else r"(q \cdot k_j) \times %g" % cfg.scale
-st.latex(r"w_{%d,%d} = \mathrm{softmax}_j\!\left(%s\right)_{%d},\qquad q = Q_{%d}[%d],\; k_j = K_{%d}[j],\;"
-         r" d_k = %d" % (query + 1, key + 1, scaled, key + 1, head + 1, query + 1, cell.kv_head + 1, cfg.d_k))
+st.latex(r"w_{%d,%d} = \mathrm{softmax}_j\!\left(%s\right)_{%d},\qquad q = Q_{%d}[%d],\; k_j = K_{%d}[j]"
+         % (query + 1, key + 1, scaled_latex(r"q \cdot k_j", cfg), key + 1, head + 1, query + 1, cell.kv_head + 1))
 if cfg.group_size > 1:
     st.caption(f"Query head {head + 1} reads K/V head {cell.kv_head + 1}, which it shares with "
                f"{cfg.group_size - 1} other query head{'s' if cfg.group_size > 2 else ''}.")

@@ -71,7 +71,7 @@ timing_key = (settings.spec, ex.layer, h)
 
 
 def _measure() -> None:
-    st.session_state.head_timing = (timing_key, time_heads(ex.trace.x, h, backend=BACKENDS[settings.spec.backend],
+    st.session_state.head_timing = (timing_key, time_heads(ex.trace.x, h, kv, backend=BACKENDS[settings.spec.backend],
                                                            causal=ex.cfg.causal))
 
 

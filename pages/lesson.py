@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from mha_app import present
-from mha_app.classroom import plot_step_costs, predict, show_worked, worked
+from mha_app.classroom import plot_step_costs, predict, scaled_latex, show_worked, worked
 from mha_app.lesson import SCREENS
 from mha_app.text import quote
 from mha_app.toolkit import plot, view
@@ -45,8 +45,11 @@ def tokens_screen():
 
 
 def heads_screen():
-    st.markdown(f"Each of the **{h} head{'s' if h > 1 else ''}** gets its own W_Q, W_K and W_V, and works in "
-                f"**d_k = d_model / h** dimensions: a smaller space of its own.")
+    others = cfg.group_size - 1
+    shared = ("its own W_Q, W_K and W_V" if others == 0 else
+              f"its own W_Q, and shares W_K and W_V with {others} other head{'s' if others > 1 else ''}")
+    st.markdown(f"Each of the **{h} head{'s' if h > 1 else ''}** gets {shared}, and works in **d_k = d_model / h** "
+                "dimensions: a smaller space of its own.")
     st.latex(r"d_k = \frac{d_{model}}{h} = \frac{%d}{%d} = %d,\qquad Q_i = X W^Q_i" % (d, h, d_k))
     predict("q_shape")
     show(figures.per_head_figure(tr.q, tokens, "Q"), "q")
@@ -55,8 +58,8 @@ def heads_screen():
 def scores_screen():
     st.markdown(f"Head {head + 1} compares every query with every key: one dot product per pair, scaled so that "
                 "it does not grow with d_k. A large score means a good match.")
-    st.latex(r"S_{%d} = \frac{Q_{%d} K_{%d}^\top}{\sqrt{%d}} \in \mathbb{R}^{%d \times %d}"
-             % (head + 1, head + 1, head + 1, d_k, n, m))
+    st.latex(r"S_{%d} = %s \in \mathbb{R}^{%d \times %d}"
+             % (head + 1, scaled_latex(r"Q_{%d} K_{%d}^\top" % (head + 1, head + 1), cfg), n, m))
     show(figures.attention_figure(tr, head, tokens, "scaled", cfg.softmax_scale), "scores")
 
 
@@ -86,7 +89,7 @@ def mix_screen():
 
 
 def grid_screen():
-    st.markdown(f"The {h} heads read the same tokens but weigh them differently: each has its own W_Q_i and W_K_i."
+    st.markdown(f"The {h} heads read the same tokens but weigh them differently: each asks its own queries."
                 if h > 1 else "This example has one head; with more, each would weigh the tokens its own way.")
     show(figures.head_grid_figure(tr, tokens), "grid")
 
