@@ -14,12 +14,12 @@ from .published import ModelShape
 from .worked import WorkedCell, fmt
 
 STEP_LABELS = {
-    "project_q": "1 · Q = X W_Q",
-    "project_k": "1 · K = X W_K",
-    "project_v": "1 · V = X W_V",
-    "scores": "2 · scores Q_i K_iᵀ",
-    "weighted_sum": "2 · weights × V_i",
-    "project_out": "4 · Concat · W_O",
+    "project_q": "step 1: Q = X W_Q",
+    "project_k": "step 1: K = X W_K",
+    "project_v": "step 1: V = X W_V",
+    "scores": "step 2: scores Q_i K_iᵀ",
+    "weighted_sum": "step 2: weights × V_i",
+    "project_out": "step 4: Concat · W_O",
 }
 ONE_HEAD_COLOUR = "#868e96"
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
@@ -29,8 +29,9 @@ def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_head
     """Multiply-adds of each step for one head of width d_model and for n_heads heads of d_model / n_heads."""
     labels = [STEP_LABELS[step] for step in one]
     fig = go.Figure()
-    for name, counts, colour in ((f"1 head of {d_model}", one, ONE_HEAD_COLOUR),
-                                 (f"{n_heads} heads of {d_model // n_heads}", many, head_colour(0))):
+    for name, counts, colour in ((f"1 head of d_model = {d_model}", one, ONE_HEAD_COLOUR),
+                                 (f"{n_heads} head{'s' if n_heads > 1 else ''} of d_k = {d_model // n_heads}", many,
+                                  head_colour(0))):
         fig.add_trace(go.Bar(y=labels, x=list(counts.values()), name=name, orientation="h", marker_color=colour,
                              text=[f"{v:,}" for v in counts.values()], textposition="auto",
                              hovertemplate="%{y}<br>%{x:,} multiply-adds<extra>" + name + "</extra>"))

@@ -18,7 +18,7 @@ bias = ex.weights.b_Q is not None
 st.title("The cost of heads")
 predict("heads_cost")
 st.markdown(
-    f"Splitting d_model into h heads of d_k = d_model / h does not make attention dearer. In the words of the paper "
+    "Splitting d_model into h heads of d_k = d_model / h does not make attention dearer. In the words of the paper "
     "that introduced it: *“Due to the reduced dimension of each head, the total computational cost is similar to "
     "that of single-head attention with full dimensionality”* (Vaswani et al. 2017, §3.2.2). Below, this example's "
     f"own shapes check it: **{h} head{'s' if h > 1 else ''} of d_k = {d_k}** against **one head of d_model = {d}**, "
@@ -29,7 +29,7 @@ plot_step_costs(ex)
 FORMULAS = {"project_q": "n · d_model · h·d_k", "project_k": "m · d_model · n_kv·d_k",
             "project_v": "m · d_model · n_kv·d_k", "scores": "h · n · m · d_k", "weighted_sum": "h · n · m · d_k",
             "project_out": "n · h·d_k · d_model"}
-one_name, many_name = f"1 head of {d}", f"{h} heads of {d_k}"
+one_name, many_name = f"1 head of d_model = {d}", f"{h} head{'s' if h > 1 else ''} of d_k = {d_k}"
 st.dataframe({"step": [*(STEP_LABELS[k] for k in one), "total"], "multiply-adds": [*FORMULAS.values(), ""],
               one_name: [*one.values(), sum(one.values())], many_name: [*many.values(), sum(many.values())]},
              hide_index=True, column_config={one_name: st.column_config.NumberColumn(format="localized"),
@@ -86,7 +86,7 @@ if h > 1 and timing and timing[0] == timing_key:
     left, middle, right = st.columns(3)
     left.metric(one_name, f"{t.one_head * 1e3:.3g} ms")
     middle.metric(many_name, f"{t.many_heads * 1e3:.3g} ms")
-    right.metric(f"{h} heads ÷ 1 head", f"{t.ratio:.2f}×")
+    right.metric(f"{h} heads ÷ 1 head", f"{t.ratio:.2f}×")  # h > 1 here
     st.caption(f"Median of {t.runs} runs each on {t.device}, {settings.spec.backend}. Equal multiply-adds need not "
                f"take equal time: {h} smaller products, {h} weight matrices to write and read, and each call's fixed "
                "work all count, and how much depends on the machine and the sizes.")
