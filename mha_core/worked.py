@@ -16,6 +16,7 @@ from .trace import Trace
 
 DECIMALS = 4
 MAX_TERMS = 4  # up to this many products a sum is written out in full (a line must fit a projector's width)
+ONE_LINE_TERMS = 2  # up to this many products, the dot product and its sum share one line
 
 
 def fmt(x: float, decimals: int = DECIMALS) -> str:
@@ -128,16 +129,20 @@ def _factor(x: float) -> str:
 
 
 def _terms(values: list[str], max_terms: int = MAX_TERMS) -> str:
-    """a + b + c, or the first terms, a \\dots and the last when there are more than max_terms."""
+    """a + b + c, or the first two terms, a \\dots and the last when there are more than max_terms."""
     if len(values) > max_terms:
-        values = [*values[:3], r"\dots", values[-1]]
+        values = [*values[:2], r"\dots", values[-1]]
     return " + ".join(values).replace("+ -", "- ")
 
 
 def latex_lines(cell: WorkedCell) -> list[str]:
     """The cell's arithmetic as LaTeX, one line per step: dot product, scale, exponentials, normalisation."""
     products = [rf"{_factor(a)} \times {_factor(b)}" for a, b in zip(cell.q, cell.k, strict=True)]
-    lines = [rf"q \cdot k = \sum_{{j=1}}^{{{cell.d_k}}} q_j\,k_j = {_terms(products)} = {fmt(cell.dot)}"]
+    if cell.d_k <= ONE_LINE_TERMS:
+        lines = [rf"q \cdot k = \sum_{{j=1}}^{{{cell.d_k}}} q_j\,k_j = {_terms(products)} = {fmt(cell.dot)}"]
+    else:  # the terms on a line of their own, so that the sum fits the width of a page
+        lines = [rf"\begin{{aligned}} q \cdot k &= \sum_{{j=1}}^{{{cell.d_k}}} q_j\,k_j \\ &= {_terms(products)} "
+                 rf"\\ &= {fmt(cell.dot)} \end{{aligned}}"]
     sd = cell.score_decimals
     if cell.default_scale:
         lines.append(rf"s = \frac{{q \cdot k}}{{\sqrt{{d_k}}}} = \frac{{{fmt(cell.dot)}}}{{\sqrt{{{cell.d_k}}}}}"
