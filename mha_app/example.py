@@ -19,6 +19,7 @@ from mha_core import (
     random_input,
     tokenize,
 )
+from mha_core.plant import PATTERNS, plant_head
 from mha_core.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
 
 from .settings import APP_MAX_TOKENS, BACKENDS, Spec
@@ -29,6 +30,7 @@ class Example:
     """The tokens, configuration, weights and trace of one example, plus notes for the reader.
 
     For a pretrained model, `run` holds every layer, and `trace` and `weights` are those of layer `layer`.
+    `key_tokens` are the keys' and values' tokens in cross-attention (None: the queries' own tokens).
     """
 
     tokens: list[str]
@@ -38,10 +40,16 @@ class Example:
     notes: tuple[str, ...] = ()
     run: object | None = None
     layer: int = 1
+    key_tokens: list[str] | None = None
 
     @property
     def n(self) -> int:
         return len(self.tokens)
+
+    @property
+    def keys(self) -> list[str]:
+        """The tokens the keys and values come from (the queries' tokens in self-attention)."""
+        return self.tokens if self.key_tokens is None else self.key_tokens
 
     def at_layer(self, layer: int, model) -> Example:
         """The same run seen at another layer (1-based) of `model`; the example itself for random weights."""
@@ -64,30 +72,68 @@ def _padding(n: int, pad: int) -> np.ndarray | None:
     return padding_mask(n, pad)
 
 
+def head_mask(spec: Spec, n_heads: int) -> np.ndarray | None:
+    """(h,) 1 for every head, 0 for the spec's switched-off heads; None when no head is switched off."""
+    if not spec.ablate:
+        return None
+    mask = np.ones(n_heads)
+    mask[[i - 1 for i in spec.ablate]] = 0.0
+    return mask
+
+
+def model_head_mask(spec: Spec, model, layer: int) -> np.ndarray | None:
+    """(n_layers, h) for a trained model: the spec's switched-off heads in layer `layer` (1-based), 1 elsewhere."""
+    if not spec.ablate:
+        return None
+    mask = np.ones((model.n_layers, model.n_heads))
+    mask[layer - 1] = head_mask(spec, model.n_heads)
+    return mask
+
+
 def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") -> Example:
-    """The example a spec describes, run through mc.forward; `model` is the loaded pretrained model, if any."""
+    """The example a spec describes, run through mc.forward; `model` is the loaded pretrained model, if any.
+
+    With a trained model, the switched-off heads (spec.ablate) are those of layer `layer`.
+    """
     backend = BACKENDS[spec.backend]
     if spec.card is not None:
-        run = model.run(spec.text, backend=backend, device=device)
+        run = model.run(spec.text, backend=backend, device=device, head_mask=model_head_mask(spec, model, layer))
         first = Example(tokens=list(run.tokens), cfg=model.config, weights=model.layer_weights[0].attention,
                         trace=run.layers[0], notes=(run.message,) if run.message else (), run=run)
         return first.at_layer(layer, model)
-    notes = ()
+    notes = []
+    key_tokens, x_kv = None, None
     if spec.input == "tiny":
         tokens = list(TINY_TOKENS)
         x, w = tiny_example()
-        cfg = dataclasses.replace(TINY_CONFIG, causal=spec.causal)
-        notes = ("The tiny example uses fixed integer weights and no bias, so every number can be checked by hand.",)
+        cfg = dataclasses.replace(TINY_CONFIG, causal=spec.causal, scale=spec.softmax_scale)
+        notes.append("The tiny example uses fixed integer weights and no bias, so every number can be checked by hand"
+                     + (" (except the planted head's queries)." if spec.plant != "none" else "."))
     else:
-        cfg = MHAConfig(spec.d_model, spec.h, causal=spec.causal)
-        if spec.input == "sentence":
+        cfg = MHAConfig(spec.d_model, spec.h, n_kv_heads=spec.kv_heads or None,
+                        causal=spec.causal and spec.input != "pair", scale=spec.softmax_scale)
+        if spec.input in ("sentence", "pair"):
             tokens = tokenize(spec.text, max_tokens=APP_MAX_TOKENS)
             x = embed(tokens, spec.d_model, seed=spec.seed, positional=spec.pe)
         elif spec.input == "random":
             tokens = [f"t{i + 1}" for i in range(spec.n)]
             x = random_input(spec.n, spec.d_model, seed=spec.seed)
         else:
-            raise ConfigError(f"Unknown input kind {spec.input!r}: choose sentence, random or tiny.")
+            raise ConfigError(f"Unknown input kind {spec.input!r}: choose sentence, random, tiny or pair.")
+        if spec.input == "pair":
+            key_tokens = tokenize(spec.text_kv, max_tokens=APP_MAX_TOKENS)
+            x_kv = embed(key_tokens, spec.d_model, seed=spec.seed, positional=spec.pe)
         w = init_weights(cfg, seed=spec.seed)
-    trace = forward(x, w, cfg, key_padding_mask=_padding(len(tokens), spec.pad), backend=backend, device=device)
-    return Example(tokens=tokens, cfg=cfg, weights=w, trace=trace, notes=notes)
+    if spec.plant != "none":
+        if spec.plant_head > cfg.n_heads:
+            raise ConfigError(f"There are {cfg.n_heads} heads, so head {spec.plant_head} cannot be planted.")
+        w = plant_head(w, cfg, spec.plant_head - 1, spec.plant, spec.strength, x, kv=x_kv)
+        rows = f"{(spec.plant_head - 1) * cfg.d_k + 1}–{spec.plant_head * cfg.d_k}"
+        wanted = "all 0" if spec.plant == "uniform" else f"{spec.strength:g} on the rule's key and 0 elsewhere"
+        notes.append(f"Head {spec.plant_head} is planted: {PATTERNS[spec.plant]}. Rows {rows} of W_Q"
+                     f"{' and b_Q' if cfg.bias else ''} (its queries) were solved for, by least squares, so that the "
+                     f"scores softmax sees are {wanted}; W_K, W_V, W_O and the other heads are unchanged.")
+    m = len(key_tokens or tokens)
+    trace = forward(x, w, cfg, kv=x_kv, key_padding_mask=_padding(m, spec.pad), head_mask=head_mask(spec, cfg.n_heads),
+                    backend=backend, device=device)
+    return Example(tokens=tokens, cfg=cfg, weights=w, trace=trace, notes=tuple(notes), key_tokens=key_tokens)

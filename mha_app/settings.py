@@ -12,9 +12,11 @@ from dataclasses import asdict, dataclass, field, fields
 from urllib.parse import urlencode
 
 from mha_core import engine, figures
+from mha_core.plant import PATTERNS
 from mha_core.presets import TINY_CONFIG
 from mha_core.pretrained import MODELS as PRETRAINED
 from mha_core.published import presets
+from mha_core.scaling import SCALES
 
 from .lesson import SCREENS
 
@@ -25,13 +27,18 @@ APP_MAX_TEXT_CHARS = 4000
 MAX_SEED = 2**31 - 1
 MAX_SEQ_LEN = 2**20   # tokens, in the K/V cache tables (1M: the longest contexts in use)
 MAX_BATCH = 1024
+MAX_HEADS_SHOWN = max(APP_MAX_HEADS, *(card.n_heads for card in PRETRAINED.values()))  # random or trained heads
 
 RANDOM = "random weights"
 MODELS = (RANDOM, *PRETRAINED)
-INPUTS = ("sentence", "random", "tiny")
+INPUTS = ("sentence", "random", "tiny", "pair")
 BACKENDS = dict(zip(("NumPy", "PyTorch"), engine.BACKENDS, strict=True))  # the label shown -> the engine's name
 STAGES = {label: key for key, (label, _) in figures.STAGES.items()}      # the label shown -> figures' stage key
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+DEFAULT_TEXT_KV = "Le chat s'est assis sur le tapis parce qu'il était fatigué."
+DEFAULT_COMPARE = "A tired cat was lying on the rug."
+PLANTS = ("none", *PATTERNS)
+MAX_STRENGTH = 30.0                     # at 30 a rule key keeps all but 2e-10 of the weight against 2047 others
 
 
 @dataclass(frozen=True)
@@ -42,8 +49,8 @@ class Control:
     help: str | None = None
     what: str = ""       # what the value is, in a link's warning (default: the label)
     choices: tuple = ()
-    lo: int = 0
-    hi: int = 0
+    lo: float = 0        # bounds of a number, or of each number in a tuple setting
+    hi: float = 0
     max_chars: int = 0
 
 
@@ -74,6 +81,21 @@ class Spec:
                        help="Blocks these keys for every query, as padding is blocked in a batch.")
     backend: str = setting("NumPy", "Backend", choices=tuple(BACKENDS),
                            help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")
+    text_kv: str = setting(DEFAULT_TEXT_KV, "Keys and values: the second sentence", max_chars=APP_MAX_TEXT_CHARS,
+                           help="Cross-attention: the queries come from the first sentence, the keys and values "
+                                "from this one (as a translating decoder reads its source sentence).")
+    kv_heads: int = setting(0, "Key/value heads", lo=0, hi=APP_MAX_HEADS, what="the number of key/value heads",
+                            help="Grouped-query attention (Ainslie et al. 2023): fewer key/value heads than query "
+                                 "heads, each shared by a group of query heads. 1 = multi-query attention.")
+    scale: str = setting(SCALES[0], "Scale the scores by", choices=SCALES,
+                         help="Vaswani et al. (2017) multiply Q K^T by 1/√d_k; 'none' leaves the scores as they are.")
+    ablate: tuple = setting((), "Switch heads off", lo=1, hi=MAX_HEADS_SHOWN, what="the heads to switch off",
+                            help="Each chosen head's output is multiplied by 0 before W_O (Michel et al. 2019).")
+    plant: str = setting(PLANTS[0], "Plant a head", choices=PLANTS,
+                         help="Replace one head's W_Q rows so that, on this input, it attends by a fixed rule.")
+    plant_head: int = setting(1, "Head to plant", lo=1, hi=APP_MAX_HEADS, what="the head to plant")
+    strength: float = setting(4.0, "Strength", lo=0.0, hi=MAX_STRENGTH, what="the planted scores' strength",
+                              help="The score softmax sees where the rule says 'look here' (0 elsewhere).")
 
     @property
     def card(self):
@@ -87,6 +109,11 @@ class Spec:
             return self.card.n_heads
         return TINY_CONFIG.n_heads if self.input == "tiny" else self.h
 
+    @property
+    def softmax_scale(self) -> float | None:
+        """MHAConfig's scale: None for 1/sqrt(d_k), 1.0 for none."""
+        return None if self.scale == SCALES[0] else 1.0
+
 
 @dataclass(frozen=True)
 class View:
@@ -94,8 +121,7 @@ class View:
 
     layer: int = setting(1, "Layer", lo=1, hi=max(card.n_layers for card in PRETRAINED.values()),
                          what="the layer of the pretrained model")
-    head: int = setting(1, "Head", lo=1, hi=max(APP_MAX_HEADS, *(card.n_heads for card in PRETRAINED.values())),
-                        what="the selected head")
+    head: int = setting(1, "Head", lo=1, hi=MAX_HEADS_SHOWN, what="the selected head")
     query: int = setting(1, "Query token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected query token",
                          help="Pick a token by its position; the figures show its row.")
     stage: str = setting("softmax weights", "Stage", choices=tuple(STAGES))
@@ -108,6 +134,9 @@ class View:
     batch: int = setting(1, "Batch (sequences at once)", lo=1, hi=MAX_BATCH, what="the batch size of the K/V cache")
     present: int = setting(0, "Presentation mode", lo=0, hi=1, what="presentation mode: 1 = on, 0 = off")
     screen: int = setting(1, "Screen", lo=1, hi=len(SCREENS), what="the screen of the lesson")
+    compare: str = setting(DEFAULT_COMPARE, "Compare with", max_chars=APP_MAX_TEXT_CHARS,
+                           help="A second sentence: the trained model's sentence vectors of both are compared, "
+                                "with and without the switched-off heads.")
 
 
 FIELDS = {f.name: f for cls in (Spec, View) for f in fields(cls)}  # every setting by name (= URL parameter)
@@ -147,8 +176,16 @@ class Settings:
 
     def share_url(self, base: str) -> str:
         params = self.query_params()
-        return f"{base}?{urlencode(params)}" if params else base
+        return f"{base}?{urlencode(params, safe=',')}" if params else base  # ablate=2,5 as typed
 
 
 def to_url(value) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    """A setting's value as the URL spells it: true/false, 2,5 for a tuple, 4 for 4.0."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple):
+        return ",".join(map(to_url, value))
+    if isinstance(value, float):
+        text = repr(value)  # the shortest text that reads back as the same float
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)

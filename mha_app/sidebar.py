@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from mha_core import ConfigError
+from mha_core import ConfigError, divisors
 from mha_core.export import trace_npz
 from mha_core.presets import TINY_CONFIG, TINY_TOKENS
 
 from . import compute, url
 from .sentences import EXAMPLE_SENTENCES
-from .settings import RANDOM, STAGES, Settings, Spec, View, control, default
+from .settings import RANDOM, STAGES, Settings, Spec, View, control, default, to_url
 from .snippets import settings_json
 from .text import quote
 from .toolkit import BIND
 
 INPUT_CAPTIONS = ["your own words", "n random vectors",
-                  f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}: check by hand"]
+                  f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}: check by hand",
+                  "two sentences: queries from one, keys and values from the other (cross-attention)"]
 
 
 def check_link() -> None:
@@ -69,6 +70,29 @@ def _select(container, name: str, options: list, **kw):
     return container.selectbox(c.label, options, key=name, bind=BIND, **kw)
 
 
+def _slider(container, name: str, **kw):
+    c = control(name)
+    kw.setdefault("help", c.help)
+    return container.slider(c.label, c.lo, c.hi, default(name), key=name, bind=BIND, **kw)
+
+
+def _multiselect(container, name: str, options: list, **kw) -> tuple:
+    """A multiselect for a tuple setting. The URL keeps the value as one comma-separated parameter (ablate=2,5),
+    which bind="query-params" would spell as a repeated one (ablate=2&ablate=5), so this widget syncs it itself."""
+    c = control(name)
+    kw.setdefault("help", c.help)
+    if name not in st.session_state:  # the first run: the link's value (already checked by check_link)
+        st.session_state[name] = list(url.parse(name, st.query_params[name]) or ()) if name in st.query_params \
+            else list(default(name))
+    st.session_state[name] = [v for v in st.session_state[name] if v in options]  # h may have changed
+    value = tuple(sorted(container.multiselect(c.label, options, key=name, **kw)))
+    if value and st.query_params.get(name) != to_url(value):
+        st.query_params[name] = to_url(value)
+    elif not value and name in st.query_params:
+        del st.query_params[name]
+    return value
+
+
 def _head_count(sb, d_model: int) -> int:
     options = url.head_options(d_model)
     old = st.session_state.get("h")
@@ -79,6 +103,44 @@ def _head_count(sb, d_model: int) -> int:
         control("h").label, options, index=options.index(url.closest_head_count(d_model, default("h"))), key="h",
         bind=BIND, help=f"Only head counts that divide d_model = {d_model} are offered: each head gets d_model / h "
                         "dimensions.")
+
+
+def _kv_heads(sb, h: int) -> int:
+    """The key/value heads (a divisor of h, h first); 0 in the spec when it equals h (plain multi-head attention)."""
+    options = divisors(h)[::-1]
+    old = st.session_state.get("kv_heads")
+    if old is not None and old not in options:
+        st.session_state.kv_heads = h
+        sb.info(f"{old} key/value heads do not divide h = {h}, so each query head has its own again.")
+    kv = sb.selectbox(control("kv_heads").label, options, index=0, key="kv_heads", bind=BIND,
+                      help=control("kv_heads").help + f" Only divisors of h = {h} work.")
+    if kv == h:
+        sb.caption("One key/value head per query head: plain multi-head attention.")
+    else:
+        sb.caption(f"{h} query heads share {kv} key/value head{'s' if kv > 1 else ''}: {h // kv} query heads each.")
+    return 0 if kv == h else int(kv)
+
+
+def experiment_controls(sb, card, input_mode: str, heads: int, layer: int) -> dict:
+    """The experiments on heads: the score scaling, switched-off heads, and a planted head (Spec values)."""
+    d = Spec()
+    sb.header("Experiments")
+    values = dict(scale=d.scale, plant=d.plant, plant_head=d.plant_head, strength=d.strength)
+    if card:
+        sb.caption(f"{card.name} keeps the 1/√d_k scaling it was trained with.")
+    else:
+        values["scale"] = _radio(sb, "scale", horizontal=True)
+    where = f" (in layer {layer}, the one on view)" if card else ""
+    values["ablate"] = _multiselect(sb, "ablate", list(range(1, heads + 1)), placeholder="no head is off")
+    if values["ablate"]:
+        sb.caption(f"Switched off{where}: head{'s' if len(values['ablate']) > 1 else ''} "
+                   f"{', '.join(map(str, values['ablate']))}. Step 4 shows what changed.")
+    if not card:
+        values["plant"] = _select(sb, "plant", list(control("plant").choices))
+        if values["plant"] != d.plant:
+            values["plant_head"] = _select(sb, "plant_head", list(range(1, heads + 1)))
+            values["strength"] = float(_slider(sb, "strength", step=0.5))
+    return values
 
 
 def _use_example() -> None:
@@ -104,13 +166,19 @@ def spec_controls() -> tuple[Spec, int]:
         sb.selectbox("Example sentences", list(EXAMPLE_SENTENCES), index=None, key="example",
                      placeholder="Pick an example…", on_change=_use_example,
                      help="Fills the sentence box; you can edit it afterwards.")
-    if input_mode == "sentence":
+    text_kv = d.text_kv
+    if input_mode in ("sentence", "pair"):
         c = control("text")
-        text = sb.text_area(c.label, value=d.text, max_chars=c.max_chars, key="text", bind=BIND,
+        text = sb.text_area("Queries: the first sentence" if input_mode == "pair" else c.label, value=d.text,
+                            max_chars=c.max_chars, key="text", bind=BIND,
                             help="Split into words and punctuation marks; each one becomes a token.")
+        if input_mode == "pair":
+            c = control("text_kv")
+            text_kv = sb.text_area(c.label, value=d.text_kv, max_chars=c.max_chars, key="text_kv", bind=BIND,
+                                   help=c.help)
     elif input_mode == "random":
         n = _number(sb, "n")
-    d_model, h = d.d_model, d.h
+    d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
     if card:
         sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}).")
     elif input_mode == "tiny":
@@ -120,19 +188,28 @@ def spec_controls() -> tuple[Spec, int]:
         d_model = _number(sb, "d_model")
         h = _head_count(sb, d_model)
         sb.caption(f"Each head works in d_k = d_model / h = {d_model} / {h} = {d_model // h} dimensions.")
+        kv_heads = _kv_heads(sb, h)
     seed, pe, causal, pad = d.seed, d.pe, d.causal, d.pad
     if card:
         sb.caption("The encoder's tokens see each other in both directions, so there are no masks here.")
     else:
         if input_mode != "tiny":
             seed = _number(sb, "seed")
-        pe = _checkbox(sb, "pe", disabled=input_mode != "sentence")
+        pe = _checkbox(sb, "pe", disabled=input_mode not in ("sentence", "pair"))
         sb.header("Masks")
-        causal = _checkbox(sb, "causal")
-        pad = _number(sb, "pad")
+        if input_mode == "pair":
+            st.session_state.causal = causal = False
+            _checkbox(sb, "causal", disabled=True, help="Cross-attention reads the whole other sentence, so there is "
+                                                        "no causal mask here.")
+            pad = _number(sb, "pad", help="Blocks the last keys (of the second sentence) for every query.")
+        else:
+            causal, pad = _checkbox(sb, "causal"), _number(sb, "pad")
+    heads = card.n_heads if card else TINY_CONFIG.n_heads if input_mode == "tiny" else int(h)
+    experiments = experiment_controls(sb, card, input_mode, heads, int(layer))
     backend = _radio(sb, "backend", horizontal=True)
     spec = Spec(model=model, input=input_mode, text=text, n=int(n), d_model=int(d_model), h=int(h), seed=int(seed),
-                pe=bool(pe), causal=bool(causal), pad=int(pad), backend=backend)
+                pe=bool(pe), causal=bool(causal), pad=int(pad), backend=backend, text_kv=text_kv,
+                kv_heads=kv_heads, **experiments)
     return spec, int(layer)
 
 
@@ -149,8 +226,9 @@ def view_controls(layer: int, example) -> View:
     # The stage control lives on the attention page, which runs later; its value is already in the session state
     # (or, on the first run, only in the URL).
     stage = st.session_state.get("stage") or st.query_params.get("stage")
+    compare = st.session_state.get("compare") or st.query_params.get("compare") or View.compare  # the output page's
     return View(layer=layer, head=int(head), query=int(query), stage=stage if stage in STAGES else View.stage,
-                **page_settings())
+                compare=compare, **page_settings())
 
 
 # Settings without a sidebar widget: a page's own control (preset, seq_len, batch; key, set by its page's callback),
@@ -176,7 +254,10 @@ def describe(settings: Settings, example) -> str:
         weights = f"{spec.card.name}, layer {settings.view.layer} of {spec.card.n_layers}"
     else:
         weights = "tiny example" if spec.input == "tiny" else f"{RANDOM}, seed {spec.seed}"
-    return f"{weights} · {example.n} tokens · d_model = {cfg.d_model} · h = {cfg.n_heads} · d_k = {cfg.d_k}"
+    tokens = f"{example.n} tokens" if example.key_tokens is None else \
+        f"{example.n} query tokens, {len(example.key_tokens)} key tokens"
+    kv = f" · {cfg.kv_heads} K/V heads" if cfg.kv_heads != cfg.n_heads else ""
+    return f"{weights} · {tokens} · d_model = {cfg.d_model} · h = {cfg.n_heads}{kv} · d_k = {cfg.d_k}"
 
 
 def device_label(device: str) -> str:

@@ -15,21 +15,7 @@ def settings_json(values: dict, url: str | None = None) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False)
 
 
-def torch_snippet(x_code: str, weights_code: str, cfg_code: str, mask_code: str = "") -> str:
-    """A self-contained script: build X and the weights, load them into nn.MultiheadAttention, print the output.
-
-    x_code and weights_code are Python lines that define `x` (n, d_model) and `w` (an mha_core.MHAWeights);
-    mask_code may define `attn_mask` and `key_padding_mask`.
-    """
-    return f'''import numpy as np
-import torch
-import mha_core as mc
-
-{cfg_code}
-{x_code}
-{weights_code}
-{mask_code or "attn_mask = key_padding_mask = None"}
-
+_MODULE_TAIL = '''
 # nn.MultiheadAttention stacks W_Q, W_K, W_V into one (3*d_model, d_model) matrix, in PyTorch's (out, in) layout.
 mha = torch.nn.MultiheadAttention(cfg.d_model, cfg.n_heads, bias=cfg.bias, batch_first=True, dtype=torch.float64)
 with torch.no_grad():
@@ -39,38 +25,113 @@ with torch.no_grad():
         mha.in_proj_bias.copy_(torch.tensor(np.concatenate([w.b_Q, w.b_K, w.b_V])))
         mha.out_proj.bias.copy_(torch.tensor(w.b_O))
 
-X = torch.tensor(x, dtype=torch.float64)[None]  # (1, n, d_model): a batch of one
+X = torch.tensor(x, dtype=torch.float64)[None]     # (1, n, d_model): a batch of one
+Y = torch.tensor(x_kv, dtype=torch.float64)[None]  # (1, m, d_model): the keys' and values' input
 attn_mask = None if attn_mask is None else torch.tensor(attn_mask)
 key_padding_mask = None if key_padding_mask is None else torch.tensor(key_padding_mask)[None]  # (1, m)
-output, weights = mha(X, X, X, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+output, weights = mha(X, Y, Y, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                       need_weights=True, average_attn_weights=False)
+'''
+
+_PER_HEAD_TAIL = '''
+# nn.MultiheadAttention has no {missing}, so each head is computed by
+# F.scaled_dot_product_attention, then multiplied by its head-mask factor, then W_O mixes them.
+T = {{name: torch.tensor(a, dtype=torch.float64) for name, a in w.arrays().items()}}
+X, Y = torch.tensor(x, dtype=torch.float64), torch.tensor(x_kv, dtype=torch.float64)
+h, kv, d_k = cfg.n_heads, cfg.kv_heads, cfg.d_k
+q = F.linear(X, T["W_Q"], T.get("b_Q")).view(len(X), h, d_k).transpose(0, 1)   # (h, n, d_k)
+k = F.linear(Y, T["W_K"], T.get("b_K")).view(len(Y), kv, d_k).transpose(0, 1)  # (kv, m, d_k)
+v = F.linear(Y, T["W_V"], T.get("b_V")).view(len(Y), kv, d_k).transpose(0, 1)  # (kv, m, d_k)
+k, v = k.repeat_interleave(h // kv, dim=0), v.repeat_interleave(h // kv, dim=0)  # query head i reads K/V head i*kv//h
+blocked = torch.zeros(len(X), len(Y), dtype=torch.bool)                         # (n, m) True = blocked
+if attn_mask is not None:
+    blocked |= torch.tensor(attn_mask)
+if key_padding_mask is not None:
+    blocked |= torch.tensor(key_padding_mask)[None, :]
+heads = F.scaled_dot_product_attention(q, k, v, attn_mask=~blocked, scale=cfg.softmax_scale)  # (h, n, d_k)
+heads = heads * torch.tensor(head_mask, dtype=torch.float64)[:, None, None]  # 0 switches a head off before W_O
+concat = heads.transpose(0, 1).reshape(len(X), h * d_k)                     # (n, h*d_k)
+output = F.linear(concat, T["W_O"], T.get("b_O"))[None]                     # (1, n, d_model): a batch of one
+'''
+
+
+def torch_snippet(setup_code: str, missing: str = "") -> str:
+    """A self-contained script: the setup (which defines cfg, x, x_kv, w, attn_mask, key_padding_mask, head_mask),
+    then PyTorch's attention on it, printing the output.
+
+    With `missing` (what nn.MultiheadAttention lacks, in words) the attention is written per head with
+    F.scaled_dot_product_attention; otherwise nn.MultiheadAttention computes it.
+    """
+    tail = _PER_HEAD_TAIL.format(missing=missing) if missing else _MODULE_TAIL
+    return f'''import numpy as np
+import torch
+import torch.nn.functional as F
+
+import mha_core as mc
+
+{setup_code}
+{tail}
 torch.set_printoptions(precision=4, sci_mode=False)
 print("output (n, d_model):")
 print(output[0])
 '''
 
 
+def _missing(spec: Spec) -> str:
+    """What nn.MultiheadAttention cannot do that this spec needs, in words ("" when it can do everything)."""
+    random = spec.card is None
+    gqa = random and spec.input != "tiny" and spec.kv_heads not in (0, spec.h)
+    needs = [name for name, used in (("grouped-query heads", gqa), ("head mask", bool(spec.ablate)),
+                                     ("scale other than 1/√d_k", random and spec.softmax_scale is not None)) if used]
+    return " or ".join([", ".join(needs[:-1]), needs[-1]] if len(needs) > 2 else needs)
+
+
+def _cfg_code(spec: Spec) -> str:
+    """The MHAConfig the app builds for random weights (build_example), as code."""
+    gqa = spec.input != "tiny" and spec.kv_heads not in (0, spec.h)
+    extra = "".join([f", n_kv_heads={spec.kv_heads}" if gqa else "",
+                     f", scale={spec.softmax_scale}" if spec.softmax_scale is not None else ""])
+    if spec.input == "tiny":
+        return ("import dataclasses\n\nfrom mha_core.presets import TINY_CONFIG, tiny_example\n\n"
+                f"cfg = dataclasses.replace(TINY_CONFIG{extra})" if extra else
+                "from mha_core.presets import TINY_CONFIG as cfg, tiny_example")
+    return f"cfg = mc.MHAConfig(d_model={spec.d_model}, n_heads={spec.h}{extra})"
+
+
 def torch_script(spec: Spec, layer: int = 1) -> str:
     """The torch_snippet that rebuilds the example of `spec` (at `layer`, for a pretrained model)."""
-    if spec.card is not None:
-        cfg_code = (f"from mha_core.pretrained import MODELS\n\n"
-                    f"model = MODELS[{spec.model!r}].load()\ncfg = model.config")
-        x_code = (f"run = model.run({spec.text!r})\n"
-                  f"x = run.hidden_states[{layer - 1}]  # the input of layer {layer}, (n, d_model)")
-        w_code = f"w = model.layer_weights[{layer - 1}].attention  # that layer's real W_Q, W_K, W_V, W_O"
-    elif spec.input == "tiny":
-        cfg_code = "from mha_core.presets import TINY_CONFIG as cfg, tiny_example"
-        x_code, w_code = "x, w = tiny_example()", ""
+    random = spec.card is None
+    if not random:
+        lines = [f"from mha_core.pretrained import MODELS\n\nmodel = MODELS[{spec.model!r}].load()\ncfg = model.config",
+                 f"run = model.run({spec.text!r})",
+                 f"x = x_kv = run.hidden_states[{layer - 1}]  # the input of layer {layer}, (n, d_model)",
+                 f"w = model.layer_weights[{layer - 1}].attention  # that layer's real W_Q, W_K, W_V, W_O"]
     else:
-        cfg_code = f"cfg = mc.MHAConfig(d_model={spec.d_model}, n_heads={spec.h})"
-        if spec.input == "sentence":
-            x_code = (f"tokens = mc.tokenize({spec.text!r})\n"
-                      f"x = mc.embed(tokens, cfg.d_model, seed={spec.seed}, positional={spec.pe})  # (n, d_model)")
+        lines = [_cfg_code(spec)]
+        if spec.input == "tiny":
+            lines.append("x, w = tiny_example()\nx_kv = x")
         else:
-            x_code = f"x = mc.random_input({spec.n}, cfg.d_model, seed={spec.seed})  # (n, d_model)"
-        w_code = f"w = mc.init_weights(cfg, seed={spec.seed})  # the app's seeded weights"
-    masks = ["attn_mask = mc.causal_mask(len(x))  # True = blocked" if spec.causal and spec.card is None
-             else "attn_mask = None",
-             f"key_padding_mask = mc.padding_mask(len(x), {spec.pad})" if spec.pad and spec.card is None
-             else "key_padding_mask = None"]
-    return torch_snippet(x_code, w_code, cfg_code, "\n".join(masks))
+            if spec.input in ("sentence", "pair"):
+                lines.append(f"tokens = mc.tokenize({spec.text!r})\n"
+                             f"x = mc.embed(tokens, cfg.d_model, seed={spec.seed}, positional={spec.pe})"
+                             "  # (n, d_model)")
+            else:
+                lines.append(f"x = mc.random_input({spec.n}, cfg.d_model, seed={spec.seed})  # (n, d_model)")
+            lines.append(f"key_tokens = mc.tokenize({spec.text_kv!r})\n"
+                         f"x_kv = mc.embed(key_tokens, cfg.d_model, seed={spec.seed}, positional={spec.pe})"
+                         "  # (m, d_model): keys and values come from the second sentence" if spec.input == "pair"
+                         else "x_kv = x  # self-attention: keys and values come from the same tokens")
+            lines.append(f"w = mc.init_weights(cfg, seed={spec.seed})  # the app's seeded weights")
+        if spec.plant != "none":
+            lines.append(f"w = mc.plant_head(w, cfg, head={spec.plant_head - 1}, pattern={spec.plant!r}, "
+                         f"strength={spec.strength!r}, x=x, kv=x_kv)  # head {spec.plant_head}, planted")
+    causal = spec.causal and random and spec.input != "pair"
+    lines.append("attn_mask = mc.causal_mask(len(x))  # True = blocked" if causal else "attn_mask = None")
+    lines.append(f"key_padding_mask = mc.padding_mask(len(x_kv), {spec.pad})" if spec.pad and random
+                 else "key_padding_mask = None")
+    missing = _missing(spec)
+    if missing:
+        off = [i - 1 for i in spec.ablate]
+        lines.append("head_mask = np.ones(cfg.n_heads)" + (f"\nhead_mask[{off}] = 0.0  # heads "
+                     f"{', '.join(map(str, spec.ablate))} switched off (0-based here)" if off else ""))
+    return torch_snippet("\n".join(lines), missing)

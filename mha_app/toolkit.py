@@ -44,7 +44,9 @@ def next_step(page: str, label: str) -> None:
 
 def reproduce_in_pytorch(settings: Settings) -> None:
     with st.expander("Reproduce in PyTorch"):
-        st.caption("Rebuilds this exact example with torch.nn.MultiheadAttention and prints the output shown here.")
+        st.caption("Rebuilds this exact example in PyTorch and prints the output shown here: with "
+                   "torch.nn.MultiheadAttention, or head by head with F.scaled_dot_product_attention where the module "
+                   "lacks an option used here (grouped-query heads, a head mask, another scale).")
         st.code(torch_script(settings.spec, settings.view.layer), language="python")
 
 

@@ -15,6 +15,7 @@ from .settings import APP_MAX_HEADS, FIELDS, Spec, control, default, to_url
 from .text import quote
 
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
+_NUMBER = re.compile(r"[+-]?([0-9]{1,30}(\.[0-9]{0,30})?|\.[0-9]{1,30})([eE][+-]?[0-9]{1,3})?")
 
 
 def head_options(d_model: int) -> list[int]:
@@ -27,9 +28,41 @@ def closest_head_count(d_model: int, wanted: int) -> int:
     return min(head_options(d_model), key=lambda h: (abs(h - wanted), -h))
 
 
+def _parse_tuple(name: str, raw: str):
+    """A tuple setting, e.g. ablate=2,5: whole numbers in lo..hi, comma-separated; the others are dropped."""
+    c = control(name)
+    good, bad = set(), []
+    for part in (p.strip() for p in raw.split(",")):
+        if _WHOLE_NUMBER.fullmatch(part) and c.lo <= int(part) <= c.hi:
+            good.add(int(part))
+        elif part:
+            bad.append(part)
+    problem = None
+    if bad:
+        problem = (f"`{name}` lists {c.what or c.label} by number from {c.lo} to {c.hi}, separated by commas "
+                   f"(e.g. {c.lo},{c.lo + 1}); the link's {', '.join(quote(b) for b in bad[:3])} "
+                   f"{'was' if len(bad) == 1 else 'were'} left out.")
+    return tuple(sorted(good)) or None, problem
+
+
+def parse(name: str, raw: str):
+    """A setting's value read from the URL, or None when the text is not a valid value (see check for why)."""
+    return _parse(name, str(raw))[0]
+
+
 def _parse(name: str, raw: str):
     """(value, problem): the field's value read from the link, or None and a sentence saying why not."""
     c, kind = control(name), type(default(name))
+    if kind is tuple:
+        return _parse_tuple(name, raw)
+    if kind is float:
+        what = c.what or c.label
+        if not _NUMBER.fullmatch(raw.strip()):
+            return None, f"`{name}` should be a number ({what}), but the link says {quote(raw)}; using the default."
+        value = float(raw)
+        if not c.lo <= value <= c.hi:  # also catches 1e999, which reads as infinity
+            return None, f"`{name}` = {quote(raw)} is outside {c.lo:g}…{c.hi:g} ({what}); using the default."
+        return value, None
     if kind is bool:
         if raw in ("true", "false"):
             return raw == "true", None
@@ -52,11 +85,6 @@ def _parse(name: str, raw: str):
     if c.max_chars and len(raw) > c.max_chars:
         return raw[: c.max_chars], f"The {name} in the link is longer than {c.max_chars:,} characters; it was cut."
     return raw, None
-
-
-def parse(name: str, raw: str):
-    """The value of setting `name` in a link, or None when it cannot be used (check explains why)."""
-    return _parse(name, str(raw))[0]
 
 
 def check(params: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
@@ -102,4 +130,44 @@ def check(params: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     if random_weights and input_mode == "random" and "pad" in values and values["pad"] >= get("n"):
         problems.append(f"`pad` = {values['pad']} would mask every one of the {get('n')} tokens; no padding is used.")
         del values["pad"], kept["pad"]
+    problems += _check_experiments(values, kept, card, input_mode, heads, get("h"))
     return problems, kept
+
+
+def _check_experiments(values: dict, kept: dict, card, input_mode: str, heads: int, h: int) -> list[str]:
+    """The rules between the experiment settings (ablate, kv_heads, scale, plant) and the model; drops what fails."""
+    problems = []
+
+    def drop(name: str, problem: str) -> None:
+        problems.append(problem)
+        del values[name], kept[name]
+
+    weights = f"{card.name}'s trained weights" if card else "the tiny example's fixed weights"
+    if "ablate" in values and max(values["ablate"]) > heads:
+        kept_heads = tuple(i for i in values["ablate"] if i <= heads)
+        problems.append(f"`ablate` names head {max(values['ablate'])}, but there are only {heads} heads; "
+                        + (f"switching off {to_url(kept_heads)} only." if kept_heads else "no head is switched off."))
+        if kept_heads:
+            values["ablate"], kept["ablate"] = kept_heads, to_url(kept_heads)
+        else:
+            del values["ablate"], kept["ablate"]
+    if "kv_heads" in values:
+        kv = values["kv_heads"]
+        if card or input_mode == "tiny":
+            drop("kv_heads", f"`kv_heads` applies to random weights; {weights} have one key/value head per query "
+                             "head, so it was ignored.")
+        elif kv and h % kv:
+            drop("kv_heads", f"`kv_heads` = {kv} does not divide h = {h}: every key/value head must serve the same "
+                             f"number of query heads. Values that work: {', '.join(map(str, divisors(h)))}. "
+                             "Using one key/value head per query head (plain multi-head attention).")
+    if card and "scale" in values:
+        drop("scale", f"`scale` applies to random weights; {card.name} was trained with the 1/√d_k scaling and "
+                      "keeps it (the attention page compares both anyway).")
+    if card and "plant" in values:
+        drop("plant", f"`plant` applies to random weights; {card.name}'s heads are shown as trained.")
+    if "plant_head" in values and values["plant_head"] > heads:
+        drop("plant_head", f"`plant_head` = {values['plant_head']} but there are only {heads} heads; planting head 1.")
+    if input_mode == "pair" and values.get("causal"):
+        drop("causal", "A causal mask hides later tokens of the same sequence; in cross-attention the queries read "
+                       "another sequence, which a decoder sees whole. The causal mask is off for `input` = pair.")
+    return problems

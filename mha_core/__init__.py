@@ -11,11 +11,12 @@ from .config import MAX_D_MODEL, MAX_HEADS, MAX_TOKENS, ConfigError, MHAConfig, 
 from .engine import forward
 from .inputs import embed, positional_encoding, random_input, tokenize
 from .masks import causal_mask, padding_mask
+from .plant import plant_head
 from .trace import Trace
 from .weights import MHAWeights, config_from_torch, init_weights, weights_from_torch, weights_to_torch
 
 __all__ = [
     "MAX_D_MODEL", "MAX_HEADS", "MAX_TOKENS", "ConfigError", "MHAConfig", "MHAWeights", "Trace",
     "causal_mask", "config_from_torch", "cost", "divisors", "embed", "forward", "init_weights", "padding_mask",
-    "positional_encoding", "random_input", "stats", "tokenize", "weights_from_torch", "weights_to_torch",
+    "plant_head", "positional_encoding", "random_input", "stats", "tokenize", "weights_from_torch", "weights_to_torch",
 ]

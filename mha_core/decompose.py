@@ -8,11 +8,19 @@ from .trace import Trace
 from .weights import MHAWeights
 
 
-def head_contributions(trace: Trace, w: MHAWeights) -> np.ndarray:
-    """(h, n, d_model): head_i @ W_O[:, block i].T, where block i is head i's d_k columns of W_O.
+def block_outputs(heads: np.ndarray, W_O: np.ndarray) -> np.ndarray:
+    """(h, n, d_model): heads[i] @ W_O[:, block i].T, where block i is head i's d_k columns of W_O."""
+    h, n, d_k = heads.shape
+    W_O_blocks = W_O.reshape(W_O.shape[0], h, d_k).transpose(1, 2, 0)  # (h, d_k, d_model)
+    return heads @ W_O_blocks                                         # (h, n, d_model)
 
-    Summed over heads and plus b_O, this is exactly trace.output: concat @ W_O.T splits into these blocks.
+
+def head_contributions(trace: Trace, w: MHAWeights) -> np.ndarray:
+    """(h, n, d_model): what each head adds to the output, its block of the concatenation times its block of W_O.
+
+    Summed over heads and plus b_O, this is exactly trace.output: concat @ W_O.T splits into these blocks. With a
+    head mask, each block is the masked one W_O saw (a switched-off head adds zero).
     """
     h, n, d_k = trace.heads.shape
-    W_O_blocks = w.W_O.reshape(w.W_O.shape[0], h, d_k).transpose(1, 2, 0)  # (h, d_k, d_model)
-    return trace.heads @ W_O_blocks                                       # (h, n, d_model)
+    seen = trace.concat.reshape(n, h, d_k).transpose(1, 0, 2)        # (h, n, d_k)
+    return block_outputs(seen, w.W_O)

@@ -47,8 +47,9 @@ def softmax_rows(masked_scores: np.ndarray) -> np.ndarray:
 
 
 def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig,
-                    mask: np.ndarray | None) -> dict[str, np.ndarray]:
-    """The four steps on checked inputs: x (n, d_model), x_kv (m, d_model), mask (h, n, m) True = blocked."""
+                    mask: np.ndarray | None, head_mask: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The four steps on checked inputs: x (n, d_model), x_kv (m, d_model), mask (h, n, m) True = blocked,
+    head_mask (h,) a factor on each head's output (None = every head kept)."""
     h, d_k = cfg.n_heads, cfg.d_k
     n = x.shape[0]
 
@@ -68,7 +69,9 @@ def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConf
     heads = weights @ v_i                                      # (h, n, d_k)
 
     # Step 3: concatenate: put all head outputs side by side.
-    concat = heads.transpose(1, 0, 2).reshape(n, h * d_k)      # (n, h*d_k)
+    # A head mask (Michel et al. 2019) scales each head's output first: 0 switches the head off, 1 keeps it.
+    gated = heads if head_mask is None else heads * head_mask[:, None, None]  # (h, n, d_k)
+    concat = gated.transpose(1, 0, 2).reshape(n, h * d_k)      # (n, h*d_k)
 
     # Step 4: project the concatenation back to d_model with W_O.
     output = linear(concat, w.W_O, w.b_O)                      # (n, d_model)
@@ -94,6 +97,20 @@ def _check_input(x, cfg: MHAConfig, name: str) -> np.ndarray:
     return x
 
 
+def _check_head_mask(head_mask, cfg: MHAConfig) -> np.ndarray:
+    head_mask = np.asarray(head_mask)
+    if head_mask.dtype == bool:
+        raise ConfigError("head_mask multiplies each head's output: give numbers, 1.0 to keep a head and 0.0 to switch "
+                          "it off (True/False would read as the other masks' True = blocked).")
+    if head_mask.dtype.kind not in "iuf":
+        raise ConfigError(f"head_mask must hold real numbers, got values of type {head_mask.dtype}.")
+    if head_mask.shape != (cfg.n_heads,):
+        raise ConfigError(f"head_mask needs one number per head, shape ({cfg.n_heads},); got {head_mask.shape}.")
+    if not np.isfinite(head_mask).all():
+        raise ConfigError("head_mask contains NaN or infinite numbers; each head's factor must be finite.")
+    return head_mask
+
+
 def _check_backend(backend: str, device) -> str:
     if backend not in BACKENDS:
         raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}.")
@@ -105,12 +122,13 @@ def _check_backend(backend: str, device) -> str:
     return device
 
 
-def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, attn_mask=None,
+def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, attn_mask=None, head_mask=None,
             backend: str = "numpy", device: str = "auto") -> Trace:
     """Run multi-head attention on x (n, d_model) and return every intermediate as a Trace.
 
     kv: a second sequence (m, d_model) for cross-attention (None = self-attention).
     key_padding_mask (m,) and attn_mask (n, m) or (h, n, m) are boolean, True = blocked, as in PyTorch.
+    head_mask (h,): multiplies each head's output before W_O (1 = keep, 0 = switched off, in between = a gate).
     backend: "numpy" (the reference) or "torch"; device: "auto" (a GPU when there is one), "cpu", "cuda", "mps".
     """
     # Checks: every problem is a ConfigError in plain words, before any arithmetic.
@@ -127,15 +145,17 @@ def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, at
     dtype = np.result_type(*floats, *(a.dtype for a in w.arrays().values()))
     x, x_kv, w = x.astype(dtype, copy=False), x_kv.astype(dtype, copy=False), w.astype(dtype)
     mask = combine_masks(cfg, x.shape[0], x_kv.shape[0], key_padding_mask, attn_mask)
+    head_mask = None if head_mask is None else _check_head_mask(head_mask, cfg).astype(dtype)
 
     # The four steps, in NumPy or in PyTorch.
     if backend == "numpy":
-        parts, used = attention_steps(x, x_kv, w, cfg, mask), "cpu"
+        parts, used = attention_steps(x, x_kv, w, cfg, mask, head_mask), "cpu"
     else:
         from . import torch_backend
 
-        parts, used = torch_backend.run(x, x_kv, w, cfg, mask, device)
+        parts, used = torch_backend.run(x, x_kv, w, cfg, mask, device, head_mask)
 
     # The trace: every intermediate, plus which query rows had every key blocked.
     blocked_rows = mask.all(axis=-1) if mask is not None else np.zeros((cfg.n_heads, x.shape[0]), dtype=bool)
-    return Trace(x=x, x_kv=x_kv, mask=mask, blocked_rows=blocked_rows, backend=backend, device=used, **parts)
+    return Trace(x=x, x_kv=x_kv, mask=mask, blocked_rows=blocked_rows, head_mask=head_mask, backend=backend,
+                 device=used, **parts)

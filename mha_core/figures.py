@@ -141,15 +141,21 @@ def _label_outer_panels(fig: go.Figure, rows: int, show_x: bool, show_y: bool) -
     fig.update_yaxes(showticklabels=show_y, col=1)
 
 
-def _mark_head_blocks(fig: go.Figure, n_heads: int, d_k: int, axis: str, span: int, row=None, col=None) -> None:
-    """Coloured outlines around each head's block of d_k columns (axis="x") or rows (axis="y")."""
+def _mark_head_blocks(fig: go.Figure, n_heads: int, d_k: int, axis: str, span: int, row=None, col=None,
+                      names: list[str] | None = None, colours: list[str] | None = None) -> None:
+    """Coloured outlines around each head's block of d_k columns (axis="x") or rows (axis="y").
+
+    names and colours default to "head i" in head i's colour.
+    """
+    names = names or [f"head {i + 1}" for i in range(n_heads)]
+    colours = colours or [head_colour(i) for i in range(n_heads)]
     for i in range(n_heads):
         lo, hi = i * d_k - 0.5, (i + 1) * d_k - 0.5
         box = dict(x0=lo, x1=hi, y0=-0.5, y1=span - 0.5) if axis == "x" else dict(x0=-0.5, x1=span - 0.5, y0=lo, y1=hi)
-        fig.add_shape(type="rect", **box, line=dict(color=head_colour(i), width=2), row=row, col=col)
+        fig.add_shape(type="rect", **box, line=dict(color=colours[i], width=2), row=row, col=col)
         label = dict(x=(lo + hi) / 2, y=-0.5, yshift=10) if axis == "x" else dict(x=span - 0.5, y=(lo + hi) / 2,
                                                                                      xanchor="left", xshift=4)
-        fig.add_annotation(**label, text=f"head {i + 1}", showarrow=False, font=dict(color=head_colour(i), size=11),
+        fig.add_annotation(**label, text=names[i], showarrow=False, font=dict(color=colours[i], size=11),
                            row=row, col=col)
 
 
@@ -160,14 +166,20 @@ def _rgba(hex_colour: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None = None) -> go.Figure:
-    """The whole pipeline as boxes and arrows, with the live shape under every box."""
+def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None = None, scaled: bool = True,
+                    cross: bool = False) -> go.Figure:
+    """The whole pipeline as boxes and arrows, with the live shape under every box.
+
+    scaled=False: the scores are not divided by √d_k; cross=True: keys and values come from a second input Y.
+    """
     m = n if m is None else m
     steps = [
-        ("Input", "X", f"{n} × {d_model}", "#495057"),
-        ("1 · Project", "Q_i, K_i, V_i = X W_i", f"{n_heads} heads × ({n} × {d_k})", "#4c6ef5"),
-        ("2 · Attend", "softmax(Q_i K_iᵀ/√d_k)<br>times V_i, per head", f"weights {n} × {m}<br>head_i {n} × {d_k}",
-         "#2f9e44"),
+        ("Input", "X and Y" if cross else "X", f"{n} × {d_model}" + (f", {m} × {d_model}" if cross else ""),
+         "#495057"),
+        ("1 · Project", "Q_i = X W_i<br>K_i, V_i = Y W_i" if cross else "Q_i, K_i, V_i = X W_i",
+         f"{n_heads} heads × ({n} × {d_k})", "#4c6ef5"),
+        ("2 · Attend", f"softmax(Q_i K_iᵀ{'/√d_k' if scaled else ''})<br>times V_i, per head",
+         f"weights {n} × {m}<br>head_i {n} × {d_k}", "#2f9e44"),
         ("3 · Concatenate", "[head_1 … head_h]", f"{n} × {n_heads * d_k}", "#f76707"),
         ("4 · Project", "Concat · W_O", f"output {n} × {d_model}", "#e03131"),
     ]
@@ -198,18 +210,27 @@ def input_figure(x: np.ndarray, tokens: list[str], title: str = "Input X: one ro
     return heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension", y_title="token")
 
 
-def projection_weight_figure(W: np.ndarray, n_heads: int, name: str) -> go.Figure:
+def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size: int = 1,
+                             kv: bool = False) -> go.Figure:
     """W_name as used in X W (d_model x h*d_k), each head's slice of columns outlined in its colour.
 
-    PyTorch stores the transpose, (h*d_k, d_model); this shows the paper's orientation.
+    PyTorch stores the transpose, (h*d_k, d_model); this shows the paper's orientation. With grouped-query
+    attention (group_size query heads per key/value head), every block takes the colour of its key/value head:
+    for W_Q, n_heads query heads, head i coloured as K/V head i // group_size; for W_K and W_V (kv=True),
+    n_heads key/value heads at their real, narrower width.
     """
-    Wt = W.T                                                   # (d_model, h*d_k)
+    Wt = W.T                                                   # (d_model, n_heads*d_k)
     d_k = Wt.shape[1] // n_heads
-    fig = heatmap(Wt, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]),
-                  f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): head i uses columns (i-1)·d_k+1 … i·d_k",
+    title = f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): head i uses columns (i-1)·d_k+1 … i·d_k"
+    names, colours = None, [head_colour(i if kv else i // group_size) for i in range(n_heads)]
+    if kv and group_size > 1:
+        names = [f"K/V {j + 1}" for j in range(n_heads)]
+        title = (f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): {n_heads} key/value head{'s' if n_heads > 1 else ''}, "
+                 f"each shared by {group_size} query heads")
+    fig = heatmap(Wt, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]), title,
                   x_title="output column", y_title="input dimension")
     if Wt.size <= MAX_CELLS:
-        _mark_head_blocks(fig, n_heads, d_k, "x", Wt.shape[0])
+        _mark_head_blocks(fig, n_heads, d_k, "x", Wt.shape[0], names=names, colours=colours)
     return fig
 
 
@@ -267,12 +288,20 @@ def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "w
 
 
 def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | None = None,
-                     cols: int | None = None, title: str | None = None) -> go.Figure:
-    """All heads' attention weights side by side, on the one shared 0..1 scale."""
+                     cols: int | None = None, title: str | None = None, group_size: int = 1) -> go.Figure:
+    """All heads' attention weights side by side, on the one shared 0..1 scale.
+
+    With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V
+    head's colour.
+    """
     n_heads, n, m = trace.weights.shape
-    panels = [(f"head {i + 1}", trace.weights[i]) for i in range(n_heads)]
+    names = [f"head {i + 1}" + (f" · K/V {i // group_size + 1}" if group_size > 1 else "") for i in range(n_heads)]
+    panels = [(names[i], trace.weights[i]) for i in range(n_heads)]
     fig, rows = _panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens),
                             cols or min(n_heads, 4), WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}")
+    if group_size > 1:
+        for i, annotation in enumerate(fig.layout.annotations[:n_heads]):
+            annotation.font = dict(color=head_colour(i // group_size))
     _label_outer_panels(fig, rows, show_x=m <= 12, show_y=n <= 24)
     return _layout(fig, title or f"Attention weights of all {n_heads} heads (rows: queries, columns: keys)",
                    height=max(280, 260 * rows))

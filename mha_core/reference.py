@@ -1,4 +1,8 @@
-"""An independent check of a trace: the same weights and input through torch.nn.MultiheadAttention."""
+"""An independent check of a trace: the same weights and input through PyTorch's own attention.
+
+torch.nn.MultiheadAttention when it can compute the same layer; it has no grouped-query heads, no head mask and no
+other scale than 1/sqrt(d_k), so then F.scaled_dot_product_attention on each head, the head mask, and W_O.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +12,55 @@ from .config import MHAConfig
 from .trace import Trace
 from .weights import MHAWeights, weights_to_torch
 
+MODULE = "torch.nn.MultiheadAttention"
+PER_HEAD = "F.scaled_dot_product_attention per head, then W_O"
+
+
+def reference_name(trace: Trace, cfg: MHAConfig) -> str:
+    """Which PyTorch computation torch_difference compares with."""
+    plain = cfg.kv_heads == cfg.n_heads and cfg.scale is None and trace.head_mask is None
+    return MODULE if plain else PER_HEAD
+
 
 def torch_difference(trace: Trace, weights: MHAWeights, cfg: MHAConfig) -> float:
-    """Largest |difference| between the trace's output and weights and torch.nn.MultiheadAttention's, same input.
+    """Largest |difference| between the trace's output and weights and PyTorch's, same input (see reference_name).
 
     Rows that are fully blocked are left out: PyTorch returns NaN there, this package returns zeros on purpose.
     """
     import torch
 
-    module = weights_to_torch(weights, cfg)
-    x = torch.tensor(trace.x)[None]
-    attn_mask = None if trace.mask is None else torch.tensor(trace.mask[0])
+    x, x_kv = torch.tensor(trace.x)[None], torch.tensor(trace.x_kv)[None]  # (1, n, d_model), (1, m, d_model)
+    blocked = None if trace.mask is None else torch.tensor(trace.mask)        # (h, n, m) True = blocked
     with torch.inference_mode():
-        out, attn = module(x, x, x, attn_mask=attn_mask, need_weights=True, average_attn_weights=False)
+        if reference_name(trace, cfg) == MODULE:
+            module = weights_to_torch(weights, cfg)
+            out, attn = module(x, x_kv, x_kv, attn_mask=None if blocked is None else blocked[0], need_weights=True,
+                               average_attn_weights=False)
+        else:
+            out, attn = _per_head(x[0], x_kv[0], weights, cfg, blocked, trace.head_mask)
     keep = ~trace.blocked_rows[0]
     d_out = np.abs(out[0].numpy()[keep] - trace.output[keep]).max(initial=0.0)
     d_w = np.abs(attn[0].numpy()[:, keep] - trace.weights[:, keep]).max(initial=0.0)
     return float(max(d_out, d_w))
+
+
+def _per_head(x, x_kv, weights: MHAWeights, cfg: MHAConfig, blocked, head_mask):
+    """(output (1, n, d_model), weights (1, h, n, m)) by F.linear and F.scaled_dot_product_attention."""
+    import torch
+    import torch.nn.functional as F
+
+    T = {name: torch.tensor(a) for name, a in weights.arrays().items()}
+    h, d_k, g = cfg.n_heads, cfg.d_k, cfg.group_size
+    q = F.linear(x, T["W_Q"], T.get("b_Q")).view(len(x), h, d_k).transpose(0, 1)                  # (h, n, d_k)
+    k = F.linear(x_kv, T["W_K"], T.get("b_K")).view(len(x_kv), cfg.kv_heads, d_k).transpose(0, 1)  # (kv, m, d_k)
+    v = F.linear(x_kv, T["W_V"], T.get("b_V")).view(len(x_kv), cfg.kv_heads, d_k).transpose(0, 1)
+    k, v = k.repeat_interleave(g, dim=0), v.repeat_interleave(g, dim=0)                            # (h, m, d_k)
+    keep = None if blocked is None else ~blocked                  # SDPA's boolean mask is True = may attend
+    heads = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=cfg.softmax_scale)        # (h, n, d_k)
+    if head_mask is not None:
+        heads = heads * torch.tensor(head_mask)[:, None, None]
+    output = F.linear(heads.transpose(0, 1).reshape(len(x), h * d_k), T["W_O"], T.get("b_O"))       # (n, d_model)
+    # SDPA does not return its weights: the same softmax, written out, for the weights' comparison.
+    scores = (q @ k.transpose(1, 2)) * cfg.softmax_scale
+    attn = torch.softmax(scores if keep is None else scores.masked_fill(~keep, float("-inf")), dim=-1)
+    return output[None], attn[None]

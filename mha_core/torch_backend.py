@@ -52,8 +52,9 @@ def softmax_rows(masked_scores: torch.Tensor) -> torch.Tensor:
 
 
 def attention_steps(x: torch.Tensor, x_kv: torch.Tensor, w: dict[str, torch.Tensor], cfg: MHAConfig,
-                    mask: torch.Tensor | None) -> dict[str, torch.Tensor]:
-    """The four steps on checked inputs: x (n, d_model), x_kv (m, d_model), mask (h, n, m) True = blocked."""
+                    mask: torch.Tensor | None, head_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """The four steps on checked inputs: x (n, d_model), x_kv (m, d_model), mask (h, n, m) True = blocked,
+    head_mask (h,) a factor on each head's output (None = every head kept)."""
     h, d_k = cfg.n_heads, cfg.d_k
     n = x.shape[0]
 
@@ -73,7 +74,9 @@ def attention_steps(x: torch.Tensor, x_kv: torch.Tensor, w: dict[str, torch.Tens
     heads = weights @ v_i                                                # (h, n, d_k)
 
     # Step 3: concatenate: put all head outputs side by side.
-    concat = heads.transpose(0, 1).reshape(n, h * d_k)                   # (n, h*d_k)
+    # A head mask (Michel et al. 2019) scales each head's output first: 0 switches the head off, 1 keeps it.
+    gated = heads if head_mask is None else heads * head_mask[:, None, None]  # (h, n, d_k)
+    concat = gated.transpose(0, 1).reshape(n, h * d_k)                   # (n, h*d_k)
 
     # Step 4: project the concatenation back to d_model with W_O.
     output = linear(concat, w["W_O"], w.get("b_O"))                      # (n, d_model)
@@ -83,7 +86,8 @@ def attention_steps(x: torch.Tensor, x_kv: torch.Tensor, w: dict[str, torch.Tens
 
 
 @torch.inference_mode()
-def run(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig, mask: np.ndarray | None, device: str):
+def run(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig, mask: np.ndarray | None, device: str,
+        head_mask: np.ndarray | None = None):
     """attention_steps on `device`: the trace's arrays (as NumPy) and the name of the device that computed them."""
     dev = resolve_device(device)
     if dev.type == "mps" and x.dtype == np.float64:
@@ -95,5 +99,5 @@ def run(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig, mask: np
 
     X = t(x)
     X_kv = X if x_kv is x else t(x_kv)
-    parts = attention_steps(X, X_kv, {name: t(a) for name, a in w.arrays().items()}, cfg, t(mask))
+    parts = attention_steps(X, X_kv, {name: t(a) for name, a in w.arrays().items()}, cfg, t(mask), t(head_mask))
     return {name: value.cpu().numpy() for name, value in parts.items()}, str(dev)

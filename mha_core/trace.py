@@ -23,8 +23,9 @@ class Trace:
     mask: np.ndarray | None    # (h, n, m) True = blocked, or None when nothing is blocked
     masked_scores: np.ndarray  # (h, n, m) scores with -inf where blocked
     weights: np.ndarray        # (h, n, m) softmax over keys; all zero on fully blocked rows
-    heads: np.ndarray          # (h, n, d_k) weights @ V_i
-    concat: np.ndarray         # (n, h*d_k) heads side by side
+    heads: np.ndarray          # (h, n, d_k) weights @ V_i, before the head mask
+    head_mask: np.ndarray | None  # (h,) each head's factor before W_O (1 = kept, 0 = off), or None: all kept
+    concat: np.ndarray         # (n, h*d_k) heads side by side, each times its head_mask entry: what W_O sees
     output: np.ndarray         # (n, d_model) concat @ W_O^T + b_O
     blocked_rows: np.ndarray   # (h, n) True where every key was blocked for that query
     backend: str

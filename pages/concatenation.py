@@ -20,9 +20,16 @@ st.markdown(
 )
 st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d\times(%d\cdot%d)}"
          r" = \mathbb{R}^{%d\times%d}" % (h, n, h, d_k, n, h * d_k))
+off = settings.spec.ablate
+if off:
+    st.info(f"Switched off: head{'s' if len(off) > 1 else ''} {', '.join(map(str, off))}. Here each head's output is "
+            "multiplied by its head-mask factor (0 for those, 1 for the others) as it goes in, so their columns of "
+            "the concatenation are zero.", icon=":material/block:")
 plot(figures.per_head_figure(tr.heads, ex.tokens, "head"), key="heads")
 plot(figures.concat_figure(tr, ex.tokens), key="concat")
-same = all(np.array_equal(tr.concat[:, i * d_k:(i + 1) * d_k], tr.heads[i]) for i in range(h))
-st.caption(f"Check: columns (i−1)·d_k+1 … i·d_k of the concatenation equal head i exactly: **{same}**.")
+gate = np.ones(h) if tr.head_mask is None else tr.head_mask
+same = all(np.array_equal(tr.concat[:, i * d_k:(i + 1) * d_k], tr.heads[i] * gate[i]) for i in range(h))
+st.caption(f"Check: columns (i−1)·d_k+1 … i·d_k of the concatenation equal head i"
+           f"{' times its head-mask factor' if off else ''} exactly: **{same}**.")
 code_for_step(3)
 next_step("pages/output.py", "Step 4: output projection")

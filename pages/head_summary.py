@@ -4,6 +4,7 @@ import math
 
 import streamlit as st
 
+from mha_app import experiments
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
 from mha_core.head_stats import COLUMNS, LABELS, SHARE_COLUMNS, dominant_pattern, head_summary, summary_array
@@ -18,6 +19,7 @@ st.markdown(
     "neighbours. A head whose attention mostly goes one way has *specialised*; many heads park unused attention "
     "on [SEP] or [CLS]."
 )
+experiments.model_ablation_note(settings)
 rows = head_summary(run)
 metric = st.radio("Show", COLUMNS, format_func=LABELS.get, horizontal=True, key="summary_metric")
 plot(figures.head_summary_figure(summary_array(rows, metric), metric), key="summary")

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from mha_app import experiments
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
 
@@ -17,6 +18,7 @@ st.markdown(
     "(attend to the previous or next token), bright first or last columns (park the attention on [CLS] or "
     "[SEP]), and scattered spots that link related words."
 )
+experiments.model_ablation_note(settings)
 layer, head = settings.view.layer, settings.view.head
 plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1)), key="grid")
 st.caption(f"Outlined in red: layer {layer}, head {head}, the one the step-through pages show.")

@@ -3,6 +3,7 @@
 import numpy as np
 import streamlit as st
 
+from mha_app import experiments
 from mha_app.classroom import predict
 from mha_app.toolkit import code_for_step, plot, reproduce_in_pytorch, view
 from mha_core import figures
@@ -32,5 +33,7 @@ st.caption(f"Check: the sum of the head contributions plus b_O differs from the 
            "(rounding only).")
 plot(figures.contribution_size_figure(contributions), key="sizes")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+experiments.ablation_results(settings, ex)
+experiments.model_effects(settings, ex)
 code_for_step(4)
 reproduce_in_pytorch(settings)

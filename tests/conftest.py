@@ -38,6 +38,50 @@ def app():
     return run_app
 
 
+def biased_weights(cfg, dtype, seed: int = 0):
+    """mc.init_weights plus clearly nonzero random biases (init_weights starts them at 0, which hides bias bugs)."""
+    import dataclasses
+
+    import numpy as np
+
+    import mha_core as mc
+
+    w = mc.init_weights(cfg, seed=seed, dtype=dtype)
+    if not cfg.bias:
+        return w
+    rng = np.random.default_rng(seed + 1)
+    return dataclasses.replace(w, **{name: rng.uniform(-0.5, 0.5, getattr(w, name).shape).astype(dtype)
+                                     for name in ("b_Q", "b_K", "b_V", "b_O")})
+
+
+@pytest.fixture(scope="session")
+def bert():
+    """(transformers' BertModel with eager attention, its tokenizer) from all-MiniLM-L6-v2's own files, offline."""
+    from mha_core.pretrained import load_minilm
+
+    model_dir = load_minilm().model_dir
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("TRANSFORMERS_OFFLINE", "1")
+        transformers = pytest.importorskip("transformers")
+        net = transformers.BertModel.from_pretrained(model_dir, attn_implementation="eager",
+                                                     local_files_only=True).eval()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+    return net, tokenizer
+
+
+def zero_heads_hook(encoder_layer, heads, d_k: int):
+    """A forward hook on a BertLayer's self-attention that zeroes these heads' slice of its context (the heads side
+    by side, before the output dense layer W_O); returns the handle (call .remove())."""
+    def hook(_module, _inputs, output):
+        context = output[0].clone()
+        for i in heads:
+            context[..., i * d_k:(i + 1) * d_k] = 0.0
+        return (context, *output[1:])
+
+    return encoder_layer.attention.self.register_forward_hook(hook)
+
+
 def as_array(value):
     """A plotly JSON array (plain list or base64 typed array) as NumPy."""
     import base64

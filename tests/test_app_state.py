@@ -6,7 +6,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from mha_app.settings import Settings
+from mha_app.settings import Settings, to_url
 from mha_app.text import quote
 from mha_app.url import check, closest_head_count, head_options
 
@@ -68,3 +68,39 @@ def test_closest_head_count():
     assert closest_head_count(30, 4) == 5  # 3 and 5 are equally close: the larger wins
     assert closest_head_count(31, 8) == 1
     assert closest_head_count(64, 8) == 8
+
+
+def test_list_and_fractional_settings_are_spelled_as_typed_in_links():
+    assert to_url((2, 5)) == "2,5" and to_url((3,)) == "3"
+    assert to_url(4.0) == "4" and to_url(2.5) == "2.5" and to_url(0.1) == "0.1"
+    s = Settings.of(ablate=(2, 5), strength=2.5, plant="previous", scale="none", kv_heads=2, input="pair")
+    assert "ablate=2,5" in s.share_url("http://host/output")
+    assert check(s.query_params()) == ([], s.query_params())
+
+
+@pytest.mark.parametrize("raw, kept", [("2,5", "2,5"), ("5,2,2", "2,5"), (" 3 , 1 ", "1,3"), ("2,,5", "2,5")])
+def test_ablate_is_read_sorted_and_without_repeats(raw, kept):
+    problems, params = check({"ablate": raw})
+    assert problems == [] and params == {"ablate": kept}
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"ablate": "99"}, "left out"),
+    ({"ablate": "0"}, "left out"),
+    ({"ablate": "a,b"}, "“a”, “b” were left out"),
+    ({"ablate": "12", "h": "8"}, "only 8 heads"),
+    ({"kv_heads": "5", "h": "8"}, "Values that work: 1, 2, 4, 8"),
+    ({"kv_heads": "3", "input": "tiny"}, "applies to random weights"),
+    ({"plant": "foo"}, "must be one of none, previous, next, first, self, uniform"),
+    ({"strength": "inf"}, "should be a number"),
+    ({"strength": "nan"}, "should be a number"),
+    ({"strength": "1e999"}, "outside 0…30"),
+    ({"strength": "31"}, "outside 0…30"),
+    ({"plant_head": "9", "h": "8"}, "only 8 heads"),
+    ({"scale": "none", "model": "all-MiniLM-L6-v2"}, "trained with the 1/√d_k"),
+    ({"plant": "self", "model": "all-MiniLM-L6-v2"}, "shown as trained"),
+    ({"input": "pair", "causal": "true"}, "causal mask is off"),
+])
+def test_bad_experiment_parameters_are_explained(params, words):
+    problems = check_query_params(params)
+    assert problems and any(words in p for p in problems), problems

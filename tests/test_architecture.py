@@ -12,7 +12,7 @@ import pytest
 
 from app_pages import ROOT, app_pages
 from mha_app import url
-from mha_app.settings import FIELDS, Settings, Spec, View, control, default
+from mha_app.settings import FIELDS, Settings, Spec, View, control, default, to_url
 from mha_core import engine
 from mha_core.pretrained import MODELS
 
@@ -78,6 +78,10 @@ def _example_value(name: str):
         return next(choice for choice in c.choices if choice != d)
     if isinstance(d, int):
         return d + 1 if d + 1 <= c.hi else d - 1
+    if isinstance(d, float):
+        return d + 0.5
+    if isinstance(d, tuple):
+        return (c.lo, c.lo + 2)
     return d + " more"
 
 
@@ -86,7 +90,7 @@ def test_every_setting_travels_through_a_link(name):
     value = _example_value(name)
     settings = Settings.of(**{name: value})
     params = settings.query_params()
-    assert params == {name: str(value).lower() if isinstance(value, bool) else str(value)}
+    assert params == {name: to_url(value)}
     problems, kept = url.check(params)
     assert problems == [] and kept == params
     assert settings.values()[name] == value

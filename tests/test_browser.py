@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
@@ -372,3 +372,69 @@ def test_presentation_screens_are_screenshotted(server, open_page, screen):
     assert page.evaluate(PRESENT_JS)["heading"].startswith(f"{screen} · ")
     no_exception(page)
     screenshot(page, f"present-{screen}")
+# --- the experiments on heads ---------------------------------------------------------------------------------------
+
+EXPERIMENT_VIEWS = [  # screenshot name, page, URL parameters
+    ("projection-gqa-pair", "projection", {"input": "pair", "kv_heads": "2", "pad": "1"}),
+    ("attention-planted", "attention", {"d_model": "128", "plant": "previous", "plant_head": "3", "strength": "4"}),
+    ("attention-unscaled-tiny", "attention", {"input": "tiny", "scale": "none", "ablate": "1"}),
+    ("concatenation-ablated", "concatenation", {"ablate": "2,5"}),
+    ("output-ablated", "output", {"ablate": "2,5"}),
+    ("output-ablated-trained", "output", {"model": PRETRAINED, "ablate": "2,5", "layer": "3"}),
+    ("model_view-ablated", "model_view", {"model": PRETRAINED, "ablate": "3", "layer": "2"}),
+]
+
+
+def figure_titles(page) -> list[str]:
+    """The titles of the plotly figures on the page (Streamlit wraps them in <b>)."""
+    return page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                         ".map(e => (e.layout && e.layout.title && e.layout.title.text) || '')")
+
+
+@pytest.mark.parametrize("name, path, params", EXPERIMENT_VIEWS, ids=[v[0] for v in EXPERIMENT_VIEWS])
+def test_experiment_views_render_and_keep_their_link(server, open_page, name, path, params):
+    page = open_page(f"{server}/{path}?{urlencode(params)}")
+    no_exception(page)
+    expect(page.locator('[data-testid="stAlert"]').filter(has_text="link")).to_have_count(0)  # no link warning
+    query = parse_qs(urlparse(share_link(page)).query)
+    for key, value in params.items():
+        if key != "strength":  # 4 is the default strength, so the link leaves it out
+            assert query.get(key) == [value], (key, query)
+    assert page.locator(".js-plotly-plot .main-svg").count() >= page.locator(".js-plotly-plot").count()
+    screenshot(page, f"experiment-{name}")
+
+
+def test_switching_heads_off_in_the_browser_writes_ablate_2_5_and_reopens(server, open_page):
+    page = open_page(f"{server}/output?input=random&n=5")
+    box = page.get_by_role("combobox", name="Switch heads off")
+    for head in ("5", "2"):
+        box.evaluate("e => e.scrollIntoView({block: 'center'})")
+        box.click()
+        page.get_by_role("option", name=head, exact=True).click()
+        wait_settled(page, CHANGE_MS)
+    page.keyboard.press("Escape")
+    wait_settled(page, CHANGE_MS)
+    no_exception(page)
+    page.wait_for_function("() => location.search.includes('ablate=2%2C5') || location.search.includes('ablate=2,5')",
+                           timeout=CHANGE_MS)
+    link = share_link(page)
+    assert "ablate=2,5" in link, link
+    assert any("How far each token's output moved with heads 2, 5" in t for t in figure_titles(page))
+    again = open_page(link)
+    no_exception(again)
+    assert any("How far each token's output moved with heads 2, 5" in t for t in figure_titles(again))
+    again.get_by_role("button", name="Rank the heads").click()
+    again.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(e => "
+                            "/Switching one head off/.test((e.layout && e.layout.title && e.layout.title.text) || ''))",
+                            timeout=CHANGE_MS)
+    wait_settled(again, CHANGE_MS)
+    no_exception(again)
+
+
+def test_bad_experiment_link_warns_in_words(server, open_page):
+    page = open_page(f"{server}/output?ablate=99&kv_heads=5&plant=foo&strength=inf")
+    no_exception(page)
+    alerts = page.locator('[data-testid="stAlert"]')
+    for words in ("`ablate` lists", "`kv_heads` = 5 does not divide", "`plant` must be one of", "`strength` should"):
+        expect(alerts.filter(has_text=words.replace("`", "")).first).to_be_visible()
+    assert "ablate" not in urlparse(share_link(page)).query

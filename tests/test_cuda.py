@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import pytest
 import torch
 
 import mha_core as mc
+from conftest import biased_weights as biased_layer
 
 REPO = Path(__file__).resolve().parents[1]
 HAS_CUDA = torch.cuda.is_available()
@@ -27,15 +27,6 @@ def no_tf32():
     torch.backends.cudnn.allow_tf32 = False
     yield
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-
-
-def biased_layer(cfg, dtype, seed=0):
-    w = mc.init_weights(cfg, seed=seed, dtype=dtype)
-    if not cfg.bias:
-        return w
-    rng = np.random.default_rng(seed + 1)
-    return dataclasses.replace(w, **{k: rng.uniform(-0.5, 0.5, getattr(w, k).shape).astype(dtype)
-                                     for k in ("b_Q", "b_K", "b_V", "b_O")})
 
 
 CASES = [
@@ -84,6 +75,24 @@ def test_cuda_matches_torch_mha_on_gpu(no_tf32):
     t = mc.forward(x, w, cfg, backend="torch", device="cuda")
     np.testing.assert_allclose(t.output, out[0].cpu().numpy(), rtol=0, atol=1e-4)
     np.testing.assert_allclose(t.weights, weights[0].cpu().numpy(), rtol=0, atol=1e-4)
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-4), (np.float64, 1e-10)], ids=["f32", "f64"])
+def test_cuda_head_mask_matches_cpu(no_tf32, dtype, tol):
+    cfg = mc.MHAConfig(96, 12, n_kv_heads=4, causal=True)
+    w = biased_layer(cfg, dtype, seed=5)
+    x = np.random.default_rng(5).standard_normal((33, 96)).astype(dtype)
+    factors = np.ones(12)
+    factors[[0, 5, 11]] = 0.0
+    factors[3] = 0.5
+    ref = mc.forward(x, w, cfg, head_mask=factors, backend="numpy")
+    gpu = mc.forward(x, w, cfg, head_mask=factors, backend="torch", device="cuda")
+    assert gpu.device.startswith("cuda")
+    np.testing.assert_array_equal(gpu.head_mask, ref.head_mask)
+    for name in ("heads", "concat", "output"):
+        np.testing.assert_allclose(getattr(gpu, name), getattr(ref, name), rtol=0, atol=tol, err_msg=name)
+    assert (gpu.concat[:, :8] == 0).all() and (gpu.concat[:, 88:] == 0).all()
 
 
 @needs_cuda

@@ -24,16 +24,56 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=["sentence", "causal+pad", "random", "tiny"])
-def test_pytorch_script_reproduces_the_output(case):
-    ex = build_example(case)
-    script = torch_script(case)
+# The experiments on heads: nn.MultiheadAttention does cross-attention; the rest needs attention written per head.
+EXPERIMENTS = [
+    Spec(input="pair", text="The cat sat on the mat.", text_kv="Le chat s'est assis.", d_model=32, h=4, pad=1),
+    Spec(input="random", n=6, d_model=48, h=6, kv_heads=2, seed=5),
+    Spec(input="sentence", text="Heads can be switched off.", d_model=32, h=4, ablate=(1, 3), causal=True),
+    Spec(input="random", n=5, d_model=32, h=4, scale="none", pad=2),
+    Spec(input="sentence", d_model=64, h=8, plant="previous", plant_head=3, strength=4.0),
+    Spec(input="tiny", scale="none", plant="self", plant_head=2, strength=2.5, ablate=(1,), causal=True),
+    Spec(input="pair", d_model=64, h=8, kv_heads=4, ablate=(2,), scale="none", plant="first", plant_head=8,
+         strength=12.5, pad=2),
+]
+PER_HEAD = [False, True, True, True, False, True, True]
+
+
+def run_script(script: str) -> dict:
     namespace: dict = {}
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(script, "<snippet>", "exec"), namespace)
     assert "output (n, d_model)" in printed.getvalue()
+    return namespace
+
+
+@pytest.mark.parametrize("case", CASES, ids=["sentence", "causal+pad", "random", "tiny"])
+def test_pytorch_script_reproduces_the_output(case):
+    ex = build_example(case)
+    namespace = run_script(torch_script(case))
     assert isinstance(namespace["mha"], torch.nn.MultiheadAttention)
+    np.testing.assert_allclose(namespace["output"][0].detach().numpy(), ex.trace.output, atol=1e-5)
+
+
+@pytest.mark.parametrize("case, per_head", list(zip(EXPERIMENTS, PER_HEAD, strict=True)),
+                         ids=["pair", "gqa", "ablate+causal", "scale-none+pad", "plant", "tiny-everything",
+                              "pair-everything"])
+def test_pytorch_script_reproduces_the_experiments(case, per_head):
+    ex = build_example(case)
+    script = torch_script(case)
+    namespace = run_script(script)
+    assert ("mha" not in namespace) == per_head
+    assert ("F.scaled_dot_product_attention(" in script) == per_head
+    np.testing.assert_allclose(namespace["output"][0].detach().numpy(), ex.trace.output, atol=1e-5)
+
+
+@pytest.mark.parametrize("layer, ablate", [(1, ()), (3, (2, 5)), (6, tuple(range(1, 13)))])
+def test_pytorch_script_reproduces_the_trained_model_with_heads_off(layer, ablate):
+    from mha_core.pretrained import load_minilm
+
+    spec = Spec(model="all-MiniLM-L6-v2", text="Heads can be switched off.", ablate=ablate)
+    ex = build_example(spec, load_minilm(), layer=layer)
+    namespace = run_script(torch_script(spec, layer))
     np.testing.assert_allclose(namespace["output"][0].detach().numpy(), ex.trace.output, atol=1e-5)
 
 

@@ -14,19 +14,13 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
+from conftest import biased_weights as weights_with_biases
 
 BACKENDS = ["numpy", "torch"]
 TOL = {np.float32: 1e-5, np.float64: 1e-10}
 D_MODEL = 48
 # (n_heads, n_kv_heads): multi-query (kv = 1), grouped (in between), and plain MHA (kv = h) for contrast.
 GROUPS = [(8, 1), (8, 2), (8, 4), (6, 2), (6, 3), (12, 4), (12, 6), (16, 1), (4, 4)]
-
-
-def weights_with_biases(cfg, dtype, seed):
-    w = mc.init_weights(cfg, seed=seed, dtype=dtype)
-    rng = np.random.default_rng(seed + 1)
-    return dataclasses.replace(w, **{name: rng.uniform(-0.5, 0.5, getattr(w, name).shape).astype(dtype)
-                                     for name in ("b_Q", "b_K", "b_V", "b_O")})
 
 
 def sdpa_reference(w, h, n_kv, x, kv=None, causal=False, enable_gqa=False):

@@ -74,6 +74,7 @@ class MiniLMRun:
     message: str
     n_in_text: int
     backend: str
+    head_mask: np.ndarray | None = None   # (n_layers, h) the factors this run gave each head, None = all 1
 
     @property
     def output(self) -> np.ndarray:
@@ -81,9 +82,21 @@ class MiniLMRun:
         return self.hidden_states[-1]
 
     @functools.cached_property
+    def sentence_embedding(self) -> np.ndarray:
+        """The sentence's vector, (d_model,), as sentence-transformers makes it (see mean_pooled)."""
+        return frozen(mean_pooled(self.output))
+
+    @functools.cached_property
     def attentions(self) -> np.ndarray:
         """Every layer's attention weights stacked, (n_layers, h, n, n); made on first use, then kept."""
         return frozen(np.stack([trace.weights for trace in self.layers]))
+
+
+def mean_pooled(hidden: np.ndarray) -> np.ndarray:
+    """A sentence vector as all-MiniLM-L6-v2 is used: the mean of the last hidden states (n, d_model) over every
+    token, [CLS] and [SEP] included, scaled to length 1 (its sentence-transformers Pooling and Normalize)."""
+    mean = hidden.astype(np.float64).mean(axis=0)
+    return mean / np.linalg.norm(mean)
 
 
 _TORCH_NAMES = ("ln_attn_weight", "ln_attn_bias", "W_in", "b_in", "W_out", "b_out", "ln_ffn_weight", "ln_ffn_bias")
@@ -156,13 +169,17 @@ class MiniLM:
         x += self.position_embeddings[:n]
         return layer_norm_(x, self.ln_embed_weight, self.ln_embed_bias, self.layer_norm_eps)
 
-    def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto") -> tuple[Trace, np.ndarray]:
-        """BERT layer l on x (n, d_model): its attention trace and its output (n, d_model)."""
+    def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto",
+              head_mask: np.ndarray | None = None) -> tuple[Trace, np.ndarray]:
+        """BERT layer l on x (n, d_model): its attention trace and its output (n, d_model).
+
+        head_mask (h,): each head's factor before W_O, as in mc.forward (None = all heads kept).
+        """
         if backend == "torch":
-            return self._layer_torch(l, x, device)
+            return self._layer_torch(l, x, device, head_mask)
         w, eps = self.layer_weights[l], self.layer_norm_eps
         # Multi-head self-attention (W_O included), by this package's engine.
-        trace = forward(x, w.attention, self.config, backend=backend, device=device)
+        trace = forward(x, w.attention, self.config, head_mask=head_mask, backend=backend, device=device)
         # Add the residual, then LayerNorm. (In-place steps below only touch arrays made here: fewer, faster passes.)
         h = layer_norm_(trace.output + x, w.ln_attn_weight, w.ln_attn_bias, eps)  # (n, d_model)
         # Feed-forward: widen to d_ff, exact GELU, back to d_model.
@@ -176,12 +193,14 @@ class MiniLM:
         out = layer_norm_(ffn, w.ln_ffn_weight, w.ln_ffn_bias, eps)               # (n, d_model)
         return trace, out
 
-    def _layer_torch(self, l: int, x: np.ndarray, device: str) -> tuple[Trace, np.ndarray]:
+    def _layer_torch(self, l: int, x: np.ndarray, device: str, head_mask: np.ndarray | None = None
+                     ) -> tuple[Trace, np.ndarray]:
         """The same layer with torch doing all the arithmetic (attention on `device`, the rest on the CPU)."""
         import torch
 
         F, w, eps = torch.nn.functional, self._torch_layer(l), self.layer_norm_eps
-        trace = forward(x, self.layer_weights[l].attention, self.config, backend="torch", device=device)
+        trace = forward(x, self.layer_weights[l].attention, self.config, head_mask=head_mask, backend="torch",
+                        device=device)
         # torch shares a NumPy array's memory only when it is writable; a finished run's arrays are read-only.
         X = torch.from_numpy(x) if x.flags.writeable else torch.tensor(x)
         attn = torch.from_numpy(trace.output)
@@ -203,14 +222,20 @@ class MiniLM:
             )
         return self._torch_cache["layers"][l]
 
-    def run(self, text: str, backend: str = "numpy", device: str = "auto") -> MiniLMRun:
-        """Tokenise text and run all layers; backend ("numpy" or "torch") and device as for mc.forward."""
+    def run(self, text: str, backend: str = "numpy", device: str = "auto", head_mask=None) -> MiniLMRun:
+        """Tokenise text and run all layers; backend ("numpy" or "torch") and device as for mc.forward.
+
+        head_mask (n_layers, h): row l multiplies the heads' outputs of layer l before its W_O (1 = keep,
+        0 = switch the head off), as mc.forward's head_mask does for one layer; None keeps every head.
+        """
         if backend not in BACKENDS:
             raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}.")
+        head_mask = self._check_head_mask(head_mask)
         tok = self.tokenize(text)
         hidden_states, traces = [self.embed(tok.ids)], []  # hidden_states[0]: (n, d_model)
         for l in range(self.n_layers):
-            trace, out = self.layer(l, hidden_states[-1], backend=backend, device=device)
+            trace, out = self.layer(l, hidden_states[-1], backend=backend, device=device,
+                                    head_mask=None if head_mask is None else head_mask[l])
             traces.append(trace)
             hidden_states.append(out)
         # Read-only from here on: a run may be cached and shared between the app's sessions.
@@ -218,7 +243,22 @@ class MiniLM:
             frozen(array)
         return MiniLMRun(text=text, tokens=tok.tokens, token_ids=tok.ids, layers=tuple(traces),
                          hidden_states=tuple(hidden_states), truncated=tok.truncated, message=tok.message,
-                         n_in_text=tok.n_in_text, backend=backend)
+                         n_in_text=tok.n_in_text, backend=backend, head_mask=head_mask)
+
+    def _check_head_mask(self, head_mask) -> np.ndarray | None:
+        """head_mask as a read-only float64 (n_layers, h) array, or None; ConfigError in words if it cannot work."""
+        if head_mask is None:
+            return None
+        mask = np.asarray(head_mask)
+        shape = (self.n_layers, self.n_heads)
+        if mask.dtype == bool or mask.dtype.kind not in "iuf":
+            raise ConfigError("head_mask must hold numbers (1.0 = keep a head, 0.0 = switch it off), "
+                              f"got values of type {mask.dtype}.")
+        if mask.shape != shape:
+            raise ConfigError(f"head_mask needs one number per layer and head, shape {shape}; got {mask.shape}.")
+        if not np.isfinite(mask).all():
+            raise ConfigError("head_mask contains NaN or infinite numbers; each head's factor must be finite.")
+        return frozen(mask.astype(np.float64))
 
 
 def _load(model_dir: Path) -> MiniLM:

@@ -1,0 +1,277 @@
+"""Page sections for the experiments on heads: shared key/value heads, the 1/√d_k switch, planted and switched-off
+heads. Each function draws one section of a step page from the example on view (text, metrics, figures); the
+numbers come from mha_core, so the pages stay thin and no text is written twice.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import streamlit as st
+
+from mha_core import ablation, cost, plant, scaling
+from mha_core import experiment_figures as xfig
+
+from . import compute
+from .example import Example
+from .settings import Settings, control, default
+from .text import quote
+from .toolkit import BIND, plot
+
+# Sources, as cited in running text: "(Voita et al. 2019)".
+MICHEL = "Michel et al. 2019"
+VOITA = "Voita et al. 2019"
+AINSLIE = "Ainslie et al. 2023"
+VASWANI = "Vaswani et al. 2017"
+
+
+def _heads(numbers) -> str:
+    numbers = list(numbers)
+    return ("head " if len(numbers) == 1 else "heads ") + ", ".join(map(str, numbers))
+
+
+# --- Cross-attention -------------------------------------------------------------------------------------------
+
+def cross_attention_note(ex: Example) -> None:
+    """In pair mode: where the queries and the keys/values come from."""
+    if ex.key_tokens is None:
+        return
+    st.info(f"Cross-attention: the **{ex.n}** queries come from the first sentence (X), the **{len(ex.keys)}** keys "
+            "and values from the second (Y), as a translating decoder reads its source sentence. Every weight matrix "
+            f"is therefore {ex.n} × {len(ex.keys)}: one row per query token, one column per key token.",
+            icon=":material/compare_arrows:")
+
+
+# --- Grouped-query attention -----------------------------------------------------------------------------------
+
+def _kv_parameters(d_model: int, h: int, n_kv: int, bias: bool) -> int:
+    shapes = cost.param_shapes(d_model, h, n_kv, bias)
+    return sum(math.prod(shape) for name, shape in shapes.items() if name[-1] in "KV")
+
+
+def kv_sharing(ex: Example) -> None:
+    """With grouped-query attention: which query heads share each key/value head, and what that saves."""
+    cfg = ex.cfg
+    h, kv, g, d_k = cfg.n_heads, cfg.kv_heads, cfg.group_size, cfg.d_k
+    if kv == h:
+        return
+    st.subheader("Grouped-query attention: query heads share keys and values")
+    groups = [f"query head{'s' if g > 1 else ''} {j * g + 1}{f'–{(j + 1) * g}' if g > 1 else ''} read"
+              f"{'s' if g == 1 else ''} K/V head {j + 1}" for j in range(kv)]
+    listed = "; ".join(groups) if kv <= 4 else "; ".join(groups[:2]) + "; and so on"
+    st.markdown(
+        f"Here the {h} query heads share **{kv}** key/value head{'s' if kv > 1 else ''} (grouped-query attention, "
+        f"{AINSLIE}; Llama 2 uses it): {listed}. Each query head still "
+        f"has its own {d_k} columns of W_Q, but W_K and W_V have only **{kv} · {d_k} = {kv * d_k}** columns instead "
+        f"of {h} · {d_k} = {h * d_k}. The colours mark the groups: a query head and the K/V head it reads share one."
+        + (" With a single K/V head this is multi-query attention." if kv == 1 else ""))
+    plot(xfig.kv_groups_figure(h, kv), key="kv_groups")
+    full, shared = (_kv_parameters(cfg.d_model, h, n, cfg.bias) for n in (h, kv))
+    cache_full, cache = (cost.kv_cache_bytes(1, n, d_k, 1, bytes_per_value=2) for n in (h, kv))
+    left, middle, right = st.columns(3)
+    # ASCII minus signs: Streamlit reads the sign to choose the arrow; "inverse" shows a saving in green.
+    left.metric("K and V parameters", f"{shared:,}", f"-{full - shared:,} vs one K/V head per query head",
+                delta_color="inverse")
+    middle.metric("KV-cache per token and layer (16-bit)", f"{cache:,} bytes", f"-{cache_full - cache:,} bytes",
+                  delta_color="inverse")
+    right.metric("Saving on K, V and the cache", f"{h // kv}×")
+    st.caption("A decoder keeps every past token's keys and values (the KV-cache) to write the next token; "
+               f"with {kv} instead of {h} K/V heads it keeps {h // kv} times fewer. Counted by mha_core.cost.")
+
+
+# --- The 1/√d_k switch -----------------------------------------------------------------------------------------
+
+def scaling_comparison(settings: Settings, ex: Example) -> None:
+    """The same raw scores softmaxed with and without 1/√d_k, side by side."""
+    cfg, head = ex.cfg, settings.view.head - 1
+    comparison = compute.scale_comparison(settings.spec, ex.layer, head)
+    now = "without scaling" if cfg.scale == 1.0 else "with 1/√d_k"
+    st.subheader("Why divide by √d_k?")
+    st.markdown(
+        f"Two vectors of d_k independent numbers with variance 1 have a dot product of variance d_k ({VASWANI}), so "
+        "raw scores spread out as d_k grows, and softmax of widely spread scores puts nearly all the weight on one "
+        f"key, where its gradients almost vanish. Dividing by √d_k undoes that growth, whatever d_k is. Here "
+        f"d_k = {cfg.d_k}: this layer's raw scores Q_i K_iᵀ have a spread (standard deviation) of "
+        f"**{comparison.raw_std:.3g}**, and **{comparison.raw_std / math.sqrt(cfg.d_k):.3g}** after dividing by "
+        f"√{cfg.d_k} = {math.sqrt(cfg.d_k):.3g}. Below, the same raw scores are softmaxed both ways; the rest of "
+        f"this page is computed {now}.")
+    cols = st.columns(4)
+    for col, (label, values) in zip(cols, (
+            ("entropy, with 1/√d_k", comparison.entropy[scaling.SCALES[0]]),
+            ("entropy, without", comparison.entropy[scaling.SCALES[1]]),
+            ("largest weight, with 1/√d_k", comparison.peak[scaling.SCALES[0]]),
+            ("largest weight, without", comparison.peak[scaling.SCALES[1]])), strict=True):
+        col.metric(label, f"{values.mean():.3f}" + (" bits" if "entropy" in label else ""),
+                   help="The mean over every head and query token of this layer.")
+    plot(xfig.scale_weights_figure(comparison, ex.tokens, ex.key_tokens), key="scale_weights")
+    plot(xfig.scale_summary_figure(comparison), key="scale_summary")
+    if settings.spec.card is None:
+        st.caption("Switch the scaling under *Scale the scores by* in the sidebar"
+                   + (", and change d_model or h to see how the gap grows with d_k." if settings.spec.input != "tiny"
+                      else "."))
+
+
+# --- Planted heads ---------------------------------------------------------------------------------------------
+
+def planted_head(settings: Settings, ex: Example) -> None:
+    """The planted head: the rule, the head's weights, and how closely least squares could follow the rule."""
+    spec, cfg, tr = settings.spec, ex.cfg, ex.trace
+    if spec.plant == default("plant"):
+        if spec.card is None:
+            st.caption(f"Trained heads often follow simple rules: the previous token, the next, the first ({VOITA}). "
+                       "Choose *Plant a head* in the sidebar to build one by hand.")
+        return
+    head, pattern, strength = spec.plant_head - 1, spec.plant, spec.strength
+    fit = plant.fit(tr, head, pattern, strength)
+    n, m, d_k = tr.weights.shape[1], tr.weights.shape[2], cfg.d_k
+    rows = f"{head * d_k + 1}–{(head + 1) * d_k}"
+    st.subheader(f"Head {head + 1}, planted: {plant.PATTERNS[pattern]}")
+    if pattern == "uniform":
+        effect = ("every score is 0, so softmax gives every key the same weight 1/m (the strength has nothing to "
+                  "multiply here)")
+    else:
+        share = math.exp(strength) / (math.exp(strength) + m - 1)
+        fraction = f"$e^{{{strength:g}}} / (e^{{{strength:g}}} + {m - 1})$"
+        effect = (f"softmax then gives the rule's key {fraction} = **{share:.3f}** of each row's weight when all "
+                  f"{m} keys are open (more when the mask hides some; a row whose rule key does not exist, such as "
+                  "the first token's previous one, spreads evenly). Raise the strength to watch softmax sharpen "
+                  "towards one key, then saturate: past about 10 the weights hardly move")
+    st.markdown(
+        f"Trained models have heads like this one ({VOITA}). To plant it, only rows {rows} of W_Q"
+        f"{' and b_Q' if cfg.bias else ''} (head {head + 1}'s queries) were replaced, by the least-squares solution "
+        f"of $Q_{{{head + 1}}} K_{{{head + 1}}}^\\top \\cdot \\mathrm{{scale}} = \\mathrm{{strength}} \\cdot "
+        f"\\mathrm{{rule}}$ on this input; W_K, W_V, W_O and the other heads "
+        f"are unchanged. The scores softmax sees (the *scaled scores* stage above) should read **{strength:g}** where "
+        f"the rule points and 0 elsewhere; {effect}.")
+    tol = 1e-3 if tr.scores.dtype == np.float32 else 1e-8
+    if fit.score_error <= tol:
+        st.success(f"The fit is exact: the scores differ from strength · rule by at most {fit.score_error:.1e} "
+                   "(rounding).", icon=":material/check_circle:")
+    else:
+        st.warning(
+            f"The fit is only the closest one: the scores differ from strength · rule by up to {fit.score_error:.3g}, "
+            f"and the weights from the rule's by up to {fit.weight_error:.3g}. An exact fit needs the {m} keys to be "
+            f"independent vectors in the head's d_k = {d_k} dimensions (so m ≤ d_k) and the {n} inputs to be "
+            "independent too" + (f"; here m = {m} > d_k = {d_k}." if m > d_k else "; here they are not quite."),
+            icon=":material/straighten:")
+    if cfg.causal and pattern == "next":
+        st.info("The causal mask hides every token's next token, so this head cannot follow its rule: each row "
+                "spreads its weight over the keys it may see.")
+    plot(xfig.plant_figure(tr, head, fit, ex.tokens, ex.key_tokens), key="plant_rule")
+
+
+# --- Switched-off heads ----------------------------------------------------------------------------------------
+
+def switched_off_note(settings: Settings, ex: Example) -> None:
+    """On the attention page: the focused head is computed as usual even when it is switched off later."""
+    if settings.view.head in settings.spec.ablate:
+        st.info(f"Head {settings.view.head} is switched off: its weights and output are computed as usual in this "
+                "step; Step 3 multiplies its output by 0, so W_O never sees it.", icon=":material/block:")
+
+
+def model_ablation_note(settings: Settings) -> None:
+    """On the trained model's own pages: the attention of later layers is that of the model with heads off."""
+    off, layer = settings.spec.ablate, settings.view.layer
+    if off and settings.spec.card:
+        one = len(off) == 1
+        st.info(f"{_heads(off).capitalize()} of layer {layer} {'is' if one else 'are'} switched off "
+                f"({'its' if one else 'their'} output is multiplied by 0 before W_O). Layers up to "
+                f"{layer} attend as usual; the layers after it read the changed output, so their weights below are "
+                f"those of the model with {'this head' if one else 'these heads'} off.", icon=":material/block:")
+
+
+def _rank_button(settings: Settings) -> bool:
+    """The "Rank the heads" button; the ranking stays shown for this spec and layer until they change.
+
+    A callback records the click (it runs before the script, so a rerun cannot lose it).
+    """
+    key = (settings.spec, settings.view.layer)
+    st.button("Rank the heads", key="rank", icon=":material/leaderboard:", on_click=_rank, args=(key,),
+              help="Switch each head off alone and measure what changes.")
+    return st.session_state.get("ranked") == key
+
+
+def _rank(key) -> None:
+    st.session_state.ranked = key
+
+
+def ablation_results(settings: Settings, ex: Example) -> None:
+    """On the output page: how far each token's output moved, the ranking of the heads, and in a trained model the
+    later layers and the sentence vector."""
+    spec, tr, w = settings.spec, ex.trace, ex.weights
+    off = spec.ablate
+    where = f" of layer {ex.layer}" if spec.card else ""
+    st.subheader("Switching heads off")
+    st.markdown(
+        f"Many heads of a trained model can be switched off with little loss ({MICHEL}). "
+        "Here a switched-off head's output is multiplied by 0 before W_O (a head mask), so its block of the "
+        "concatenation is zero and it adds nothing to the output; everything before Step 3 is computed as usual. "
+        + ("" if off else "Choose heads under *Switch heads off* in the sidebar."))
+    if off:
+        change = ablation.output_change(tr, w)
+        moved = change.distance / np.maximum(np.linalg.norm(change.full, axis=-1), 1e-30)
+        cos = change.cosine[np.isfinite(change.cosine)]
+        left, right = st.columns(2)
+        left.metric("Mean change of a token's output", f"{100 * moved.mean():.1f} % of its length")
+        right.metric("Lowest cosine to the full output", f"{cos.min():.4f}" if cos.size else "undefined")
+        plot(xfig.output_change_figure(change, ex.tokens, off), key="output_change")
+        if len(off) == ex.cfg.n_heads:
+            st.caption("Every head is off: the output is b_O for every token" + (" (zero here: no bias)."
+                       if w.b_O is None else "."))
+        if not cos.size or cos.size < change.cosine.size:
+            st.caption("The cosine is left out where an output vector is zero: it has no direction to compare.")
+    st.markdown(f"**Which head{where} matters most?** Switch each one off alone, every other head kept, and measure.")
+    if not _rank_button(settings):
+        return
+    if spec.card is None:
+        plot(xfig.removal_figure(ablation.removal_effects(tr, w), "Switching one head off: how far the output moves",
+                                 "mean |output change| per token", off), key="ranking")
+        st.caption("In one layer this is exact and simple: the output is a sum of one part per head (see above), so "
+                   "switching head i off moves every output row by exactly head i's part; the ranking is that of the "
+                   "part sizes. In a trained model, later layers make it less simple: choose all-MiniLM-L6-v2.")
+        return
+    ranking = compute.model_head_ranking(spec, ex.layer)
+    plot(xfig.removal_figure(1 - ranking.embedding_cosine, f"Layer {ex.layer}, one head off: how far the sentence "
+                             "vector turns (1 − its cosine to the full one)", "1 − cosine", off), key="ranking")
+    plot(xfig.removal_figure(ranking.relative_change, f"Layer {ex.layer}, one head off: how far the last layer's "
+                             "token vectors move (mean |change| / |vector|)", "relative change", off),
+         key="ranking_last")
+    best = int(np.argmax(1 - ranking.embedding_cosine)) + 1
+    st.caption(f"On this sentence, head {best} of layer {ex.layer} moves the sentence vector most when it is off; "
+               "a tall bar marks a head the model leans on here, a short one a head it can lose.")
+
+
+def model_effects(settings: Settings, ex: Example) -> None:
+    """For a trained model: the switched-off heads' effect on every later layer and on the sentence vector."""
+    spec = settings.spec
+    if spec.card is None:
+        return
+    off, layer = spec.ablate, ex.layer
+    st.subheader("Through the rest of the model")
+    if off:
+        full = compute.full_example(spec, layer)
+        change = ablation.hidden_change(full.run, ex.run)
+        plot(xfig.layer_change_figure(change, layer - 1), key="layer_change")
+        st.caption(f"Layers before {layer} are untouched (zero); from layer {layer} on, each layer's output (after "
+                   "its feed-forward part and LayerNorm) differs, and the change can grow or fade as it travels.")
+    st.markdown(f"**The sentence vector.** {spec.card.name} is used for sentence similarity: its sentence vector is "
+                "the mean of the last layer's token vectors, scaled to length 1. Compare two sentences"
+                + (f", with every head and with {_heads(off)} of layer {layer} off:" if off else ":"))
+    c = control("compare")
+    other = st.text_input(c.label, value=default("compare"), max_chars=c.max_chars, key="compare", bind=BIND,
+                          help=c.help)
+    if not other.strip():
+        st.info("Type a second sentence to compare with.")
+        return
+    try:
+        full_cos, off_cos = compute.sentence_similarity(spec, layer, other)
+    except ValueError as err:  # ConfigError: text the model cannot read
+        st.warning(str(err))
+        return
+    left, right = st.columns(2)
+    left.metric("Cosine similarity, every head", f"{full_cos:.4f}")
+    if off:
+        right.metric(f"With {_heads(off)} off", f"{off_cos:.4f}", f"{off_cos - full_cos:+.4f}")
+    st.caption(f"Your sentence and {quote(other, 60)}; 1 = same direction, 0 = unrelated.")
+

@@ -1,0 +1,64 @@
+"""Why Q K^T is scaled by 1/sqrt(d_k) (Vaswani et al. 2017): the same scores, softmaxed with and without it.
+
+A dot product of two d_k-dimensional vectors with unit-variance entries has variance d_k, so raw scores grow with
+d_k; softmax of large scores puts nearly all the weight on one key and its gradients vanish. Dividing by sqrt(d_k)
+brings the scores back to unit variance whatever d_k is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import MHAConfig
+from .engine import softmax_rows
+from .stats import row_entropy
+from .trace import Trace
+
+SCALES = ("1/√d_k", "none")  # the factor on Q K^T: Vaswani et al.'s, or none (1)
+
+
+@dataclass(frozen=True)
+class ScaleComparison:
+    """One trace's attention under the two scales, 1/sqrt(d_k) and none (1): one head's weights, every head's means."""
+
+    d_k: int
+    head: int              # the head whose weights are kept (0-based)
+    raw_std: float         # spread (standard deviation) of the raw scores Q_i K_i^T over every head's open cells
+    scaled: np.ndarray     # (n, m) that head's weights with 1/sqrt(d_k)
+    unscaled: np.ndarray   # (n, m) that head's weights with no scaling
+    entropy: dict          # each of SCALES -> (h,) mean row entropy in bits
+    peak: dict             # each of SCALES -> (h,) mean of each row's largest weight
+
+
+def _row_mean(values: np.ndarray, blocked_rows: np.ndarray) -> float:
+    """The mean over the rows (queries) that attend at all."""
+    keep = ~blocked_rows
+    return float(values[keep].mean()) if keep.any() else 0.0
+
+
+def compare_scaling(trace: Trace, cfg: MHAConfig, head: int = 0) -> ScaleComparison:
+    """The trace's raw scores (its scores divided by the scale it used) softmaxed with 1/sqrt(d_k) and with 1.
+
+    One head at a time, so that memory stays at a few n x m matrices however many heads there are.
+    """
+    h = trace.scores.shape[0]
+    entropy = {name: np.zeros(h) for name in SCALES}
+    peak = {name: np.zeros(h) for name in SCALES}
+    kept, total, squares, count = {}, 0.0, 0.0, 0
+    for i in range(h):
+        raw = trace.scores[i].astype(np.float64) / cfg.softmax_scale          # (n, m)
+        blocked = None if trace.mask is None else trace.mask[i]
+        open_cells = raw if blocked is None else raw[~blocked]
+        total, squares, count = total + open_cells.sum(), squares + np.square(open_cells).sum(), count + open_cells.size
+        for name, scale in zip(SCALES, (cfg.d_k**-0.5, 1.0), strict=True):
+            scores = raw * scale
+            weights = softmax_rows(scores if blocked is None else np.where(blocked, -np.inf, scores))
+            entropy[name][i] = _row_mean(row_entropy(weights), trace.blocked_rows[i])
+            peak[name][i] = _row_mean(weights.max(axis=-1), trace.blocked_rows[i])
+            if i == head:
+                kept[name] = weights
+    mean = total / max(count, 1)
+    return ScaleComparison(d_k=cfg.d_k, head=head, raw_std=float(np.sqrt(max(squares / max(count, 1) - mean**2, 0.0))),
+                           scaled=kept[SCALES[0]], unscaled=kept[SCALES[1]], entropy=entropy, peak=peak)
