@@ -23,8 +23,9 @@ def predict(kind: str, key: str | None = None) -> None:
     The answer hides again when the question or its answer changes (another head, another sentence).
     """
     settings, ex = view()
-    q = questions.ask(kind, ex.trace, ex.weights, [quote(t, 40) for t in ex.tokens], settings.view.head - 1,
-                      settings.view.query - 1)
+    labels = [quote(t, 40) for t in ex.tokens]
+    key_labels = None if ex.key_tokens is None else [quote(t, 40) for t in ex.key_tokens]
+    q = questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1, key_labels)
     state = f"revealed_{key or kind}"
     with st.container(border=True):
         st.markdown(f":material/lightbulb: **Predict first.** {q.prompt}")
@@ -53,6 +54,7 @@ def pick_cell(settings: Settings, ex: Example) -> tuple[int, int, int]:
     goes to the link by its callback (a selectbox bound to the link would write the token's text there)."""
     h, n, m = ex.trace.weights.shape
     names = [f"{i + 1} · {token}" for i, token in enumerate(ex.tokens)]  # selectbox options are plain text
+    key_names = [f"{j + 1} · {token}" for j, token in enumerate(ex.keys)]
     if settings.view.key > m:
         st.query_params["key"] = str(m)
     st.session_state.cell_head, st.session_state.cell_query = settings.view.head, settings.view.query
@@ -62,7 +64,7 @@ def pick_cell(settings: Settings, ex: Example) -> tuple[int, int, int]:
     query = middle.selectbox(control("query").label, list(range(1, n + 1)), key="cell_query",
                              format_func=lambda i: names[i - 1], on_change=_copy, args=("cell_query", "query"))
     key = right.selectbox(control("key").label, list(range(1, m + 1)), key="cell_key",
-                          format_func=lambda i: names[i - 1], on_change=_key_to_link, help=control("key").help)
+                          format_func=lambda j: key_names[j - 1], on_change=_key_to_link, help=control("key").help)
     return head - 1, query - 1, key - 1
 
 
@@ -76,11 +78,11 @@ def worked(ex: Example, head: int, query: int, key: int) -> WorkedCell:
     return work_cell(ex.trace, head, query, key, cfg.softmax_scale, default_scale=cfg.scale is None)
 
 
-def show_worked(cell: WorkedCell, tokens: list[str], figure: bool = True) -> None:
-    """The cell's arithmetic line by line, the row's exponentials as a table, and the engine's own cell beside it."""
-    labels = token_labels(tokens)
+def show_worked(cell: WorkedCell, ex: Example, figure: bool = True) -> None:
+    """The cell's arithmetic line by line, and the engine's own cell beside it; first the terms as a figure."""
     if figure:
-        plot(dot_product_figure(cell, labels[cell.query], labels[cell.key]), key="dot_product")
+        query_label, key_label = token_labels(ex.tokens)[cell.query], token_labels(ex.keys)[cell.key]
+        plot(dot_product_figure(cell, query_label, key_label), key="dot_product")
     for line in latex_lines(cell):
         st.latex(line)
     sd, wd = cell.score_decimals, cell.weight_decimals
@@ -97,7 +99,7 @@ def show_worked(cell: WorkedCell, tokens: list[str], figure: bool = True) -> Non
 
 
 def row_table(cell: WorkedCell, tokens: list[str]) -> None:
-    """Every key of the query's row: its score, exponential and weight; the worked key marked."""
+    """Every key of the query's row (tokens: the keys'): its score, exponential and weight; the worked key marked."""
     st.dataframe({
         "key": list(range(1, len(tokens) + 1)), "token": tokens,
         "score s_j": [fmt(s) for s in cell.scores],

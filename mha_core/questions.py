@@ -45,9 +45,13 @@ def q_shape(trace: Trace, head: int) -> Question:
         f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's columns.")
 
 
-def strongest_key(trace: Trace, labels: list[str], head: int, query: int) -> Question:
-    """Which key the query weights most in this head (ties and the runner-up named); blocked rows asked otherwise."""
+def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
+                  key_labels: list[str] | None = None) -> Question:
+    """Which key the query weights most in this head (ties and the runner-up named); blocked rows asked otherwise.
+
+    key_labels: the keys' tokens in cross-attention (None: the queries' own)."""
     row = trace.weights[head, query]
+    keys = labels if key_labels is None else key_labels
     who = f"query {query + 1} {labels[query]}"
     if trace.blocked_rows[head, query]:
         return Question(
@@ -58,13 +62,13 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int) -> Que
     order = np.argsort(-row, kind="stable")
     top = row[order[0]]
     tied = [j for j in order if top - row[j] <= TIE]
-    names = " and ".join(f"{j + 1} {labels[j]}" for j in tied)
+    names = " and ".join(f"{j + 1} {keys[j]}" for j in tied)
     answer = f"**{names}**, with weight {top:.4f}" + (" each (a tie)." if len(tied) > 1 else ".")
     rest = [j for j in order if j not in tied]
-    why = "Softmax gives the largest weight to the key with the largest score q·k/√d_k."
+    why = "Softmax keeps the order of the scores: the key with the largest score q·k gets the largest weight."
     if rest:
         j = rest[0]
-        why += f" Next comes {j + 1} {labels[j]} with {row[j]:.4f}."
+        why += f" Next comes {j + 1} {keys[j]} with {row[j]:.4f}."
     return Question(f"In head {head + 1}, which token will {who} attend to most?", answer, why)
 
 
@@ -121,14 +125,16 @@ def heads_cost(trace: Trace) -> Question:
         f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example.", why)
 
 
-def ask(kind: str, trace: Trace, weights: MHAWeights, labels: list[str], head: int, query: int) -> Question:
-    """The question `kind` (one of KINDS) about this example; head and query are 0-based."""
+def ask(kind: str, trace: Trace, weights: MHAWeights, labels: list[str], head: int, query: int,
+        key_labels: list[str] | None = None) -> Question:
+    """The question `kind` (one of KINDS) about this example; head and query are 0-based; key_labels as in
+    strongest_key."""
     if kind == "x_size":
         return x_size(trace)
     if kind == "q_shape":
         return q_shape(trace, head)
     if kind == "strongest_key":
-        return strongest_key(trace, labels, head, query)
+        return strongest_key(trace, labels, head, query, key_labels)
     if kind == "concat_width":
         return concat_width(trace)
     if kind == "w_o_size":

@@ -41,7 +41,6 @@ if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their weights are all 0 and their head output is 0.")
 
 predict("strongest_key")
-plot(figures.head_grid_figure(tr, ex.tokens), key="grid")
 plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size), key="grid")
 experiments.kv_sharing(ex)
 

@@ -29,9 +29,9 @@ if cfg.group_size > 1:
     st.caption(f"Query head {head + 1} reads K/V head {cell.kv_head + 1}, which it shares with "
                f"{cfg.group_size - 1} other query head{'s' if cfg.group_size > 2 else ''}.")
 
-st.subheader(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.tokens[key])}")
-show_worked(cell, ex.tokens)
+st.subheader(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
+show_worked(cell, ex)
 st.subheader("The whole row")
 st.caption("Softmax needs every score of the row: the weight of one key depends on all the others.")
-row_table(cell, ex.tokens)
-plot(figures.query_weights_figure(tr, head, query, ex.tokens), key="row")
+row_table(cell, ex.keys)
+plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="row")

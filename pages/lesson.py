@@ -22,7 +22,7 @@ if st.session_state.get("lesson_screen", number) != number:
     present.scroll_to_top(number)
 st.session_state.lesson_screen = number
 name, title = SCREENS[number - 1]
-tr, cfg, tokens = ex.trace, ex.cfg, ex.tokens
+tr, cfg, tokens, keys = ex.trace, ex.cfg, ex.tokens, ex.key_tokens  # keys: None in self-attention
 n, m = tr.weights.shape[1:]
 h, d, d_k = cfg.n_heads, cfg.d_model, cfg.d_k
 head, query = settings.view.head - 1, settings.view.query - 1
@@ -38,7 +38,8 @@ st.title(f"{number} · {title}")
 
 def tokens_screen():
     st.markdown(f"The attention layer reads **{n} tokens**, each one a row of **d_model = {d} numbers**. "
-                "Stacked, they form the matrix X.")
+                "Stacked, they form the matrix X." + ("" if keys is None else f" Its keys and values come from a "
+                                                      f"second sentence of {m} tokens (cross-attention)."))
     st.latex(r"X \in \mathbb{R}^{%d \times %d}" % (n, d))
     predict("x_size")
     show(figures.input_figure(tr.x, tokens), "x")
@@ -56,11 +57,13 @@ def heads_screen():
 
 
 def scores_screen():
-    st.markdown(f"Head {head + 1} compares every query with every key: one dot product per pair, scaled so that "
-                "it does not grow with d_k. A large score means a good match.")
+    scaled = ("scaled by 1/√d_k so that it does not grow with d_k" if cfg.scale is None else
+              f"multiplied by {cfg.scale:g} instead of the usual 1/√d_k")
+    st.markdown(f"Head {head + 1} compares every query with every key: one dot product per pair, {scaled}. "
+                "A large score means a good match.")
     st.latex(r"S_{%d} = %s \in \mathbb{R}^{%d \times %d}"
              % (head + 1, scaled_latex(r"Q_{%d} K_{%d}^\top" % (head + 1, head + 1), cfg), n, m))
-    show(figures.attention_figure(tr, head, tokens, "scaled", cfg.softmax_scale), "scores")
+    show(figures.attention_figure(tr, head, tokens, "scaled", cfg.softmax_scale, keys), "scores")
 
 
 def softmax_screen():
@@ -68,7 +71,7 @@ def softmax_screen():
                 f"in head {head + 1}.")
     st.latex(r"w_j = \frac{e^{s_j}}{\sum_{j'} e^{s_{j'}}}")
     predict("strongest_key")
-    show(figures.query_weights_figure(tr, head, query, tokens), "row")
+    show(figures.query_weights_figure(tr, head, query, tokens, keys), "row")
 
 
 def by_hand_screen():
@@ -77,21 +80,21 @@ def by_hand_screen():
     tied = int((row.max() - row <= questions.TIE).sum())
     strongest = "every key is blocked" if tr.blocked_rows[head, query] else (
         "its strongest" if tied == 1 else f"tied with {tied - 1} other{'s' if tied > 2 else ''} for its strongest")
-    st.markdown(f"The weight of {who} on key {key + 1} {quote(tokens[key])} ({strongest}), in head {head + 1}: "
+    st.markdown(f"The weight of {who} on key {key + 1} {quote(ex.keys[key])} ({strongest}), in head {head + 1}: "
                 "multiply, add, scale, exponentiate, normalise.")
-    show_worked(worked(ex, head, query, key), tokens, figure=False)
+    show_worked(worked(ex, head, query, key), ex, figure=False)
 
 
 def mix_screen():
     st.markdown(f"The head's output for {who} is the sum of every key's value vector, each times its weight.")
     st.latex(r"\mathrm{head}_{%d}[%d] = \sum_j w_j\, v_j" % (head + 1, query + 1))
-    show(figures.value_mix_figure(tr, head, query, tokens, cfg.group_size), "mix")
+    show(figures.value_mix_figure(tr, head, query, tokens, cfg.group_size, keys), "mix")
 
 
 def grid_screen():
     st.markdown(f"The {h} heads read the same tokens but weigh them differently: each asks its own queries."
                 if h > 1 else "This example has one head; with more, each would weigh the tokens its own way.")
-    show(figures.head_grid_figure(tr, tokens), "grid")
+    show(figures.head_grid_figure(tr, tokens, keys, group_size=cfg.group_size), "grid")
 
 
 def concat_screen():
@@ -99,6 +102,9 @@ def concat_screen():
     predict("concat_width")
     st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d \times %d}"
              % (h, n, h * d_k))
+    if settings.spec.ablate:
+        st.caption(f"Switched off: head {', '.join(map(str, settings.spec.ablate))}. Their columns are multiplied by "
+                   "0 here, so W_O never sees them.")
     show(figures.concat_figure(tr, tokens), "concat")
 
 

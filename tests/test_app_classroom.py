@@ -153,6 +153,18 @@ def test_by_hand_on_the_trained_model_and_a_key_past_the_end():
     assert short.selectbox(key="cell_key").value == 4 and short.query_params["key"] == "4"
 
 
+def test_by_hand_in_cross_attention_with_shared_kv_heads_and_no_scaling():
+    at = run_app({**EXPERIMENTS, "d_model": "32", "h": "4", "head": "4"}, "pages/by_hand.py")
+    assert_clean(at)
+    keys = at.selectbox(key="cell_key").options
+    assert keys[0].startswith("1 · ") and len(keys) == len(at.dataframe[0].value)
+    assert any(r"k_j = K_{2}[j]" in latex.value for latex in at.latex), "query heads 3 and 4 read K/V head 2 of 2"
+    assert any(r"\times \mathrm{scale}" in latex.value and r"\times 1 =" in latex.value for latex in at.latex)
+    assert not any(r"\sqrt{" in latex.value for latex in at.latex)
+    assert any("The same to the last digit shown" in s.value for s in at.success)
+    assert any("shares with 1 other query head" in c.value for c in at.caption)
+
+
 # --- predict, then reveal -----------------------------------------------------------------------------------
 
 def test_reveal_shows_the_strongest_key_of_the_row_on_click_only():
@@ -237,9 +249,13 @@ def test_practice_hints_and_worked_answers_are_there():
 
 # --- the lesson and presentation mode -----------------------------------------------------------------------
 
+EXPERIMENTS = {"input": "pair", "kv_heads": "2", "scale": "none", "ablate": "2", "query": "3"}
+
+
 @pytest.mark.parametrize("params", [{}, {"input": "tiny"}, {"model": PRETRAINED, "query": "9"},
-                                    {"input": "random", "n": "4", "causal": "true", "pad": "1", "h": "1"}],
-                         ids=["sentence", "tiny", "trained", "one head, masks"])
+                                    {"input": "random", "n": "4", "causal": "true", "pad": "1", "h": "1"},
+                                    EXPERIMENTS],
+                         ids=["sentence", "tiny", "trained", "one head, masks", "cross, GQA, unscaled, head off"])
 def test_presentation_steps_through_every_screen_and_back(params):
     at = run_app({"present": "1", **params})
     for number, (name, title) in enumerate(SCREENS, start=1):

@@ -88,6 +88,16 @@ def test_the_pronoun_question_asks_about_it():
     assert q.prompt == f"In head 3, which token will query {it + 1} “it” attend to most?"
 
 
+def test_cross_attention_names_the_key_from_the_second_sentence():
+    cfg = mc.MHAConfig(16, 2)
+    queries, keys = ["a", "b"], ["x", "y", "z"]
+    x, x_kv = mc.random_input(2, 16, seed=1), mc.random_input(3, 16, seed=2)
+    tr = mc.forward(x, mc.init_weights(cfg, seed=1), cfg, kv=x_kv)
+    best = int(np.argmax(tr.weights[1, 0]))
+    q = questions.ask("strongest_key", tr, mc.init_weights(cfg), queries, 1, 0, key_labels=keys)
+    assert "query 1 a" in q.prompt and f"**{best + 1} {keys[best]}**" in q.answer
+
+
 def test_a_fully_blocked_row_is_asked_about_differently():
     cfg = mc.MHAConfig(8, 2)
     blocked = np.zeros((3, 3), bool)

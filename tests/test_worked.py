@@ -20,11 +20,12 @@ def _tiny():
     return mc.forward(x, w, TINY_CONFIG), TINY_CONFIG
 
 
-def _random(causal=False, pad=0, kv=None, backend="numpy"):
-    cfg = mc.MHAConfig(32, 4, n_kv_heads=kv, causal=causal)
+def _random(causal=False, pad=0, kv=None, backend="numpy", scale=None, cross=False):
+    cfg = mc.MHAConfig(32, 4, n_kv_heads=kv, causal=causal, scale=scale)
     x = mc.random_input(7, 32, seed=3)
-    mask = mc.padding_mask(7, pad) if pad else None
-    return mc.forward(x, mc.init_weights(cfg, seed=3), cfg, key_padding_mask=mask, backend=backend), cfg
+    x_kv = mc.random_input(5, 32, seed=4) if cross else None
+    mask = mc.padding_mask(5 if cross else 7, pad) if pad else None
+    return mc.forward(x, mc.init_weights(cfg, seed=3), cfg, kv=x_kv, key_padding_mask=mask, backend=backend), cfg
 
 
 def _sentence():
@@ -42,6 +43,7 @@ def _minilm():
 
 EXAMPLES = {"tiny": _tiny, "random": _random, "causal+pad": lambda: _random(causal=True, pad=2),
             "gqa": lambda: _random(kv=2), "sentence": _sentence, "torch": lambda: _random(backend="torch"),
+            "cross, unscaled": lambda: _random(scale=1.0, cross=True, pad=1),
             "minilm": _minilm}
 
 
