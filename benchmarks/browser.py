@@ -57,7 +57,7 @@ VIEWPORT = {"width": 1280, "height": 800}
 LOAD_TIMEOUT_MS = 90_000
 CHANGE_TIMEOUT_MS = 60_000
 
-DEFAULT_CASE = ("default example (11 tokens, d_model 64)", {}, (8, 4), 0.300)
+DEFAULT_CASE = ("default example (11 tokens, d_model 128)", {}, (8, 4), 0.300)
 LARGE_CASE = ("random n=128, d_model 768", {"input": "random", "n": "128", "d_model": "768", "h": "12"}, (12, 6), 1.0)
 
 # Injected before any page script: the checks used below, and the time of the first drawn chart.

@@ -67,7 +67,7 @@ class Spec:
     input: str = setting("sentence", "Input", choices=INPUTS)
     text: str = setting(DEFAULT_TEXT, "Sentence", max_chars=APP_MAX_TEXT_CHARS)
     n: int = setting(8, "Tokens n", lo=1, hi=APP_MAX_TOKENS, what="the number of random tokens")
-    d_model: int = setting(64, "d_model", lo=1, hi=APP_MAX_D_MODEL, help="Width of every token vector.",
+    d_model: int = setting(128, "d_model", lo=1, hi=APP_MAX_D_MODEL, help="Width of every token vector.",
                            what="the model width d_model")
     h: int = setting(8, "Heads h", lo=1, hi=APP_MAX_HEADS, what="the number of heads")
     seed: int = setting(0, "Seed", lo=0, hi=MAX_SEED, what="the random seed",

@@ -14,6 +14,7 @@ from mha_core.export import trace_npz
 from mha_core.presets import TINY_CONFIG, TINY_TOKENS
 
 from . import compute, url
+from .model_text import sentence_help, token_gloss
 from .sentences import EXAMPLE_SENTENCES
 from .settings import RANDOM, STAGES, Settings, Spec, View, control, default, to_url
 from .snippets import settings_json
@@ -171,7 +172,7 @@ def spec_controls() -> tuple[Spec, int]:
         c = control("text")
         text = sb.text_area("Queries: the first sentence" if input_mode == "pair" else c.label, value=d.text,
                             max_chars=c.max_chars, key="text", bind=BIND,
-                            help="Split into words and punctuation marks; each one becomes a token.")
+                            help=sentence_help(Spec(model=model)))
         if input_mode == "pair":
             c = control("text_kv")
             text_kv = sb.text_area(c.label, value=d.text_kv, max_chars=c.max_chars, key="text_kv", bind=BIND,
@@ -213,7 +214,7 @@ def spec_controls() -> tuple[Spec, int]:
     return spec, int(layer)
 
 
-def view_controls(layer: int, example) -> View:
+def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     """The selected head and query token, in the sidebar so they persist across pages (and in the URL)."""
     sb = st.sidebar
     sb.header("Focus")
@@ -222,7 +223,9 @@ def view_controls(layer: int, example) -> View:
         st.session_state.query = example.n
     query = sb.number_input(control("query").label, 1, example.n, 1, key="query", bind=BIND,
                             help=control("query").help)
-    sb.caption(f"Query token {query}: {quote(example.tokens[query - 1])}")
+    token = example.tokens[query - 1]
+    gloss = token_gloss(spec or Spec(), token)
+    sb.caption(f"Query token {query}: {quote(token)}" + (f" ({gloss})" if gloss else ""))
     # The stage control lives on the attention page, which runs later; its value is already in the session state
     # (or, on the first run, only in the URL).
     stage = st.session_state.get("stage") or st.query_params.get("stage")
@@ -291,7 +294,7 @@ def prepare(page_path: str) -> None:
     except ConfigError as err:
         st.error(str(err), icon=":material/block:")
         st.stop()
-    settings = Settings(spec, view_controls(layer, example))
+    settings = Settings(spec, view_controls(layer, example, spec))
     st.session_state.view = (settings, example)
     st.caption(describe(settings, example))
     share_and_export(settings, example, page_path)

@@ -29,6 +29,8 @@ X = torch.tensor(x, dtype=torch.float64)[None]     # (1, n, d_model): a batch of
 Y = torch.tensor(x_kv, dtype=torch.float64)[None]  # (1, m, d_model): the keys' and values' input
 attn_mask = None if attn_mask is None else torch.tensor(attn_mask)
 key_padding_mask = None if key_padding_mask is None else torch.tensor(key_padding_mask)[None]  # (1, m)
+# By default nn.MultiheadAttention averages the weights over the heads, shape (N, L, S); the app shows every head,
+# so ask for them one by one: weights is then (N, h, L, S).
 output, weights = mha(X, Y, Y, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                       need_weights=True, average_attn_weights=False)
 '''

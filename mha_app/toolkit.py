@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from mha_core.source import step_source
@@ -11,6 +12,21 @@ from .settings import MODELS, Settings
 from .snippets import torch_script
 
 BIND = "query-params"  # every control's value lives in the URL
+
+# One line under each step's code: the names in it that the pages have not introduced.
+CODE_NAMES = {
+    1: "`x` is X (n × d_model); `x_kv` is what the keys and values are made from: X itself here (self-attention), "
+       "another sequence of m tokens in cross-attention. `linear(x, W, b)` computes x @ W.T + b, with W stored as "
+       "PyTorch stores it, (out, in); `split_heads` cuts the h·d_k columns into h blocks of d_k, one per head.",
+    2: "`q`, `k`, `v` hold every head (head first); `m` is the number of keys. `cfg.group_size` is how many query "
+       "heads share one key/value head: 1 in plain multi-head attention, more in grouped-query attention (Ainslie "
+       "et al. 2023); `k_i`, `v_i` are the keys and values each query head reads. `mask` is True where a pair is "
+       "blocked; `softmax_rows` turns each row into weights that sum to 1.",
+    3: "`transpose(1, 0, 2)` puts the tokens first, (n, h, d_k); `reshape(n, h * d_k)` then lays each token's h "
+       "head outputs side by side in one row.",
+    4: "`linear(concat, w.W_O, w.b_O)` computes concat @ W_O.T + b_O, with W_O stored as PyTorch stores it, "
+       "(d_model, h·d_k).",
+}
 
 
 def view() -> tuple[Settings, Example]:
@@ -35,6 +51,7 @@ def code_for_step(step: int) -> None:
     """The engine's real source lines for this step."""
     with st.expander("The code that computed this (mha_core/engine.py)", expanded=False):
         st.code(step_source(step), language="python")
+        st.caption(CODE_NAMES[step])
 
 
 def next_step(page: str, label: str) -> None:
@@ -48,6 +65,34 @@ def reproduce_in_pytorch(settings: Settings) -> None:
                    "torch.nn.MultiheadAttention, or head by head with F.scaled_dot_product_attention where the module "
                    "lacks an option used here (grouped-query heads, a head mask, another scale).")
         st.code(torch_script(settings.spec, settings.view.layer), language="python")
+        st.caption("`mha` is PyTorch's own layer, given the same weights; its `in_proj_weight` is W_Q, W_K and W_V "
+                   "stacked. `attn_mask` and `key_padding_mask` are True where a pair or a key is blocked.")
+
+
+def untrained_note(settings: Settings) -> None:
+    """With random weights, say that the patterns mean nothing, and offer the trained model (a step page's top)."""
+    if settings.spec.card is not None or settings.spec.input == "tiny":
+        return
+    trained, spec = MODELS[1], settings.spec
+    planted = f" (all but head {spec.plant_head}, planted by hand to follow a rule)" if spec.plant != "none" else ""
+    st.info(f"These weights are random, not trained, so the patterns on this page mean nothing{planted}: random "
+            f"heads look almost uniform and alike. The numbers and shapes are exact all the same. For the patterns "
+            f"of real heads, choose **{trained}** under *Weights*.", icon=":material/casino:")
+    st.button(f"Switch to {trained}", on_click=_switch_to, args=(trained,), key="switch_to_trained")
+
+
+def bias_note(example: Example) -> str:
+    """What the bias terms of the formulas are in this example: absent, all zero, or learned."""
+    w = example.weights
+    if w.b_Q is None:
+        return "This example has no bias terms, so its formulas have none."
+    if example.run is not None:
+        return "The biases b are the model's own, learned in training."
+    if not any(np.any(b) for b in (w.b_Q, w.b_K, w.b_V, w.b_O)):
+        return ("The biases b are in the formulas because this layer has them, but here they are all 0: random "
+                "weights start their biases at 0, as nn.MultiheadAttention does.")
+    return ("Random weights start their biases at 0, as nn.MultiheadAttention does; the planted head's part of b_Q "
+            "was solved for with its queries, so it is not 0.")
 
 
 def needs_pretrained(example: Example):

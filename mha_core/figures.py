@@ -1,8 +1,9 @@
 """Plotly figures of a trace: pure functions (arrays in, figure out) that work in a notebook as in the app.
 
 One colour scale for attention weights (sequential, fixed 0..1) and one for signed values (diverging, centred
-at 0). Every axis carries token labels or dimension indices. No figure sends more than MAX_CELLS numbers to the
-browser: larger matrices are averaged over blocks of neighbouring cells, and the axis labels say so.
+at 0). Every axis carries token labels or dimension indices (every k-th one on long axes). No figure sends more
+than MAX_CELLS numbers to the browser: larger matrices are averaged over blocks of neighbouring cells, and the
+title, the axis labels and the hover text say so.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .head_stats import LABELS as SUMMARY_LABELS
+from .head_stats import SHARE_COLUMNS
 from .stats import row_entropy
 from .trace import Trace
 
@@ -77,7 +79,20 @@ def _cell_numbers(z: np.ndarray, panels: int = 1) -> dict:
                 textfont=dict(size=11))
 
 
+def _mark_pooled(fig: go.Figure, step: int) -> None:
+    """Remember that the figure shows block averages (s x s cells each): _layout then says so in the title."""
+    if step > 1:
+        fig.update_layout(meta=dict(pooled=max(step, (fig.layout.meta or {}).get("pooled", 1))))
+
+
+def pooled_note(step: int) -> str:
+    return f"  (averages over {step}×{step} blocks of cells, to stay readable)"
+
+
 def _layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
+    step = (fig.layout.meta or {}).get("pooled", 1)
+    if step > 1:
+        title += pooled_note(step)
     # No plotly template: Streamlit's own chart theme applies, and building one costs ~5 ms per figure.
     fig.update_layout(title=dict(text=title, x=0, xanchor="left"), font=FONT, margin=dict(l=10, r=10, t=60, b=10),
                       height=height)
@@ -99,8 +114,7 @@ def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str,
         colorbar=dict(thickness=12),
         **_cell_numbers(z),
     ))
-    if pooled:
-        title += f"  (averaged over {r_step}×{c_step} blocks to stay readable)"
+    _mark_pooled(fig, r_step)
     fig.update_xaxes(title=x_title, type="category", tickangle=-45 if len(x_labels) > 6 else 0)
     fig.update_yaxes(title=y_title, type="category", autorange="reversed")
     return _layout(fig, title, height)
@@ -125,18 +139,24 @@ def _panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_lab
     budget = MAX_CELLS // len(panels)
     for i, (title, z) in enumerate(panels):
         z, step, _ = pool(z, budget)
+        _mark_pooled(fig, step)
+        name = f"{title}, mean of a {step}×{step} block" if step > 1 else title
         fig.add_trace(go.Heatmap(z=z, x=_pooled_labels(x_labels, step), y=_pooled_labels(y_labels, step),
-                                 coloraxis="coloraxis", hovertemplate=f"{title}<br>{hover}<extra></extra>",
+                                 coloraxis="coloraxis", hovertemplate=f"{name}<br>{hover}<extra></extra>",
                                  **_cell_numbers(z, len(panels))),
                       row=i // cols + 1, col=i % cols + 1)
     fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **coloraxis))
     return fig, rows
 
 
-def _label_outer_panels(fig: go.Figure, rows: int, show_x: bool, show_y: bool) -> None:
-    """Tick labels only under the bottom row and left of the first column of small multiples, so none overlap."""
-    fig.update_xaxes(type="category", showticklabels=False, tickangle=-45, automargin=True)
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+def _label_outer_panels(fig: go.Figure, rows: int, show_x: bool = True, show_y: bool = True) -> None:
+    """Tick labels only under the bottom row and left of the first column of small multiples, so none overlap.
+
+    On a long axis the browser shows every k-th label (plotly's automatic ticks, fitted to the drawn width):
+    thinned, never dropped.
+    """
+    fig.update_xaxes(type="category", showticklabels=False, tickangle=-45, automargin=True, tickmode="auto")
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False, tickmode="auto")
     fig.update_xaxes(showticklabels=show_x, row=rows)
     fig.update_yaxes(showticklabels=show_y, col=1)
 
@@ -167,21 +187,28 @@ def _rgba(hex_colour: str, alpha: float) -> str:
 
 
 def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None = None, scaled: bool = True,
-                    cross: bool = False) -> go.Figure:
+                    cross: bool = False, bias: bool = False) -> go.Figure:
     """The whole pipeline as boxes and arrows, with the live shape under every box.
 
-    scaled=False: the scores are not divided by √d_k; cross=True: keys and values come from a second input Y.
+    scaled=False: the scores are not divided by √d_k; cross=True: keys and values come from a second input Y;
+    bias=True: the projections add their biases.
     """
     m = n if m is None else m
+
+    def b(name: str, head: str = "<sub>i</sub>") -> str:
+        return f" + b<sup>{name}</sup>{head}" if bias else ""
+
+    project = "<br>".join(f"{v}<sub>i</sub> = {'Y' if cross and v != 'Q' else 'X'} W<sup>{v}</sup><sub>i</sub>{b(v)}"
+                          for v in "QKV")
     steps = [
         ("Input", "X and Y" if cross else "X", f"{n} × {d_model}" + (f", {m} × {d_model}" if cross else ""),
          "#495057"),
-        ("1 · Project", "Q_i = X W_i<br>K_i, V_i = Y W_i" if cross else "Q_i, K_i, V_i = X W_i",
-         f"{n_heads} heads × ({n} × {d_k})", "#4c6ef5"),
-        ("2 · Attend", f"softmax(Q_i K_iᵀ{'/√d_k' if scaled else ''})<br>times V_i, per head",
-         f"weights {n} × {m}<br>head_i {n} × {d_k}", "#2f9e44"),
-        ("3 · Concatenate", "[head_1 … head_h]", f"{n} × {n_heads * d_k}", "#f76707"),
-        ("4 · Project", "Concat · W_O", f"output {n} × {d_model}", "#e03131"),
+        ("1. Project", project, f"{n_heads} heads × ({n} × {d_k})", "#4c6ef5"),
+        ("2. Attend", f"softmax(Q<sub>i</sub> K<sub>i</sub><sup>T</sup>{' / √d<sub>k</sub>' if scaled else ''} + M)<br>"
+                      "times V<sub>i</sub>, in each head", f"weights {n} × {m}<br>head<sub>i</sub> {n} × {d_k}",
+         "#2f9e44"),
+        ("3. Concatenate", "[head<sub>1</sub> … head<sub>h</sub>]", f"{n} × {n_heads * d_k}", "#f76707"),
+        ("4. Project", f"Concat W<sup>O</sup>{b('O', '')}", f"output {n} × {d_model}", "#e03131"),
     ]
     fig = go.Figure()
     width, gap = 1.0, 0.32
@@ -189,10 +216,10 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
         x0 = i * (width + gap)
         fig.add_shape(type="rect", x0=x0, x1=x0 + width, y0=0, y1=1, line=dict(color=colour, width=2),
                       fillcolor=_rgba(colour, 0.08))
-        fig.add_annotation(x=x0 + width / 2, y=0.8, text=f"<b>{name}</b>", showarrow=False,
+        fig.add_annotation(x=x0 + width / 2, y=0.85, text=f"<b>{name}</b>", showarrow=False,
                            font=dict(size=13, color=colour))
-        fig.add_annotation(x=x0 + width / 2, y=0.52, text=formula, showarrow=False, font=dict(size=11, color="#212529"))
-        fig.add_annotation(x=x0 + width / 2, y=0.2, text=shape, showarrow=False, font=dict(size=12, color="#495057"))
+        fig.add_annotation(x=x0 + width / 2, y=0.55, text=formula, showarrow=False, font=dict(size=11, color="#212529"))
+        fig.add_annotation(x=x0 + width / 2, y=0.15, text=shape, showarrow=False, font=dict(size=12, color="#495057"))
         if i:
             fig.add_annotation(x=x0 - 0.02, y=0.5, ax=x0 - gap + 0.02, ay=0.5, xref="x", yref="y", axref="x",
                                ayref="y", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2,
@@ -201,7 +228,7 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
     fig.update_xaxes(visible=False, range=[-0.02, total + 0.02])
     fig.update_yaxes(visible=False, range=[-0.05, 1.05])
     fig.update_layout(showlegend=False)
-    return _layout(fig, f"The pipeline for d_model = {d_model}, h = {n_heads}, d_k = {d_k} (live shapes)", height=230)
+    return _layout(fig, f"The pipeline for d_model = {d_model}, h = {n_heads}, d_k = {d_k} (live shapes)", height=260)
 
 
 # --- Step 1: projections --------------------------------------------------------------------------------
@@ -241,7 +268,7 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
     fig, rows = _panel_grid(panels, dim_labels(d_k), token_labels(tokens), min(len(panels), 4),
                             _signed_axis(float(np.abs(a).max()) or 1.0),
                             "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.04)
-    _label_outer_panels(fig, rows, show_x=d_k <= 16, show_y=n <= 24)
+    _label_outer_panels(fig, rows)
     return _layout(fig, f"{name}_i for each head: {n} tokens × d_k = {d_k} (one colour scale for all heads)",
                    height=max(260, 230 * rows))
 
@@ -251,16 +278,16 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
 # The stages of step 2: key -> (the name a control shows, the figure's title).
 STAGES = {
     "raw": ("raw scores", "Raw scores Q_i K_iᵀ"),
-    "scaled": ("scaled scores", "Scaled scores Q_i K_iᵀ · scale"),
+    "scaled": ("scaled scores", "Scaled scores"),  # the title adds the scale used
     "mask": ("mask", "Mask (1 = blocked)"),
     "weights": ("softmax weights", "Attention weights softmax(…)"),
 }
 
 
-def stage_matrix(trace: Trace, head: int, stage: str, scale: float) -> np.ndarray:
+def stage_matrix(trace: Trace, head: int, stage: str) -> np.ndarray:
     """One head's (n, m) matrix at a stage of step 2."""
     if stage == "raw":
-        return trace.scores[head] / scale
+        return trace.raw_scores(head)
     if stage == "scaled":
         return trace.scores[head]
     if stage == "mask":
@@ -273,12 +300,14 @@ def stage_matrix(trace: Trace, head: int, stage: str, scale: float) -> np.ndarra
 
 def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "weights", scale: float = 1.0,
                      key_tokens: list[str] | None = None) -> go.Figure:
-    """One head, large: rows are queries, columns are keys, exact values on hover."""
-    z = stage_matrix(trace, head, stage, scale)
+    """One head, large: rows are queries, columns are keys, exact values on hover; `scale` is named in the title."""
+    z = stage_matrix(trace, head, stage)
     signed = stage in ("raw", "scaled")
     if stage == "scaled" and trace.mask is not None:
         z = np.where(trace.mask[head], np.nan, z)  # blocked cells show as gaps: softmax ignores them
     title = f"Head {head + 1}: {STAGES[stage][1]}"
+    if stage == "scaled":
+        title += f" Q_i K_iᵀ × {scale:.4g}"
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
     n = z.shape[0]
@@ -288,23 +317,24 @@ def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "w
 
 
 def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | None = None,
-                     cols: int | None = None, title: str | None = None, group_size: int = 1) -> go.Figure:
+                     cols: int | None = None, title: str | None = None, group_size: int = 1,
+                     panel_height: int = 260) -> go.Figure:
     """All heads' attention weights side by side, on the one shared 0..1 scale.
 
     With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V
     head's colour.
     """
-    n_heads, n, m = trace.weights.shape
-    names = [f"head {i + 1}" + (f" · K/V {i // group_size + 1}" if group_size > 1 else "") for i in range(n_heads)]
+    n_heads = trace.weights.shape[0]
+    names = [f"head {i + 1}" + (f" (K/V {i // group_size + 1})" if group_size > 1 else "") for i in range(n_heads)]
     panels = [(names[i], trace.weights[i]) for i in range(n_heads)]
     fig, rows = _panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens),
                             cols or min(n_heads, 4), WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}")
     if group_size > 1:
         for i, annotation in enumerate(fig.layout.annotations[:n_heads]):
             annotation.font = dict(color=head_colour(i // group_size))
-    _label_outer_panels(fig, rows, show_x=m <= 12, show_y=n <= 24)
+    _label_outer_panels(fig, rows)
     return _layout(fig, title or f"Attention weights of all {n_heads} heads (rows: queries, columns: keys)",
-                   height=max(280, 260 * rows))
+                   height=max(280, panel_height * rows))
 
 
 def query_weights_figure(trace: Trace, head: int, query: int, tokens: list[str],
@@ -336,16 +366,21 @@ def entropy_figure(trace: Trace, tokens: list[str]) -> go.Figure:
     """Row entropy (bits) per head and query: 0 = focused on one key, log2(m) = spread evenly."""
     ent = row_entropy(trace.weights)                             # (h, n)
     m = trace.weights.shape[-1]
+    top = float(np.log2(m))
     labels = [f"head {i + 1} (mean {e:.2f})" for i, e in enumerate(ent.mean(axis=1))]
     z, step, _ = pool(ent, MAX_CELLS)
+    ticks = [float(t) for t in range(int(top)) if top - t > 0.3 or t == 0] + [top]
     fig = go.Figure(go.Heatmap(
         z=z, x=_pooled_labels(token_labels(tokens), step), y=labels, colorscale="Viridis", zmin=0,
-        zmax=max(np.log2(m), 1e-9), colorbar=dict(thickness=12, title="bits"),
-        hovertemplate="%{y}<br>query %{x}<br>entropy = %{z:.4f} bits<extra></extra>", **_cell_numbers(z)))
+        zmax=max(top, 1e-9), colorbar=dict(thickness=12, title=dict(text="bits"), tickvals=ticks,
+                                           ticktext=[f"{t:g}" for t in ticks[:-1]] + [f"max {top:.2f}"]),
+        hovertemplate=f"%{{y}}<br>query %{{x}}<br>{'mean ' if step > 1 else ''}entropy = %{{z:.4f}} bits"
+                      "<extra></extra>", **_cell_numbers(z)))
+    _mark_pooled(fig, step)
     fig.update_xaxes(title="query token", type="category", tickangle=-45)
     fig.update_yaxes(type="category", autorange="reversed")
-    return _layout(fig, f"How focused each head is: entropy of each weight row (max log2({m}) = {np.log2(m):.2f} bits)",
-                   height=max(240, 32 * len(labels) + 140))
+    return _layout(fig, f"How focused each head is: entropy of each weight row in bits (at most log2(m) = "
+                        f"log2({m}) = {top:.2f})", height=max(240, 32 * len(labels) + 140))
 
 
 # --- Step 3: concatenation ------------------------------------------------------------------------------
@@ -353,13 +388,12 @@ def entropy_figure(trace: Trace, tokens: list[str]) -> go.Figure:
 def concat_figure(trace: Trace, tokens: list[str]) -> go.Figure:
     """The n x (h*d_k) concatenation, each head's block of columns outlined and labelled in its colour."""
     n_heads, n, d_k = trace.heads.shape
-    labels = [f"h{i + 1}·{j + 1}" for i in range(n_heads) for j in range(d_k)]
+    labels = [f"h{i + 1} d{j + 1}" for i in range(n_heads) for j in range(d_k)]
     fig = heatmap(trace.concat, labels, token_labels(tokens),
-                  f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}", x_title="column (head·dim)",
-                  y_title="token")
+                  f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}",
+                  x_title="column (h = head, d = its dimension)", y_title="token")
     if trace.concat.size <= MAX_CELLS:
         _mark_head_blocks(fig, n_heads, d_k, "x", n)
-    fig.update_xaxes(showticklabels=n_heads * d_k <= 32)
     return fig
 
 
@@ -377,14 +411,16 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> go.Figure:
     return fig
 
 
-def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: list[str]) -> go.Figure:
-    """Each head's share head_i W_O[block i] side by side, then their sum plus bias (= the output)."""
+def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: list[str],
+                         bias: bool = True) -> go.Figure:
+    """Each head's share head_i W_O[block i] side by side, then their sum plus the bias, if any (= the output)."""
     n_heads, n, d_model = contributions.shape
-    panels = [(f"head {i + 1}", contributions[i]) for i in range(n_heads)] + [("sum + b_O = output", output)]
+    total = "sum + b_O = output" if bias else "sum = output"
+    panels = [(f"head {i + 1}", contributions[i]) for i in range(n_heads)] + [(total, output)]
     limit = float(max(np.abs(contributions).max(), np.abs(output).max())) or 1.0
     fig, rows = _panel_grid(panels, dim_labels(d_model), token_labels(tokens), min(len(panels), 5),
                             _signed_axis(limit), "token %{y}<br>dim %{x}<br>value = %{z:.6g}")
-    _label_outer_panels(fig, rows, show_x=False, show_y=n <= 24)
+    _label_outer_panels(fig, rows)
     return _layout(fig, "What each head adds to the output (one colour scale for all panels)",
                    height=max(260, 240 * rows))
 
@@ -396,18 +432,26 @@ def contribution_size_figure(contributions: np.ndarray) -> go.Figure:
     fig = go.Figure(go.Bar(x=labels, y=size, marker_color=[head_colour(i) for i in range(len(size))],
                            hovertemplate="%{x}<br>mean length = %{y:.4g}<extra></extra>"))
     fig.update_xaxes(title="head", type="category")
-    fig.update_yaxes(title="mean ‖head_i W_O[block i]‖ per token")
+    fig.update_yaxes(title="mean length")
     return _layout(fig, "How much each head adds to the output (mean length of its contribution)", height=300)
 
 
 def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> go.Figure:
-    """Input X and the attention output side by side: same shape, n x d_model."""
-    limit = float(max(np.abs(x).max(), np.abs(output).max())) or 1.0
+    """Input X and the attention output side by side: same shape, n x d_model, each on its own centred scale.
+
+    Their sizes can differ a lot (an embedding may reach 4 where the output stays below 1), so one shared scale
+    would show the smaller one as blank; each colour bar says which panel it belongs to.
+    """
+    x_limit, out_limit = float(np.abs(x).max()) or 1.0, float(np.abs(output).max()) or 1.0
     fig, _ = _panel_grid([("input X", x), ("output MultiHead(X)", output)], dim_labels(x.shape[1]),
-                         token_labels(tokens), 2, _signed_axis(limit), "token %{y}<br>dim %{x}<br>value = %{z:.6g}",
-                         spacing=0.06)
-    _label_outer_panels(fig, 1, show_x=x.shape[1] <= 16, show_y=len(tokens) <= 24)
-    return _layout(fig, f"Input and output, both {x.shape[0]} × {x.shape[1]}",
+                         token_labels(tokens), 2, _signed_axis(x_limit), "token %{y}<br>dim %{x}<br>value = %{z:.6g}",
+                         spacing=0.16)
+    fig.data[1].coloraxis = "coloraxis2"
+    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12, x=0.43, title=dict(text="X"))),
+                      coloraxis2=dict(colorbar=dict(thickness=12, x=1.0, title=dict(text="output")),
+                                      **_signed_axis(out_limit)))
+    _label_outer_panels(fig, 1)
+    return _layout(fig, f"Input and output, both {x.shape[0]} × {x.shape[1]}, each on its own colour scale",
                    height=min(640, max(300, 22 * len(tokens) + 160)))
 
 
@@ -420,7 +464,7 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
     `selected` = (layer, head), 0-based, is outlined.
     """
     n_layers, n_heads, n, m = attentions.shape
-    fig = make_subplots(rows=n_layers, cols=n_heads, horizontal_spacing=0.006, vertical_spacing=0.012,
+    fig = make_subplots(rows=n_layers, cols=n_heads, horizontal_spacing=0.006, vertical_spacing=0.03,
                         row_titles=[f"layer {l + 1}" for l in range(n_layers)],
                         column_titles=[f"head {h + 1}" for h in range(n_heads)])
     budget = MAX_CELLS // (n_layers * n_heads)
@@ -428,16 +472,19 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
     for l in range(n_layers):
         for h in range(n_heads):
             z, step, _ = pool(attentions[l, h], budget)
+            _mark_pooled(fig, step)
+            block = f" (mean of a {step}×{step} block)" if step > 1 else ""
             fig.add_trace(go.Heatmap(
                 z=z, x=_pooled_labels(labels, step), y=_pooled_labels(labels, step), coloraxis="coloraxis",
-                hovertemplate=f"layer {l + 1}, head {h + 1}<br>query %{{y}}<br>key %{{x}}<br>"
+                hovertemplate=f"layer {l + 1}, head {h + 1}{block}<br>query %{{y}}<br>key %{{x}}<br>"
                               f"weight = %{{z:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
     fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **WEIGHT_AXIS))
     fig.update_xaxes(type="category", showticklabels=False)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
     if selected is not None:
         l, h = selected
-        fig.add_shape(type="rect", xref="x domain", yref="y domain", x0=-0.04, x1=1.04, y0=-0.04, y1=1.04,
+        # Drawn just inside the panel: outside it, the frame would cross the head and layer titles.
+        fig.add_shape(type="rect", xref="x domain", yref="y domain", x0=0, x1=1, y0=0, y1=1,
                       line=dict(color="#e03131", width=3), row=l + 1, col=h + 1)
     fig.update_annotations(font_size=11)
     return _layout(fig, f"All {n_layers} × {n_heads} heads on this sentence (rows: queries, columns: keys)",
@@ -448,7 +495,7 @@ def head_summary_figure(values: np.ndarray, metric: str) -> go.Figure:
     """One summary number per (layer, head) as a layer x head heatmap."""
     n_layers, n_heads = values.shape
     is_share = metric != "entropy"
-    label = f"mean {SUMMARY_LABELS[metric]}" if not is_share else f"share on {SUMMARY_LABELS[metric]}"
+    label = f"mean {SUMMARY_LABELS[metric]}" if not is_share else f"share: {SUMMARY_LABELS[metric]}"
     fig = go.Figure(go.Heatmap(
         z=values, x=[f"head {h + 1}" for h in range(n_heads)], y=[f"layer {l + 1}" for l in range(n_layers)],
         colorscale=WEIGHT_SCALE if is_share else "Viridis", zmin=0, zmax=1 if is_share else None,
@@ -458,3 +505,28 @@ def head_summary_figure(values: np.ndarray, metric: str) -> go.Figure:
         colorbar=dict(thickness=12)))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, f"{label[0].upper()}{label[1:]}, per layer and head", height=80 + 45 * n_layers)
+
+
+# One colour per part of a head's attention: greys for the special tokens, greens and blues for the positions.
+PART_COLOURS = {"cls": "#868e96", "sep": "#ced4da", "self": "#2f9e44", "prev": "#4c6ef5", "next": "#15aabf",
+                "elsewhere": "#f76707"}
+
+
+def head_split_figure(rows: list[dict], title: str) -> go.Figure:
+    """Where each head's attention goes, as one stacked bar per head: the shares of head_stats, which sum to 1.
+
+    `rows` are head_summary rows (of one layer, say); a part whose token the text lacks (NaN) is drawn as 0.
+    """
+    heads = [f"head {r['head'] + 1}" for r in rows]
+    fig = go.Figure()
+    for name in SHARE_COLUMNS:
+        share = [0.0 if np.isnan(r[name]) else r[name] for r in rows]
+        fig.add_trace(go.Bar(y=heads, x=share, name=SUMMARY_LABELS[name], orientation="h",
+                             marker_color=PART_COLOURS[name],
+                             hovertemplate=f"%{{y}}<br>{SUMMARY_LABELS[name]}: %{{x:.3f}}<extra></extra>"))
+    fig.update_xaxes(title="share of the head's attention", range=[0, 1])
+    fig.update_yaxes(type="category", autorange="reversed")
+    _layout(fig, title, height=150 + 26 * len(rows))
+    fig.update_layout(barmode="stack", margin_t=90,
+                      legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", traceorder="normal"))
+    return fig

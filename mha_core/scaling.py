@@ -39,7 +39,7 @@ def _row_mean(values: np.ndarray, blocked_rows: np.ndarray) -> float:
 
 
 def compare_scaling(trace: Trace, cfg: MHAConfig, head: int = 0) -> ScaleComparison:
-    """The trace's raw scores (its scores divided by the scale it used) softmaxed with 1/sqrt(d_k) and with 1.
+    """The trace's raw scores (Q_i K_i^T, Trace.raw_scores) softmaxed with 1/sqrt(d_k) and with 1.
 
     One head at a time, so that memory stays at a few n x m matrices however many heads there are.
     """
@@ -48,7 +48,7 @@ def compare_scaling(trace: Trace, cfg: MHAConfig, head: int = 0) -> ScaleCompari
     peak = {name: np.zeros(h) for name in SCALES}
     kept, total, squares, count = {}, 0.0, 0.0, 0
     for i in range(h):
-        raw = trace.scores[i].astype(np.float64) / cfg.softmax_scale          # (n, m)
+        raw = trace.raw_scores(i).astype(np.float64)                          # (n, m)
         blocked = None if trace.mask is None else trace.mask[i]
         open_cells = raw if blocked is None else raw[~blocked]
         total, squares, count = total + open_cells.sum(), squares + np.square(open_cells).sum(), count + open_cells.size

@@ -31,6 +31,17 @@ class Trace:
     backend: str
     device: str
 
+    def raw_scores(self, head: int | None = None) -> np.ndarray:
+        """Q_i K_i^T before the scale, (h, n, m), or (n, m) for one head; each query head with its key/value head.
+
+        Computed from q and k, not by dividing `scores` by the scale, so every number is the product itself.
+        """
+        group = self.q.shape[0] // self.k.shape[0]
+        if head is not None:
+            return self.q[head] @ self.k[head // group].T                             # (n, m)
+        k = np.repeat(self.k, group, axis=0) if group > 1 else self.k                 # (h, m, d_k)
+        return self.q @ k.transpose(0, 2, 1)                                          # (h, n, m)
+
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array in the trace, by name (for export)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), np.ndarray)}

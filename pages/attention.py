@@ -5,8 +5,8 @@ import streamlit as st
 from mha_app import experiments
 from mha_app.classroom import predict
 from mha_app.settings import STAGES, View
-from mha_app.toolkit import BIND, code_for_step, next_step, plot, view
-from mha_core import figures
+from mha_app.toolkit import BIND, code_for_step, next_step, plot, untrained_note, view
+from mha_core import figures, formulas
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -18,22 +18,22 @@ unscaled = cfg.scale == 1.0
 st.title("Step 2 · Scaled dot-product attention, in every head")
 st.markdown(
     "Each head compares every query with every key by a dot product: a large score means a good match. "
-    + ("Here the scaling is switched off (scale = 1): the raw scores go to softmax as they are; the comparison "
-       "below shows what 1/√d_k would change. " if unscaled else
-       f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}** so that they do not grow with "
-       "d_k and push softmax into near one-hot rows. ")
-    + "Blocked pairs (the mask) are set to −∞, and softmax turns each "
-    "row into weights that are ≥ 0 and sum to 1. The head's output for a token is the weighted sum of the value "
-    "vectors. The heads never look at each other's numbers in this step."
+    + ("Here the scaling is switched off (scale = 1): the raw scores go to softmax as they are. " if unscaled else
+       f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}**. ")
+    + ("The scale 1/√d_k has two reasons (Vaswani et al. 2017): if the d_k numbers of a query and a key are "
+       "independent with mean 0 and variance 1, their dot product has mean 0 and **variance d_k**, so the wider the "
+       "heads, the wider the scores spread; and large scores push softmax into near one-hot rows, where its "
+       "**gradients are tiny** and learning stalls. Dividing by √d_k brings the variance back to 1"
+       + ("; the comparison below shows what it would change. " if unscaled else ". "))
+    + "Blocked pairs (the mask M) get −∞, hence weight 0, and softmax turns each row into weights that are ≥ 0 "
+    "and sum to 1. The head's output for a token is the weighted sum of the value vectors. The heads never look "
+    "at each other's numbers in this step."
 )
-# With grouped-query attention, query head i reads key/value head ceil(i / group size); without the scaling there is
-# no √d_k.
-K, V = (r"K_{\lceil i/%d \rceil}" % cfg.group_size, r"V_{\lceil i/%d \rceil}" % cfg.group_size) \
-    if cfg.group_size > 1 else ("K_i", "V_i")
-scores = r"Q_i %s^\top" % K
-st.latex(r"\mathrm{head}_i = \mathrm{softmax}\!\left(%s + M\right) %s"
-         r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
-         % (scores if unscaled else r"\frac{%s}{\sqrt{%d}}" % (scores, cfg.d_k), V, scores, n, m, n, cfg.d_k))
+untrained_note(settings)
+st.latex(formulas.attention(cfg)
+         + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
+         % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))
+st.latex(formulas.mask(tr.mask))
 experiments.cross_attention_note(ex)
 if blocked:
     st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere).")
@@ -60,7 +60,9 @@ with right:
 experiments.planted_head(settings, ex)
 
 st.subheader("How focused is each head?")
-st.caption("Entropy of each weight row in bits: 0 means all weight on one key; higher means spread out.")
+st.caption("Entropy of each weight row in bits: 0 means all the weight is on one key (which may be the token "
+           f"itself); the most is log2(m) = log2({m}) bits, every key weighted the same. That maximum grows with the "
+           "number of tokens, so longer sentences give higher entropies: compare heads on the same sentence.")
 plot(figures.entropy_figure(tr, ex.tokens), key="entropy")
 experiments.scaling_comparison(settings, ex)
 code_for_step(2)

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from mha_app.classroom import predict
-from mha_app.toolkit import code_for_step, next_step, plot, view
+from mha_app.toolkit import code_for_step, next_step, plot, untrained_note, view
 from mha_core import figures
 
 settings, ex = view()
@@ -14,10 +14,11 @@ n, h, d_k = tr.heads.shape[1], cfg.n_heads, cfg.d_k
 st.title("Step 3 · Concatenate the heads")
 predict("concat_width")
 st.markdown(
-    f"Each head produced an **{n} × {d_k}** matrix. Placing the {h} of them side by side gives one "
+    f"Each head produced a matrix of **{n} × {d_k}** numbers. Placing the {h} of them side by side gives one "
     f"**{n} × {h * d_k}** matrix: with d_k = d_model / h, that is again **d_model = {cfg.d_model}** columns. "
     "Nothing is added or mixed here: every column still belongs to exactly one head, shown by its colour."
 )
+untrained_note(settings)
 st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d\times(%d\cdot%d)}"
          r" = \mathbb{R}^{%d\times%d}" % (h, n, h, d_k, n, h * d_k))
 off = settings.spec.ablate

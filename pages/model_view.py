@@ -15,11 +15,18 @@ st.markdown(
     f"A trained transformer runs attention {n_layers} times, once per layer, each time with {n_heads} heads. Below, "
     "each small square is one head's attention weights on your sentence (rows: the token that asks, columns: the "
     "token it looks at; darker = more weight). Trained heads are far from random: look for diagonal stripes "
-    "(attend to the previous or next token), bright first or last columns (park the attention on [CLS] or "
-    "[SEP]), and scattered spots that link related words."
+    "(attend to the previous or next token), dark first or last columns (the attention parked on [CLS] or "
+    "[SEP]), and scattered spots that link related words. Hover over a square for its tokens and numbers, or see "
+    "one layer large, with its tokens, below."
 )
 experiments.model_ablation_note(settings)
 layer, head = settings.view.layer, settings.view.head
 plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1)), key="grid")
 st.caption(f"Outlined in red: layer {layer}, head {head}, the one the step-through pages show.")
+
+st.subheader(f"Layer {layer}, large")
+st.caption("The layer chosen in the sidebar (or below), with its tokens on the axes: big enough for a projector.")
+plot(figures.head_grid_figure(run.layers[layer - 1], run.tokens, cols=3, panel_height=330,
+                              title=f"Layer {layer}: all {n_heads} heads (rows: queries, columns: keys)"),
+     key="layer_grid")
 open_head_in_step_through(n_layers, n_heads, settings)

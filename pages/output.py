@@ -5,8 +5,8 @@ import streamlit as st
 
 from mha_app import experiments
 from mha_app.classroom import predict
-from mha_app.toolkit import code_for_step, plot, reproduce_in_pytorch, view
-from mha_core import figures
+from mha_app.toolkit import bias_note, code_for_step, plot, reproduce_in_pytorch, untrained_note, view
+from mha_core import figures, formulas
 from mha_core.decompose import head_contributions
 
 settings, ex = view()
@@ -18,19 +18,20 @@ predict("w_o_size")
 st.markdown(
     f"The last matrix, **W_O** ({h * d_k} × {d_model}), is where the heads finally meet. Because the "
     f"concatenation is split into head blocks, W_O splits into blocks of **{d_k} rows**, one per head: "
-    "the output is the sum of each head's output times its own block of W_O, plus the bias. "
+    "the output is the sum of each head's output times its own block of W_O"
+    f"{', plus the bias b_O' if cfg.bias else ''}. "
     "Without W_O the heads would only sit next to each other; with it, every output number can draw on all heads."
 )
-st.latex(r"\mathrm{output} = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_{%d})\,W^O + b^O"
-         r" = \sum_{i=1}^{%d} \mathrm{head}_i\, W^O_{[i]} + b^O,\qquad W^O_{[i]} \in \mathbb{R}^{%d\times%d}"
-         % (h, h, d_k, d_model))
+untrained_note(settings)
+st.latex(formulas.output(cfg) + r",\qquad W^O_{[i]} \in \mathbb{R}^{%d\times%d}" % (d_k, d_model))
+st.caption(bias_note(ex))
 plot(figures.output_weight_figure(w.W_O, h), key="W_O")
 contributions = head_contributions(tr, w)
-plot(figures.contributions_figure(contributions, tr.output, ex.tokens), key="contrib")
+plot(figures.contributions_figure(contributions, tr.output, ex.tokens, bias=cfg.bias), key="contrib")
 bias = 0 if w.b_O is None else w.b_O
 gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
-st.caption(f"Check: the sum of the head contributions plus b_O differs from the output by at most {gap:.1e} "
-           "(rounding only).")
+st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias else ''} differs from the output by "
+           f"at most {gap:.1e} (rounding only).")
 plot(figures.contribution_size_figure(contributions), key="sizes")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
 experiments.ablation_results(settings, ex)

@@ -3,8 +3,10 @@
 import streamlit as st
 
 from mha_app import compute, experiments
-from mha_app.toolkit import next_step, plot, view
-from mha_core import figures, reference
+from mha_app.cost_table import cost_rows, what_grows
+from mha_app.model_text import input_source, special_tokens_explained, token_notes
+from mha_app.toolkit import bias_note, next_step, plot, untrained_note, view
+from mha_core import figures, formulas, reference
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -16,25 +18,28 @@ st.markdown(
     "Attention lets every token gather information from the other tokens. **Multi-head** attention does this "
     f"**h = {cfg.n_heads}** times in parallel: each head gets its own projections of the input into a "
     f"smaller space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of relation. "
-    "The heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O. "
-    "Splitting d_model across heads keeps the total cost close to that of one full-width head."
+    "The heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O "
+    "(Vaswani et al. 2017, “Attention Is All You Need”). Splitting d_model across the heads costs exactly the "
+    "parameters and multiply-adds of one head of full width: the table below counts them."
+    + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, so W_K and "
+       "W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)." if cfg.group_size > 1
+       else "")
 )
+untrained_note(settings)
 for note in ex.notes:
     st.info(note)
-# Cross-attention reads keys and values from Y; without the scaling there is no √d_k; with grouped-query attention,
-# query head i reads key/value head j = ceil(i / group size).
-Y = "Y" if ex.key_tokens is not None else "X"
-j = "j" if cfg.group_size > 1 else "i"
-scores = r"%s W^Q_i (%s W^K_%s)^\top" % ("X", Y, j)
-st.latex(r"\mathrm{MultiHead}(X%s) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d})\,W^O,"
-         r"\quad \mathrm{head}_i = \mathrm{softmax}\!\left(%s\right) %s W^V_%s"
-         % (", Y" if Y == "Y" else "", cfg.n_heads,
-            scores if cfg.scale == 1.0 else r"\frac{%s}{\sqrt{%d}}" % (scores, cfg.d_k), Y, j))
+# Cross-attention reads keys and values from Y; with grouped-query attention, query head i reads key/value head
+# j = ceil(i / group size).
+cross = ex.key_tokens is not None
+st.latex(formulas.multihead(cfg, cross))
+st.latex(formulas.projection(cfg, cross))
+st.latex(formulas.mask(tr.mask))
 if cfg.group_size > 1:
     st.caption(f"Query head i reads key/value head j = ⌈i / {cfg.group_size}⌉ (grouped-query attention).")
+st.caption(bias_note(ex))
 experiments.cross_attention_note(ex)
-plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, scaled=cfg.scale != 1.0,
-                             cross=ex.key_tokens is not None))
+plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, scaled=cfg.scale != 1.0, cross=cross,
+                             bias=cfg.bias))
 
 cols = st.columns(4)
 cols[0].metric("tokens n", n)
@@ -42,9 +47,20 @@ cols[1].metric("d_model", cfg.d_model)
 cols[2].metric("heads h", cfg.n_heads)
 cols[3].metric("d_k per head", cfg.d_k)
 
+st.subheader("What it costs: h heads against one head of width d_model")
+st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads), hide_index=True, width="stretch")
+st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = {cfg.d_model}. "
+           f"{what_grows(n, m, cfg.n_heads)}")
+
 st.subheader("Tokens")
-st.caption("The input split into tokens; each becomes one row of X.")
-st.dataframe({"position": list(range(1, n + 1)), "token": ex.tokens}, hide_index=True, height=min(740, 35 * n + 38))
+st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")
+tokens = {"position": list(range(1, n + 1)), "token": ex.tokens}
+notes = token_notes(settings.spec, ex.tokens)
+if any(notes):
+    tokens["what it is"] = notes
+st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
+if special_tokens_explained(settings.spec):
+    st.caption(special_tokens_explained(settings.spec))
 if ex.key_tokens is not None:
     st.caption("The second sentence's tokens: each becomes one row of Y (keys and values).")
     st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,

@@ -4,8 +4,9 @@ import streamlit as st
 
 from mha_app import experiments
 from mha_app.classroom import predict
-from mha_app.toolkit import code_for_step, next_step, plot, view
-from mha_core import figures
+from mha_app.model_text import input_source
+from mha_app.toolkit import bias_note, code_for_step, next_step, plot, untrained_note, view
+from mha_core import figures, formulas
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights
@@ -15,7 +16,7 @@ kv, g, cross = cfg.kv_heads, cfg.group_size, ex.key_tokens is not None
 st.title("Step 1 · Project the input into Q, K and V for every head")
 predict("q_shape")
 st.markdown(
-    f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three learned matrices turn X into "
+    f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three weight matrices turn X into "
     "queries (what a token is looking for), keys (what a token offers to be found by) and values (what it passes "
     f"on once found). "
     + (f"Every matrix has **h · d_k = {h} · {d_k} = {h * d_k}** columns, and head *i* owns its own "
@@ -25,18 +26,20 @@ st.markdown(
     + (f" In cross-attention the queries come from X (the first sentence, {n} tokens) and the keys and values from "
        f"Y (the second sentence, {len(ex.keys)} tokens)." if cross else "")
 )
+untrained_note(settings)
 Y, m = ("Y", len(ex.keys)) if cross else ("X", n)
 j = "i" if kv == h else "j"
-st.latex(r"Q_i = X\,W^Q_i + b^Q_i,\quad K_%s = %s\,W^K_%s + b^K_%s,\quad V_%s = %s\,W^V_%s + b^V_%s"
-         % (j, Y, j, j, j, Y, j, j))
+st.latex(formulas.projection(cfg, cross))
 st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_%s, W^V_%s \in \mathbb{R}^{%d\times%d},\quad "
          r"Q_i \in \mathbb{R}^{%d\times%d},\quad K_%s, V_%s \in \mathbb{R}^{%d\times%d}"
          % (n, d_model, j, j, d_model, d_k, n, d_k, j, j, m, d_k)
-         + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else ""))
+         + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else "")
+         + (r",\quad b^Q_i, b^K_%s, b^V_%s \in \mathbb{R}^{%d}" % (j, j, d_k) if cfg.bias else ""))
 if kv != h:
     st.caption(f"Query head i reads key/value head j = ⌈i / {g}⌉.")
-st.caption("PyTorch stores each matrix transposed, as (out_features, in_features), and computes x @ W.T + b; "
-           "the figures show W the way the formula uses it.")
+st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and computes "
+           "x @ W.T + b; the figures show W the way the formula uses it.")
+st.caption(input_source(settings.spec, ex.layer))
 
 experiments.cross_attention_note(ex)
 plot(figures.input_figure(tr.x, ex.tokens, **({"title": "Input X (queries): one row per token"} if cross else {})))

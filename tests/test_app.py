@@ -53,7 +53,7 @@ def test_changing_h_changes_the_number_of_head_heatmaps():
 def test_changing_d_model_changes_the_shapes_shown():
     at = run_app(page="pages/projection.py")
     x_fig = figure_titled(at, "Input X")
-    assert as_array(x_fig["data"][0]["z"]).shape[1] == 64
+    assert as_array(x_fig["data"][0]["z"]).shape[1] == 128
     at.number_input(key="d_model").set_value(32).run()
     assert_clean(at)
     x_fig = figure_titled(at, "Input X")

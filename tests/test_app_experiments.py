@@ -319,7 +319,7 @@ def test_gqa_in_the_app_matches_sdpa_with_enable_gqa():
     for i, z in enumerate(grid(at)):
         np.testing.assert_allclose(z, weights[i], atol=1e-5)
     titles = [a["text"] for a in figure_titled(at, "Attention weights of all")["layout"]["annotations"]]
-    assert titles[:6] == [f"head {i + 1} · K/V {i // 3 + 1}" for i in range(6)]
+    assert titles[:6] == [f"head {i + 1} (K/V {i // 3 + 1})" for i in range(6)]
     at.switch_page("pages/output.py").run()
     np.testing.assert_allclose(shown_output(at), output, atol=1e-5)
     at.switch_page("pages/overview.py").run()

@@ -83,16 +83,17 @@ def test_head_summary_table_and_chart_match_the_reference_statistics():
     at = run_app({**REAL, "text": text}, "pages/head_summary.py")
     assert_clean(at)
     run = load_minilm().run(text)
-    weights = run.attentions                                           # (6, 12, n, n)
+    words = slice(1, len(run.tokens) - 1)                             # the queries: [CLS] and [SEP] left out
+    weights = run.attentions[:, :, words]                              # (6, 12, n - 2, n)
     chart = figure_titled(at, "Mean entropy")
     z = as_array(chart["data"][0]["z"])
     expected = -(np.where(weights > 0, weights * np.log2(np.where(weights > 0, weights, 1)), 0)).sum(-1).mean(-1)
     np.testing.assert_allclose(z, expected, atol=1e-5)
     at.radio(key="summary_metric").set_value("cls").run()
-    z = as_array(figure_titled(at, "Share on [CLS]")["data"][0]["z"])
-    np.testing.assert_allclose(z, weights[:, :, :, 0].mean(-1), atol=1e-5)
+    z = as_array(figure_titled(at, "Share: [CLS]")["data"][0]["z"])
+    np.testing.assert_allclose(z, weights[..., 0].mean(-1), atol=1e-5)
     table = at.dataframe[0].value
-    assert len(table) == 72 and set(table.columns) >= {"layer", "head", "pattern", "entropy", "prev"}
+    assert len(table) == 72 and set(table.columns) >= {"layer", "head", "pattern", "entropy", "prev", "elsewhere"}
 
 
 @pytest.mark.parametrize("page", ["pages/model_view.py", "pages/head_summary.py"])

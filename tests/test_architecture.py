@@ -18,7 +18,8 @@ from mha_core.pretrained import MODELS
 
 
 def test_the_engine_imports_no_streamlit():
-    code = ("import mha_core, mha_core.figures, mha_core.pretrained, mha_core.head_stats, mha_core.export, sys; "
+    code = ("import mha_core, mha_core.figures, mha_core.pretrained, mha_core.head_stats, mha_core.export, "
+            "mha_core.formulas, sys; "
             "assert 'streamlit' not in sys.modules, 'streamlit was imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -114,12 +114,14 @@ def test_head_grid_names_the_kv_head_of_each_query_head():
     trace = mc.forward(mc.random_input(4, 24), mc.init_weights(cfg), cfg)
     fig = F.head_grid_figure(trace, TOKENS[:4], group_size=2)
     titles = [a for a in fig.layout.annotations][:6]
-    assert [a.text for a in titles] == [f"head {i + 1} · K/V {i // 2 + 1}" for i in range(6)]
+    assert [a.text for a in titles] == [f"head {i + 1} (K/V {i // 2 + 1})" for i in range(6)]
     assert [a.font.color for a in titles] == [F.head_colour(i // 2) for i in range(6)]
 
 
 def test_pipeline_says_what_changes():
     plain = " ".join(a.text for a in F.pipeline_figure(5, 32, 4, 8).layout.annotations)
-    assert "/√d_k" in plain and "Y" not in plain
+    assert "√d<sub>k</sub>" in plain and "Y" not in plain
     other = " ".join(a.text for a in F.pipeline_figure(5, 32, 4, 8, m=7, scaled=False, cross=True).layout.annotations)
-    assert "/√d_k" not in other and "K_i, V_i = Y W_i" in other and "7 × 32" in other
+    assert "√d<sub>k</sub>" not in other and "7 × 32" in other
+    assert "Q<sub>i</sub> = X W<sup>Q</sup>" in other and "K<sub>i</sub> = Y W<sup>K</sup>" in other
+    assert "V<sub>i</sub> = Y W<sup>V</sup>" in other

@@ -81,11 +81,41 @@ def test_trace_npz_holds_every_intermediate():
     ex = build_example(CASES[1])
     data = np.load(io.BytesIO(trace_npz(ex.trace, ex.tokens)))
     for name, array in ex.trace.arrays().items():
-        np.testing.assert_array_equal(data[name], array)
+        np.testing.assert_array_equal(data["scaled_scores" if name == "scores" else name], array)
     assert list(data["tokens"]) == ex.tokens
-    assert {"q", "k", "v", "scores", "masked_scores", "weights", "heads", "concat", "output"} <= set(data.files)
+    assert {"q", "k", "v", "raw_scores", "scaled_scores", "masked_scores", "weights", "heads", "concat",
+            "output", "mask", "x"} <= set(data.files)
+
+
+@pytest.mark.parametrize("case", CASES[:3], ids=["sentence", "causal+pad", "random"])
+def test_trace_npz_names_say_which_scores_are_scaled(case):
+    """`scores` held Q_i K_i^T already times 1/sqrt(d_k), while the page's raw scores were not scaled: the export
+    now says which is which."""
+    ex = build_example(case)
+    data = np.load(io.BytesIO(trace_npz(ex.trace, ex.tokens)))
+    assert "scores" not in data.files
+    q, k = data["q"].astype(np.float64), data["k"].astype(np.float64)
+    raw = np.einsum("hnd,hmd->hnm", q, k)  # Q_i K_i^T, head by head
+    np.testing.assert_allclose(data["raw_scores"], raw, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(data["scaled_scores"], raw / np.sqrt(ex.cfg.d_k), rtol=1e-5, atol=1e-5)
+    blocked = data["mask"] if "mask" in data.files and data["mask"].ndim else np.zeros(raw.shape, bool)
+    np.testing.assert_array_equal(np.isneginf(data["masked_scores"]), blocked)
 
 
 def test_settings_json_round_trips():
     payload = json.loads(settings_json({"h": 4, "text": "naïve"}, "http://host/?h=4"))
     assert payload == {"settings": {"h": 4, "text": "naïve"}, "url": "http://host/?h=4"}
+
+
+def test_pytorch_script_says_why_it_asks_for_every_head():
+    script = torch_script(CASES[0])
+    call = script.index("average_attn_weights=False")
+    assert "averages the weights over the heads" in script[:call] and "(N, L, S)" in script[:call]
+    # ... and what the comment says holds: by default the weights come back averaged over the heads.
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    x = torch.randn(1, 5, 16)
+    _, averaged = mha(x, x, x)
+    _, per_head = mha(x, x, x, average_attn_weights=False)
+    assert averaged.shape == (1, 5, 5) and per_head.shape == (1, 4, 5, 5)
+    torch.testing.assert_close(per_head.mean(dim=1), averaged)

@@ -127,6 +127,15 @@ def test_concat_is_coloured_by_head():
     assert [s.line.color for s in fig.layout.shapes] == [F.head_colour(i) for i in range(4)]
 
 
+def test_concat_columns_are_named_without_the_multiplication_dot():
+    tr, _, _ = example(h=4, d_model=16)
+    fig = F.concat_figure(tr, TOKENS)
+    labels = list(fig.data[0].x)
+    assert labels[:2] == ["h1 d1", "h1 d2"] and labels[4] == "h2 d1"
+    assert not any("·" in label for label in labels) and "·" not in fig.layout.xaxis.title.text
+    assert fig.layout.xaxis.showticklabels is not False
+
+
 def test_output_projection_figures_add_up_to_the_output():
     tr, w, cfg = example(h=4, d_model=16)
     w_fig = F.output_weight_figure(w.W_O, 4)
@@ -139,18 +148,33 @@ def test_output_projection_figures_add_up_to_the_output():
     np.testing.assert_allclose(sum(panels[:4]) + w.b_O, panels[4], atol=1e-5)
 
 
-def test_input_output_figure_shares_one_centred_scale():
+def test_input_and_output_each_have_their_own_centred_labelled_scale():
+    """One shared scale drew the output blank next to X (X reached 4.6, the output 0.84): each has its own now."""
     tr, _, _ = example()
     fig = F.input_output_figure(tr.x, tr.output, TOKENS)
-    assert fig.layout.coloraxis.cmid == 0
-    assert fig.layout.coloraxis.cmax == pytest.approx(max(np.abs(tr.x).max(), np.abs(tr.output).max()))
+    x_axis, out_axis = fig.layout.coloraxis, fig.layout.coloraxis2
+    assert [fig.data[0].coloraxis, fig.data[1].coloraxis] == ["coloraxis", "coloraxis2"]
+    assert x_axis.cmid == 0 and x_axis.cmax == pytest.approx(np.abs(tr.x).max()) and x_axis.cmin == -x_axis.cmax
+    assert out_axis.cmid == 0 and out_axis.cmax == pytest.approx(np.abs(tr.output).max())
+    assert out_axis.cmin == -out_axis.cmax and out_axis.cmax < x_axis.cmax
+    assert (x_axis.colorbar.title.text, out_axis.colorbar.title.text) == ("X", "output")
+    assert x_axis.colorbar.x < out_axis.colorbar.x  # each bar beside its own panel
 
 
 def test_pipeline_shows_live_shapes():
-    fig = F.pipeline_figure(n=11, d_model=64, n_heads=8, d_k=8)
+    fig = F.pipeline_figure(n=11, d_model=128, n_heads=8, d_k=16)
     texts = " ".join(a.text for a in fig.layout.annotations)
-    assert "11 × 64" in texts and "8 heads × (11 × 8)" in texts and "11 × 11" in texts
-    assert "d_model = 64" in fig.layout.title.text
+    assert "11 × 128" in texts and "8 heads × (11 × 16)" in texts and "11 × 11" in texts
+    assert "d_model = 128" in fig.layout.title.text
+
+
+def test_pipeline_writes_each_projection_and_the_bias_only_when_there_is_one():
+    texts = " ".join(a.text for a in F.pipeline_figure(3, 4, 2, 2).layout.annotations)
+    for name in "QKV":  # three formulas, not one "Q_i, K_i, V_i = X W_i"
+        assert f"{name}<sub>i</sub> = X W<sup>{name}</sup><sub>i</sub>" in texts
+    assert "b<sup>" not in texts and "+ M" in texts
+    with_bias = " ".join(a.text for a in F.pipeline_figure(3, 4, 2, 2, bias=True).layout.annotations)
+    assert "X W<sup>Q</sup><sub>i</sub> + b<sup>Q</sup><sub>i</sub>" in with_bias and "+ b<sup>O</sup>" in with_bias
 
 
 def test_no_figure_carries_more_than_the_cell_budget_on_long_inputs():
@@ -164,7 +188,7 @@ def test_no_figure_carries_more_than_the_cell_budget_on_long_inputs():
     for fig in figs:
         assert cells(fig) <= F.MAX_CELLS, fig.layout.title.text
     pooled = F.attention_figure(tr, 0, tokens, "weights")
-    assert "averaged over 3×3 blocks" in pooled.layout.title.text
+    assert "averages over 3×3 blocks" in pooled.layout.title.text
     z = np.asarray(pooled.data[0].z, dtype=float)
     assert z.shape == (367, 367)
     np.testing.assert_allclose(z[0, 0], tr.weights[0, :3, :3].mean(), rtol=1e-6)
@@ -183,6 +207,64 @@ def test_small_heatmaps_print_their_numbers_and_large_ones_do_not():
     assert F.attention_figure(big, 0, [f"t{i}" for i in range(20)], "weights").data[0].text is None
 
 
+def test_head_grid_thins_key_labels_instead_of_dropping_them():
+    """The default MiniLM sentence has 13 tokens: its head grid used to lose every key label beyond 12."""
+    tokens = ["[CLS]", *"abcdefghijk", "[SEP]"]
+    cfg = mc.MHAConfig(16, 8)
+    tr = mc.forward(mc.random_input(13, 16), mc.init_weights(cfg), cfg)
+    fig = F.head_grid_figure(tr, tokens).to_plotly_json()["layout"]  # 4 columns: heads 5-8 are the bottom row
+    bottom = [fig[f"xaxis{i}"] for i in range(5, 9)]
+    top = fig["xaxis"]
+    assert bottom and all(axis["showticklabels"] and axis["tickmode"] == "auto" for axis in bottom)
+    assert top["showticklabels"] is False  # inner panels stay bare, so labels never overlap
+
+
+def test_pooled_panel_grids_say_they_show_averages():
+    n = 1100
+    tr, w, _ = example(h=4, d_model=128, n=n)
+    tokens = [f"t{i}" for i in range(n)]
+    for fig in (F.head_grid_figure(tr, tokens), F.input_output_figure(tr.x, tr.output, tokens),
+                F.contributions_figure(head_contributions(tr, w), tr.output, tokens)):
+        assert "averages over" in fig.layout.title.text, fig.layout.title.text
+        assert "mean of a" in fig.data[0].hovertemplate
+    small = F.head_grid_figure(example()[0], TOKENS)
+    assert "average" not in small.layout.title.text and "mean of a" not in small.data[0].hovertemplate
+
+
+def test_entropy_colour_bar_is_in_bits_and_marks_the_maximum():
+    tr, _, _ = example(n=13)
+    fig = F.entropy_figure(tr, [f"t{i}" for i in range(13)])
+    bar = fig.data[0].colorbar
+    assert bar.title.text == "bits"
+    assert bar.tickvals[-1] == pytest.approx(np.log2(13)) and bar.ticktext[-1] == f"max {np.log2(13):.2f}"
+    assert fig.data[0].zmax == pytest.approx(np.log2(13))
+
+
+def test_raw_scores_are_the_products_themselves():
+    tr, _, cfg = example(h=4, d_model=12)  # d_k = 3: 1/sqrt(3) is not exact, so scores / scale would not be Q K^T
+    raw = np.asarray(F.attention_figure(tr, 2, TOKENS, "raw", cfg.softmax_scale).data[0].z, dtype=float)
+    np.testing.assert_array_equal(raw, tr.q[2] @ tr.k[2].T)  # Q_i K_i^T itself, not the scaled scores / scale
+    scaled = F.attention_figure(tr, 2, TOKENS, "scaled", cfg.softmax_scale)
+    assert f"× {cfg.softmax_scale:.4g}" in scaled.layout.title.text
+
+
+def test_head_split_bars_stack_the_shares_to_one():
+    from mha_core.head_stats import head_summary
+
+    rng = np.random.default_rng(1)
+    attn = rng.random((2, 3, 6, 6))
+    attn /= attn.sum(-1, keepdims=True)
+    tokens = ["[CLS]", "a", "b", "c", "d", "[SEP]"]
+    rows = [r for r in head_summary(list(attn), tokens) if r["layer"] == 1]
+    fig = F.head_split_figure(rows, "Layer 2")
+    assert fig.layout.barmode == "stack" and len(fig.data) == 6
+    totals = np.sum([np.asarray(bar.x, dtype=float) for bar in fig.data], axis=0)
+    np.testing.assert_allclose(totals, 1, atol=1e-12)
+    # The first head's [CLS] bar is its mean weight on key 0 over the word queries 1..4.
+    np.testing.assert_allclose(fig.data[0].x[0], attn[1, 0, 1:5, 0].mean(), rtol=1e-12)
+    assert list(fig.data[0].y) == ["head 1", "head 2", "head 3"]
+
+
 def test_model_grid_has_every_layer_and_head_and_outlines_the_selected_one():
     rng = np.random.default_rng(0)
     attn = rng.random((3, 4, 5, 5))
@@ -192,6 +274,8 @@ def test_model_grid_has_every_layer_and_head_and_outlines_the_selected_one():
     np.testing.assert_array_equal(np.asarray(fig.data[1 * 4 + 2].z), attn[1, 2])
     assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
     assert len(fig.layout.shapes) == 1
+    outline = fig.layout.shapes[0]  # inside the panel: outside it, it crossed the head and layer titles
+    assert 0 <= outline.x0 < outline.x1 <= 1 and 0 <= outline.y0 < outline.y1 <= 1
     titles = [a.text for a in fig.layout.annotations]
     assert "layer 3" in titles and "head 4" in titles
 

@@ -16,10 +16,17 @@ from conftest import ROOT
 from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_core.head_stats import (
     COLUMNS,
+    CONTENT,
     DOMINANT_MIN_SHARE,
+    MIXED,
+    POSITIONAL,
+    SHARE_COLUMNS,
+    SPECIAL,
     dominant_pattern,
     head_summary,
+    kind_counts,
     layer_summary,
+    pattern_kind,
     summary_array,
 )
 from mha_core.pretrained import MAX_MINILM_TOKENS, erf, gelu, load_minilm
@@ -265,30 +272,41 @@ def test_gelu_is_exact():
 
 # --- head statistics -------------------------------------------------------------------------------------------
 
-def _reference_head_stats(attn: np.ndarray) -> dict[str, np.ndarray]:
-    """The head_summary columns for one layer (h, n, n), computed directly in torch, float64."""
+def _reference_head_stats(tokens: list[str], attn: np.ndarray) -> dict[str, np.ndarray]:
+    """The head_summary columns for one layer (h, n, n), written out query by query in torch, float64.
+
+    Queries: every token but [CLS] and [SEP]. Each key goes to the first part that fits, in the order [CLS],
+    [SEP], self, previous, next, elsewhere.
+    """
     a = torch.from_numpy(attn).double()
-    n = a.shape[-1]
-    idx = torch.arange(1, n)
-    return {
-        "entropy": (-torch.special.xlogy(a, a).sum(-1) / math.log(2)).mean(-1).numpy(),
-        "cls": a[:, :, 0].mean(-1).numpy(),  # [CLS] is the first key, [SEP] the last
-        "sep": a[:, :, -1].mean(-1).numpy(),
-        "self": torch.diagonal(a, dim1=1, dim2=2).mean(-1).numpy(),
-        "prev": a[:, idx, idx - 1].mean(-1).numpy(),
-        "next": a[:, idx - 1, idx].mean(-1).numpy(),
-    }
+    queries = [j for j, t in enumerate(tokens) if t not in ("[CLS]", "[SEP]")]
+    parts = {name: torch.zeros(a.shape[0], len(queries), dtype=torch.float64)
+             for name in ("cls", "sep", "self", "prev", "next", "elsewhere")}
+    for q, j in enumerate(queries):
+        for k, token in enumerate(tokens):
+            part = ("cls" if token == "[CLS]" else "sep" if token == "[SEP]" else "self" if k == j
+                    else "prev" if k == j - 1 else "next" if k == j + 1 else "elsewhere")
+            parts[part][:, q] += a[:, j, k]
+    entropy = -torch.special.xlogy(a[:, queries], a[:, queries]).sum(-1) / math.log(2)
+    return {"entropy": entropy.mean(-1).numpy(), **{name: v.mean(-1).numpy() for name, v in parts.items()}}
 
 
 @pytest.mark.parametrize("text", [CAT, EXAMPLE_SENTENCES["Repeated words"]])
 def test_head_summary_matches_stats_of_the_reference_attention(ours, reference, text):
     rows = head_summary(ours(text))
     assert len(rows) == 6 * 12 and set(rows[0]) == {"layer", "head", *COLUMNS}
-    for l, attn in enumerate(reference(text)[1]):
-        expected = _reference_head_stats(attn)
+    ref_tokens, ref_attn, _ = reference(text)
+    for l, attn in enumerate(ref_attn):
+        expected = _reference_head_stats(ref_tokens, attn)
         for column in COLUMNS:
             got = summary_array(rows, column)[l]
             np.testing.assert_allclose(got, expected[column], rtol=0, atol=1e-5, err_msg=f"layer {l} {column}")
+
+
+def test_head_shares_are_a_split_that_sums_to_one(ours):
+    for row in head_summary(ours(CAT)):
+        assert sum(row[name] for name in SHARE_COLUMNS) == pytest.approx(1, abs=1e-6), row
+        assert all(0 <= row[name] <= 1 + 1e-9 for name in SHARE_COLUMNS), row
 
 
 def test_head_summary_from_traces_and_tokens_equals_from_run(ours):
@@ -301,7 +319,19 @@ def test_minilm_has_a_previous_token_head(ours):
     """A known pattern of trained BERT-style models: some head puts nearly all its weight on the previous token."""
     rows = head_summary(ours(EXAMPLE_SENTENCES["Long-range dependency (keys ... are)"]))
     best = max(rows, key=lambda r: r["prev"])
-    assert best["prev"] > 0.9 and dominant_pattern(best) == "previous token"
+    assert best["prev"] > 0.9 and dominant_pattern(best) == "previous token" and pattern_kind(best) == "positional"
+
+
+def test_parking_heads_are_told_apart_from_positional_and_content_ones(ours):
+    """On the default sentence many heads park on [CLS] (the old summary called 43 of 72 of them "[CLS]" patterns,
+    overlapping shares included); they are now their own kind, and the kinds count every head once."""
+    rows = head_summary(ours(CAT))
+    counts = kind_counts(rows)
+    assert sum(counts.values()) == len(rows) == 72
+    assert counts[SPECIAL] > 0 and counts[POSITIONAL] > 0
+    for row in rows:
+        if pattern_kind(row) == SPECIAL:
+            assert row["cls"] + row["sep"] > DOMINANT_MIN_SHARE and dominant_pattern(row).startswith("parks on")
 
 
 def test_layer_summary_on_hand_made_weights():
@@ -310,15 +340,24 @@ def test_layer_summary_on_hand_made_weights():
     prev[0, 0, 0] = 1.0
     prev[0, np.arange(1, n), np.arange(n - 1)] = 1.0  # each query on the token before it
     cols = layer_summary(prev, ["[CLS]", "a", "b", "[SEP]"])
-    assert cols["prev"][0] == 1.0 and cols["next"][0] == 0.0 and cols["entropy"][0] == 0.0
-    assert cols["cls"][0] == 0.5 and cols["sep"][0] == 0.0  # queries 0 and 1 look at [CLS]
+    # Queries "a" and "b" only: "a"'s previous token is [CLS], so that weight counts as [CLS], not as previous.
+    assert cols["cls"][0] == 0.5 and cols["prev"][0] == 0.5 and cols["sep"][0] == 0.0
+    assert cols["next"][0] == 0.0 and cols["elsewhere"][0] == 0.0 and cols["entropy"][0] == 0.0
+    nxt = np.zeros((1, n, n))
+    nxt[0, np.arange(n - 1), np.arange(1, n)] = 1.0
+    nxt[0, -1, -1] = 1.0
+    cols = layer_summary(nxt, ["[CLS]", "a", "b", "[SEP]"])
+    assert cols["next"][0] == 0.5 and cols["sep"][0] == 0.5  # "b"'s next token is [SEP]
     uniform = np.full((1, n, n), 1 / n)
     uniform[0, 0] = 0.0  # a fully blocked query row: left out of every mean
     cols = layer_summary(uniform, ["a", "b", "c", "d"])
     assert cols["entropy"][0] == pytest.approx(2.0) and cols["self"][0] == pytest.approx(0.25)
+    assert cols["prev"][0] == pytest.approx(0.25) and cols["elsewhere"][0] == pytest.approx((0.25 + 0.25 + 0.5) / 3)
     assert math.isnan(cols["cls"][0]) and math.isnan(cols["sep"][0])  # no such tokens
-    single = layer_summary(np.ones((2, 1, 1)), ["[CLS]"])
-    assert math.isnan(single["prev"][0]) and single["self"][0] == 1.0
+    single = layer_summary(np.full((2, 3, 3), 1 / 3), ["[CLS]", "word", "[SEP]"])
+    assert single["self"][0] == pytest.approx(1 / 3) and single["prev"][0] == 0.0 and single["next"][0] == 0.0
+    only_special = layer_summary(np.full((1, 2, 2), 0.5), ["[CLS]", "[SEP]"])
+    assert all(math.isnan(v[0]) for v in only_special.values())  # no word to average over
 
 
 def test_layer_summary_refuses_mismatched_input():
@@ -329,11 +368,17 @@ def test_layer_summary_refuses_mismatched_input():
 
 
 def test_dominant_pattern_and_summary_array():
-    row = {"layer": 0, "head": 0, "entropy": 1.0, "cls": 0.1, "sep": 0.0, "self": 0.1, "prev": 0.8, "next": 0.0}
+    row = {"layer": 0, "head": 0, "entropy": 1.0, "cls": 0.1, "sep": 0.0, "self": 0.1, "prev": 0.8, "next": 0.0,
+           "elsewhere": 0.0}
     assert dominant_pattern(row) == "previous token"
-    assert dominant_pattern({**row, "prev": 0.1, "cls": 0.7}) == "[CLS]"
-    assert dominant_pattern({**row, "prev": DOMINANT_MIN_SHARE - 0.01}) == "broad"
-    assert dominant_pattern({**row, "prev": math.nan, "next": 0.9}) == "next token"
+    assert dominant_pattern({**row, "prev": 0.1, "cls": 0.7, "elsewhere": 0.1}) == "parks on [CLS]"
+    # [CLS] and [SEP] together take more than half: still parking, named after the larger.
+    assert dominant_pattern({**row, "prev": 0.1, "cls": 0.25, "sep": 0.3, "elsewhere": 0.25}) == "parks on [SEP]"
+    assert pattern_kind({**row, "prev": 0.1, "cls": 0.25, "sep": 0.3, "elsewhere": 0.25}) == SPECIAL
+    assert dominant_pattern({**row, "prev": 0.5, "elsewhere": 0.3}) == MIXED  # exactly half is not more than half
+    assert dominant_pattern({**row, "prev": 0.0, "elsewhere": 0.8}) == "other words"
+    assert pattern_kind({**row, "prev": 0.0, "elsewhere": 0.8}) == CONTENT
+    assert dominant_pattern({**row, "cls": math.nan, "prev": 0.1, "next": 0.8}) == "next token"
     rows = [{**row, "layer": l, "head": h, "entropy": 10 * l + h} for l in range(2) for h in range(3)]
     np.testing.assert_array_equal(summary_array(rows, "entropy"), [[0, 1, 2], [10, 11, 12]])
     with pytest.raises(mc.ConfigError):

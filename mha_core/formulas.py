@@ -1,0 +1,75 @@
+"""The formulas the pages show, as LaTeX strings built from what was computed.
+
+A bias term appears exactly when the configuration has biases (cfg.bias, which forward checks against the weights),
+the scale is the one used (1/sqrt(d_k) unless cfg.scale says otherwise; none at all for scale 1), with grouped-query
+attention each query head names the key/value head it reads, and the mask M is always defined.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import MHAConfig
+
+
+def _bias(cfg: MHAConfig, name: str, head: str = "_i") -> str:
+    return rf" + b^{{{name}}}{head}" if cfg.bias else ""
+
+
+def projection(cfg: MHAConfig, cross: bool = False) -> str:
+    """Q_i = X W^Q_i (+ b^Q_i), and the same for K and V: from Y in cross-attention, and per key/value head j
+    with grouped-query attention."""
+    j = "_j" if cfg.group_size > 1 else "_i"
+    source = {"Q": ("X", "_i"), "K": ("Y" if cross else "X", j), "V": ("Y" if cross else "X", j)}
+    return r",\quad ".join(rf"{name}{head} = {x}\,W^{{{name}}}{head}{_bias(cfg, name, head)}"
+                           for name, (x, head) in source.items())
+
+
+def kv_head(cfg: MHAConfig, name: str) -> str:
+    """K_i or V_i; with grouped-query attention, the key/value head that query head i reads: K_ceil(i/g)."""
+    return rf"{name}_{{\lceil i/{cfg.group_size} \rceil}}" if cfg.group_size > 1 else f"{name}_i"
+
+
+def raw_scores(cfg: MHAConfig) -> str:
+    return rf"Q_i {kv_head(cfg, 'K')}^\top"
+
+
+def scaled_scores(cfg: MHAConfig) -> str:
+    """Q_i K_i^T times the scale that was used: a fraction over sqrt(d_k) by default, nothing for scale 1."""
+    if cfg.scale is None:
+        return rf"\frac{{{raw_scores(cfg)}}}{{\sqrt{{{cfg.d_k}}}}}"
+    if cfg.scale == 1:
+        return raw_scores(cfg)
+    return rf"{cfg.scale:.4g}\; {raw_scores(cfg)}"
+
+
+def attention(cfg: MHAConfig) -> str:
+    """head_i = softmax(scaled scores + M) V_i."""
+    return rf"\mathrm{{head}}_i = \mathrm{{softmax}}\!\left({scaled_scores(cfg)} + M\right) {kv_head(cfg, 'V')}"
+
+
+def mask(blocked) -> str:
+    """What M is: 0 where a query may look at a key, minus infinity where the pair is blocked.
+
+    `blocked` is the trace's mask (True = blocked, or None) or a count of blocked pairs; when nothing is blocked,
+    the formula says that M = 0.
+    """
+    definition = (r"M_{jk} = \begin{cases} 0 & \text{if query } j \text{ may look at key } k \\ -\infty & "
+                  r"\text{if the pair is blocked} \end{cases}")
+    if blocked is not None and np.any(blocked):
+        return definition
+    return definition + r"\qquad \text{nothing is blocked here, so } M = 0"
+
+
+def output(cfg: MHAConfig) -> str:
+    """output = Concat(head_1 ... head_h) W^O (+ b^O), and the same as a sum over the heads' blocks of W^O."""
+    h, b = cfg.n_heads, _bias(cfg, "O", "")
+    return (rf"\mathrm{{output}} = \mathrm{{Concat}}(\mathrm{{head}}_1,\dots,\mathrm{{head}}_{{{h}}})\,W^O{b}"
+            rf" = \sum_{{i=1}}^{{{h}}} \mathrm{{head}}_i\, W^O_{{[i]}}{b}")
+
+
+def multihead(cfg: MHAConfig, cross: bool = False) -> str:
+    """The whole layer in one line: MultiHead(X) = Concat(head_1 ... head_h) W^O (+ b^O), with head_i."""
+    inputs = "X, Y" if cross else "X"
+    return (rf"\mathrm{{MultiHead}}({inputs}) = \mathrm{{Concat}}(\mathrm{{head}}_1, \dots, "
+            rf"\mathrm{{head}}_{{{cfg.n_heads}}})\,W^O{_bias(cfg, 'O', '')},\quad {attention(cfg)}")
