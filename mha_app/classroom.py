@@ -11,6 +11,7 @@ from mha_core.figures import token_labels
 from mha_core.lesson_figures import dot_product_figure, flops_figure
 from mha_core.worked import DECIMALS, WorkedCell, fmt, latex_lines, work_cell
 
+from .cost_table import STEPS
 from .example import Example
 from .settings import Settings, control, default
 from .text import quote
@@ -119,7 +120,8 @@ def step_costs(ex: Example) -> tuple[dict[str, int], dict[str, int], dict[str, i
 
 def plot_step_costs(ex: Example, enlarge=None) -> None:
     s, one, many = step_costs(ex)
-    fig = flops_figure(one, many, s["d_model"], s["n_heads"])
+    names = {key: words for key, words, _ in STEPS if key}
+    fig = flops_figure(one, many, s["d_model"], s["n_heads"], names)
     plot(enlarge(fig) if enlarge else fig, key="flops")
 
 

@@ -13,21 +13,15 @@ from .figures import _layout, _rgba, dim_labels, head_colour, heatmap
 from .published import ModelShape
 from .worked import WorkedCell, fmt
 
-STEP_LABELS = {
-    "project_q": "step 1: Q = X W_Q",
-    "project_k": "step 1: K = X W_K",
-    "project_v": "step 1: V = X W_V",
-    "scores": "step 2: scores Q_i K_iᵀ",
-    "weighted_sum": "step 2: weights × V_i",
-    "project_out": "step 4: Concat · W_O",
-}
 ONE_HEAD_COLOUR = "#868e96"
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
 
 
-def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_heads: int) -> go.Figure:
-    """Multiply-adds of each step for one head of width d_model and for n_heads heads of d_model / n_heads."""
-    labels = [STEP_LABELS[step] for step in one]
+def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_heads: int,
+                 step_names: dict[str, str]) -> go.Figure:
+    """Multiply-adds of each step (keys of cost.attention_flops, named by step_names) for one head of width d_model
+    and for n_heads heads of d_model / n_heads."""
+    labels = [step_names[step] for step in one]
     fig = go.Figure()
     for name, counts, colour in ((f"1 head of d_model = {d_model}", one, ONE_HEAD_COLOUR),
                                  (f"{n_heads} head{'s' if n_heads > 1 else ''} of d_k = {d_model // n_heads}", many,

@@ -3,10 +3,11 @@
 import streamlit as st
 
 from mha_app.classroom import plot_step_costs, predict, setting_widget, step_costs
+from mha_app.cost_table import cost_rows, what_grows
 from mha_app.settings import BACKENDS
 from mha_app.toolkit import plot, view
 from mha_core import cost
-from mha_core.lesson_figures import STEP_LABELS, kv_cache_figure, weight_shapes_figure
+from mha_core.lesson_figures import kv_cache_figure, weight_shapes_figure
 from mha_core.published import kv_cache_table, kv_variants, preset, presets
 from mha_core.timing import time_heads
 
@@ -26,14 +27,7 @@ st.markdown(
 )
 plot_step_costs(ex)
 
-FORMULAS = {"project_q": "n · d_model · h·d_k", "project_k": "m · d_model · n_kv·d_k",
-            "project_v": "m · d_model · n_kv·d_k", "scores": "h · n · m · d_k", "weighted_sum": "h · n · m · d_k",
-            "project_out": "n · h·d_k · d_model"}
-one_name, many_name = f"1 head of d_model = {d}", f"{h} head{'s' if h > 1 else ''} of d_k = {d_k}"
-st.dataframe({"step": [*(STEP_LABELS[k] for k in one), "total"], "multiply-adds": [*FORMULAS.values(), ""],
-              one_name: [*one.values(), sum(one.values())], many_name: [*many.values(), sum(many.values())]},
-             hide_index=True, column_config={one_name: st.column_config.NumberColumn(format="localized"),
-                                             many_name: st.column_config.NumberColumn(format="localized")})
+st.dataframe(cost_rows(n, m, d, h, bias, kv), hide_index=True, width="stretch")
 st.latex(r"\text{scores: } h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \cdot %d = %s"
          r" = 1 \cdot %d \cdot %d \cdot %d" % (h, n, m, d_k, cost.latex_count(many["scores"]), n, m, d))
 if kv < h:
@@ -48,18 +42,19 @@ with st.expander("Count it yourself (mha_core.cost)"):
             language="python")
 
 st.subheader("What grows with h: the attention weights kept")
-params_one, params_many = cost.attention_params(d, 1, bias=bias), cost.attention_params(d, h, kv, bias=bias)
+one_name, many_name = f"1 head of d_model = {d}", f"{h} head{'s' if h > 1 else ''} of d_k = {d_k}"
+st.markdown(what_grows(n, m, h))
 held_one, held_many = cost.score_values(n, m, 1), cost.score_values(n, m, h)
 size = ex.trace.weights.dtype.itemsize
 st.dataframe({
-    "": ["parameters (W_Q, W_K, W_V, W_O" + (" and biases)" if bias else ")"), "attention weights held (n × m each)",
-         f"their memory at {8 * size} bits"],
-    one_name: [f"{params_one:,}", f"{held_one:,}", cost.human_bytes(held_one * size)],
-    many_name: [f"{params_many:,}", f"{held_many:,}", cost.human_bytes(held_many * size)],
+    "": ["attention weights (n × m each)", f"their memory at {8 * size} bits"],
+    one_name: [f"{held_one:,}", cost.human_bytes(held_one * size)],
+    many_name: [f"{held_many:,}", cost.human_bytes(held_many * size)],
 }, hide_index=True)
 real = sum(a.size for a in ex.weights.arrays().values())
-st.caption(f"The example's own weights hold {real:,} numbers. The {h} heads keep {h} matrices of {n} × {m} "
-           "weights where one head keeps one: that memory, not the arithmetic, is the price of more heads.")
+st.caption(f"The parameters do not grow: the example's own W_Q, W_K, W_V and W_O{' and biases' if bias else ''} "
+           f"hold {real:,} numbers, the parameters' total for h = {h} above. The memory for the attention weights, "
+           "not the arithmetic, is the price of more heads.")
 
 st.subheader("Measured on this machine")
 st.markdown(

@@ -95,6 +95,10 @@ def grid_screen():
     st.markdown(f"The {h} heads read the same tokens but weigh them differently: each asks its own queries."
                 if h > 1 else "This example has one head; with more, each would weigh the tokens its own way.")
     show(figures.head_grid_figure(tr, tokens, keys, group_size=cfg.group_size), "grid")
+    spec = settings.spec
+    if spec.card is None and spec.input != "tiny" and spec.plant == "none":
+        st.caption("These weights are random, not trained, so how the heads differ means nothing here. The heads of a "
+                   "trained model specialise (Voita et al. 2019): choose a trained model under Weights.")
 
 
 def concat_screen():

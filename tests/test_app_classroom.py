@@ -46,13 +46,15 @@ def test_cost_page_counts_this_examples_steps():
     n, d, h = 5, 32, 4
     steps = at.dataframe[0].value
     expected = [n * d * d, n * d * d, n * d * d, n * n * d, n * n * d, n * d * d]  # written out: one product each
-    assert list(steps["1 head of d_model = 32"]) == [*expected, sum(expected)]
-    assert list(steps["4 heads of d_k = 8"]) == [*expected, sum(expected)]
+    with_concat = [*expected[:5], 0, expected[5], sum(expected)]  # step 3 only moves numbers
+    assert list(steps["multiply-adds, h = 1"]) == list(steps["multiply-adds, h = 4"]) == [f"{v:,}" for v in with_concat]
+    params = [d * d + d] * 3 + [0, 0, 0] + [d * d + d]
+    assert list(steps["parameters, h = 4"]) == [f"{v:,}" for v in [*params, sum(params)]]
     bars = figure_titled(at, "Multiply-adds of each step")
     assert [list(as_array(t["x"])) for t in bars["data"]] == [expected, expected]
     memory = at.dataframe[1].value
-    assert list(memory["1 head of d_model = 32"])[:2] == [f"{4 * d * d + 4 * d:,}", f"{n * n:,}"]
-    assert list(memory["4 heads of d_k = 8"])[:2] == [f"{4 * d * d + 4 * d:,}", f"{h * n * n:,}"]
+    assert list(memory["1 head of d_model = 32"]) == [f"{n * n:,}", f"{4 * n * n} bytes"]  # float32: 4 bytes each
+    assert list(memory["4 heads of d_k = 8"]) == [f"{h * n * n:,}", f"{4 * h * n * n} bytes"]
     assert any(r"4 \cdot 5 \cdot 5 \cdot 8" in latex.value for latex in at.latex)
     code = [c.value for c in at.code if "mc.cost.attention_flops" in c.value]
     assert code and "n_heads=4" in code[0]
@@ -61,10 +63,10 @@ def test_cost_page_counts_this_examples_steps():
 def test_cost_page_for_the_tiny_example_and_the_trained_model():
     tiny = run_app({"input": "tiny"}, "pages/cost.py")
     assert_clean(tiny)
-    assert list(tiny.dataframe[1].value["2 heads of d_k = 2"])[0] == f"{4 * 4 * 4:,}"  # four 4 x 4 matrices, no bias
+    assert list(tiny.dataframe[0].value["parameters, h = 2"])[-1] == f"{4 * 4 * 4:,}"  # four 4 x 4 matrices, no bias
     trained = run_app({"model": PRETRAINED}, "pages/cost.py")
     assert_clean(trained)
-    assert list(trained.dataframe[1].value["12 heads of d_k = 32"])[0] == f"{4 * 384 * 384 + 4 * 384:,}"
+    assert list(trained.dataframe[0].value["parameters, h = 12"])[-1] == f"{4 * 384 * 384 + 4 * 384:,}"
 
 
 def test_cost_page_kv_cache_follows_its_controls():
@@ -96,7 +98,7 @@ def test_measuring_runs_on_click_only():
     single = run_app({**SMALL, "h": "1"}, "pages/cost.py")
     assert_clean(single)
     assert any("single head" in i.value for i in single.info)
-    assert {"1 head of d_model = 32", "1 head of d_k = 32"} <= set(single.dataframe[0].value.columns)
+    assert {"1 head of d_model = 32", "1 head of d_k = 32"} <= set(single.dataframe[1].value.columns)
 
 
 @pytest.mark.parametrize("params, words", [
