@@ -4,13 +4,14 @@ import streamlit as st
 
 from mha_app.classroom import pick_cell, predict, row_table, scaled_latex, show_worked, worked
 from mha_app.text import quote
-from mha_app.toolkit import plot, view
+from mha_app.toolkit import plot, untrained_note, view
 from mha_core import figures
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
 
 st.title("One attention weight, by hand")
+untrained_note(settings)
 st.markdown(
     "Every number in the attention matrix comes from four small steps: multiply the query's and the key's numbers "
     "pair by pair and add them up (the dot product), scale the sum, take the exponential of every score in the "

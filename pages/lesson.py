@@ -8,7 +8,7 @@ from mha_app import present
 from mha_app.classroom import plot_step_costs, predict, scaled_latex, show_worked, worked
 from mha_app.lesson import SCREENS
 from mha_app.text import quote
-from mha_app.toolkit import plot, view
+from mha_app.toolkit import plot, untrained_note, view
 from mha_core import cost, figures, questions
 from mha_core.lesson_figures import kv_cache_figure
 from mha_core.published import kv_cache_table, preset, presets
@@ -34,6 +34,8 @@ def show(fig, key: str) -> None:
 
 
 st.title(f"{number} · {title}")
+if not presenting:
+    untrained_note(settings)  # a presentation keeps to one idea a screen; its heads screen says it in a line
 
 
 def tokens_screen():
