@@ -39,7 +39,9 @@ class MHAConfig:
     d_model: width of each token vector; n_heads: the number of query heads h;
     n_kv_heads: key/value heads (None = n_heads, 1 = multi-query, in between = grouped-query);
     bias: whether the projections add a bias; causal: block every key after the query;
-    scale: factor on Q K^T (None = 1/sqrt(d_k)).
+    scale: factor on Q K^T (None = 1/sqrt(d_k));
+    rope_theta: the base of rotary position embeddings (RoPE, Su 2021; 10000 in the paper, 100000 in SmolLM2):
+    queries and keys are rotated by their position after the projection (None = no rotation).
     """
 
     d_model: int
@@ -48,6 +50,7 @@ class MHAConfig:
     bias: bool = True
     causal: bool = False
     scale: float | None = None
+    rope_theta: float | None = None
 
     def __post_init__(self):
         for name in ("d_model", "n_heads", "n_kv_heads"):
@@ -74,6 +77,15 @@ class MHAConfig:
         if self.scale is not None and (isinstance(self.scale, bool) or not isinstance(self.scale, numbers.Real)
                                        or not math.isfinite(self.scale) or self.scale <= 0):
             raise ConfigError(f"scale must be a positive, finite number (or None for 1/sqrt(d_k)), got {self.scale!r}.")
+        if self.rope_theta is not None:
+            if (isinstance(self.rope_theta, bool) or not isinstance(self.rope_theta, numbers.Real)
+                    or not math.isfinite(self.rope_theta) or self.rope_theta <= 1):
+                raise ConfigError(f"rope_theta must be a finite number above 1 (or None for no rotation), "
+                                  f"got {self.rope_theta!r}.")
+            object.__setattr__(self, "rope_theta", float(self.rope_theta))  # 10000 and 10000.0 are one config
+            if self.d_k % 2:
+                raise ConfigError(f"RoPE turns each head's dimensions in pairs, so d_k must be even; d_model / h = "
+                                  f"{self.d_model} / {self.n_heads} = {self.d_k} is odd.")
 
     @property
     def d_k(self) -> int:

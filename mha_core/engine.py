@@ -46,6 +46,21 @@ def softmax_rows(masked_scores: np.ndarray) -> np.ndarray:
     return weights
 
 
+def apply_rope(x: np.ndarray, theta: float) -> np.ndarray:
+    """Rotary position embedding as Llama applies it: turn the vector at position p (0, 1, ...) in each head.
+
+    Dimensions i and i + d_k/2 form a pair ("rotate half"), turned by the angle p * theta^(-2i / d_k): fast turns
+    in the first pairs, slow ones in the last. The angles are computed in float64, then rounded to x's dtype.
+    """
+    heads, n, d_k = x.shape
+    half = d_k // 2
+    exponent = np.arange(half) * (-2.0 / d_k)
+    angle = np.arange(n)[:, None] * theta**exponent           # (n, d_k/2)
+    cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
+    x1, x2 = x[..., :half], x[..., half:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)  # (heads, n, d_k)
+
+
 def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig,
                     mask: np.ndarray | None, head_mask: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The four steps on checked inputs: x (n, d_model), x_kv (m, d_model), mask (h, n, m) True = blocked,
@@ -57,6 +72,12 @@ def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConf
     q = split_heads(linear(x, w.W_Q, w.b_Q), h)                # (h, n, d_k)
     k = split_heads(linear(x_kv, w.W_K, w.b_K), cfg.kv_heads)  # (n_kv_heads, m, d_k)
     v = split_heads(linear(x_kv, w.W_V, w.b_V), cfg.kv_heads)  # (n_kv_heads, m, d_k)
+    # With rotary positions (RoPE), turn each query and key by angles that grow with its position.
+    q_before_rope, k_before_rope = None, None
+    if cfg.rope_theta is not None:
+        q_before_rope, k_before_rope = q, k
+        q = apply_rope(q, cfg.rope_theta)                      # (h, n, d_k)
+        k = apply_rope(k, cfg.rope_theta)                      # (n_kv_heads, m, d_k)
 
     # Step 2: scaled dot-product attention, every head on its own.
     # With grouped-query attention, query heads g*j ... g*j+g-1 all read key/value head j.
@@ -77,6 +98,7 @@ def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConf
     output = linear(concat, w.W_O, w.b_O)                      # (n, d_model)
 
     return dict(q=q, k=k, v=v, scores=scores, masked_scores=masked_scores, weights=weights,
+                q_before_rope=q_before_rope, k_before_rope=k_before_rope,
                 heads=heads, concat=concat, output=output)
 
 

@@ -51,6 +51,22 @@ def softmax_rows(masked_scores: torch.Tensor) -> torch.Tensor:
     return weights
 
 
+def apply_rope(x: torch.Tensor, theta: float) -> torch.Tensor:
+    """Rotary position embedding as Llama applies it: turn the vector at position p (0, 1, ...) in each head.
+
+    Dimensions i and i + d_k/2 form a pair ("rotate half"), turned by the angle p * theta^(-2i / d_k): fast turns
+    in the first pairs, slow ones in the last. The angles are computed in float64 (on the CPU: MPS has no float64),
+    then rounded to x's dtype.
+    """
+    heads, n, d_k = x.shape
+    half = d_k // 2
+    exponent = torch.arange(half, dtype=torch.float64) * (-2.0 / d_k)
+    angle = torch.arange(n, dtype=torch.float64)[:, None] * theta**exponent  # (n, d_k/2)
+    cos, sin = (a.to(device=x.device, dtype=x.dtype) for a in (angle.cos(), angle.sin()))
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)  # (heads, n, d_k)
+
+
 def attention_steps(x: torch.Tensor, x_kv: torch.Tensor, w: dict[str, torch.Tensor], cfg: MHAConfig,
                     mask: torch.Tensor | None, head_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
     """The four steps on checked inputs: x (n, d_model), x_kv (m, d_model), mask (h, n, m) True = blocked,
@@ -62,6 +78,12 @@ def attention_steps(x: torch.Tensor, x_kv: torch.Tensor, w: dict[str, torch.Tens
     q = split_heads(linear(x, w["W_Q"], w.get("b_Q")), h)                # (h, n, d_k)
     k = split_heads(linear(x_kv, w["W_K"], w.get("b_K")), cfg.kv_heads)  # (n_kv_heads, m, d_k)
     v = split_heads(linear(x_kv, w["W_V"], w.get("b_V")), cfg.kv_heads)  # (n_kv_heads, m, d_k)
+    # With rotary positions (RoPE), turn each query and key by angles that grow with its position.
+    q_before_rope, k_before_rope = None, None
+    if cfg.rope_theta is not None:
+        q_before_rope, k_before_rope = q, k
+        q = apply_rope(q, cfg.rope_theta)                                # (h, n, d_k)
+        k = apply_rope(k, cfg.rope_theta)                                # (n_kv_heads, m, d_k)
 
     # Step 2: scaled dot-product attention, every head on its own.
     # With grouped-query attention, query heads g*j ... g*j+g-1 all read key/value head j.
@@ -82,6 +104,7 @@ def attention_steps(x: torch.Tensor, x_kv: torch.Tensor, w: dict[str, torch.Tens
     output = linear(concat, w["W_O"], w.get("b_O"))                      # (n, d_model)
 
     return dict(q=q, k=k, v=v, scores=scores, masked_scores=masked_scores, weights=weights,
+                q_before_rope=q_before_rope, k_before_rope=k_before_rope,
                 heads=heads, concat=concat, output=output)
 
 
@@ -100,4 +123,4 @@ def run(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConfig, mask: np
     X = t(x)
     X_kv = X if x_kv is x else t(x_kv)
     parts = attention_steps(X, X_kv, {name: t(a) for name, a in w.arrays().items()}, cfg, t(mask), t(head_mask))
-    return {name: value.cpu().numpy() for name, value in parts.items()}, str(dev)
+    return {name: None if value is None else value.cpu().numpy() for name, value in parts.items()}, str(dev)

@@ -113,6 +113,8 @@ def weights_to_torch(w: MHAWeights, cfg: MHAConfig):
     w.check(cfg)
     if cfg.kv_heads != cfg.n_heads:
         raise ConfigError("torch.nn.MultiheadAttention has no grouped-query heads: use n_kv_heads=None.")
+    if cfg.rope_theta is not None:
+        raise ConfigError("torch.nn.MultiheadAttention has no rotary positions: use rope_theta=None.")
     dtype = torch.tensor(w.W_Q[:0]).dtype
     module = torch.nn.MultiheadAttention(cfg.d_model, cfg.n_heads, bias=cfg.bias, batch_first=True, dtype=dtype)
     with torch.no_grad():

