@@ -9,10 +9,11 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
-from conftest import as_array, figure_titled, figures, run_app
+from conftest import as_array, figure_titled, figures, load_pretrained, run_app
 from mha_app.lesson import SCREENS
 from mha_app.present import LARGE_TYPE
 from mha_app.settings import MODELS
+from mha_core.pretrained import MODELS as MODELS_BY_NAME
 
 PRETRAINED = MODELS[1]
 SMALL = {"input": "random", "n": "5", "d_model": "32", "h": "4"}
@@ -252,13 +253,17 @@ def test_practice_hints_and_worked_answers_are_there():
 # --- the lesson and presentation mode -----------------------------------------------------------------------
 
 EXPERIMENTS = {"input": "pair", "kv_heads": "2", "scale": "none", "ablate": "2", "query": "3"}
+DECODER = next((name for name, card in MODELS_BY_NAME.items() if card.kind == "decoder"), None)
 
 
 @pytest.mark.parametrize("params", [{}, {"input": "tiny"}, {"model": PRETRAINED, "query": "9"},
                                     {"input": "random", "n": "4", "causal": "true", "pad": "1", "h": "1"},
-                                    EXPERIMENTS],
-                         ids=["sentence", "tiny", "trained", "one head, masks", "cross, GQA, unscaled, head off"])
+                                    EXPERIMENTS, {"model": DECODER, "query": "5", "head": "4"}],
+                         ids=["sentence", "tiny", "trained", "one head, masks", "cross, GQA, unscaled, head off",
+                              "trained decoder"])
 def test_presentation_steps_through_every_screen_and_back(params):
+    if params.get("model") in MODELS_BY_NAME:
+        load_pretrained(MODELS_BY_NAME[params["model"]].load)  # a skip when its package is not installed
     at = run_app({"present": "1", **params})
     for number, (name, title) in enumerate(SCREENS, start=1):
         assert_clean(at)

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 import mha_core as mc
+from conftest import load_pretrained
 from mha_core import published
 from mha_core.pretrained import MODELS
 
@@ -26,7 +27,7 @@ def test_params_do_not_depend_on_the_number_of_heads():
 @pytest.mark.parametrize("name", list(MODELS))
 def test_params_and_bias_of_every_trained_model_match_its_weights(name):
     card = MODELS[name]
-    w = card.load().layer_weights[0].attention
+    w = load_pretrained(card.load).layer_weights[0].attention
     assert card.bias == (w.b_Q is not None), "the card's bias must say what the loaded weights have"
     assert published.trained_shape(card).params_per_layer() == sum(a.size for a in w.arrays().values())
     assert mc.cost.attention_params(card.d_model, card.n_heads, card.n_kv_heads, bias=card.bias) == sum(

