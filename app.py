@@ -29,6 +29,6 @@ PAGES = [
 
 page = st.navigation(PAGES, position="hidden" if presenting else "top")
 if presenting and page.url_path != "lesson":
-    st.switch_page(present.LESSON_SCRIPT, query_params=st.query_params.to_dict())
+    st.switch_page(present.LESSON_SCRIPT, query_params={k: st.query_params.get_all(k) for k in st.query_params})
 prepare(page.url_path)
 page.run()
