@@ -44,14 +44,15 @@ def _strings(node):
 
 
 def non_finite_in_figure(spec: dict, typed: set[str] = frozenset()) -> list[str]:
-    """NaN or infinity a student could read in one plotly figure (as JSON): its numbers (a heatmap's NaN is a gap,
-    drawn as nothing, so only z may hold NaN), its titles, labels and cell texts. `typed`: words the user typed."""
+    """NaN or infinity a student could read in one plotly figure (as JSON): infinite numbers, NaN where a hover
+    label would print it (customdata), and the words in titles, labels and cell texts. A NaN in x, y or z is drawn
+    as nothing (a gap: a left-out bar, a blank heatmap cell). `typed`: words the user typed."""
     found = []
     title = spec["layout"].get("title", {}).get("text", "")
     for trace in spec["data"]:
         for key in NUMERIC_KEYS:
             numbers = _numbers(trace[key]) if key in trace else None
-            if numbers is not None and (np.isinf(numbers).any() or key != "z" and np.isnan(numbers).any()):
+            if numbers is not None and (np.isinf(numbers).any() or key == "customdata" and np.isnan(numbers).any()):
                 found.append(f"{title!r}: {key} is not finite")
     for text in _strings({k: v for k, v in spec.items() if k != "config"}):
         for word in NOT_A_NUMBER.findall(text):

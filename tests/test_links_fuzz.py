@@ -77,7 +77,8 @@ def _refused(name: str, rng: random.Random) -> str | None:
         return rng.choice(NOT_BOOLEANS)
     if c.choices:
         choice = rng.choice(c.choices)
-        return rng.choice([choice.upper(), choice + " ", "", "😀", "gpt-" + choice, choice.replace(" ", "+") + "+"])
+        near = [choice.upper(), choice.lower(), choice + " ", "", "😀", "gpt-" + choice, choice.replace(" ", "+") + "+"]
+        return rng.choice([value for value in near if value not in c.choices])  # "GPT-3 175B".upper() is itself
     if isinstance(d, int):
         return str(rng.choice([*NOT_WHOLE_NUMBERS, c.lo - 1, c.hi + 1, -c.hi, 10**30, -(2**63)]))
     if isinstance(d, float):
