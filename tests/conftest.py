@@ -154,3 +154,40 @@ def remembered_runs(model):
         return cache[text, backend]
 
     return run
+
+
+def mosaic_panels(figure: dict) -> dict[tuple[int, int], object]:
+    """The model view's panels by (layer, head), 1-based, read back from its one heatmap: each column is labelled
+    "head h, key ...", each row "layer l, query ..." (the empty gaps between panels have other labels)."""
+    import re
+
+    import numpy as np
+
+    trace = figure["data"][0]
+    z = as_array(trace["z"]).reshape(len(trace["y"]), len(trace["x"]))
+
+    def blocks(labels: list[str], word: str) -> dict[int, list[int]]:
+        found: dict[int, list[int]] = {}
+        for i, label in enumerate(labels):
+            match = re.match(rf"{word} (\d+), ", label)
+            if match:
+                found.setdefault(int(match.group(1)), []).append(i)
+        return found
+
+    rows, cols = blocks(trace["y"], "layer"), blocks(trace["x"], "head")
+    return {(l, h): z[np.ix_(r, c)] for l, r in rows.items() for h, c in cols.items()}
+
+
+def mosaic_outline(figure: dict) -> tuple[int, int]:
+    """The (layer, head), 1-based, of the model view's panel that its red outline frames exactly."""
+    trace, shape = figure["data"][0], figure["layout"]["shapes"][0]
+    cells_x = [i for i in range(len(trace["x"])) if shape["x0"] < i < shape["x1"]]
+    cells_y = [i for i in range(len(trace["y"])) if shape["y0"] < i < shape["y1"]]
+    heads = {trace["x"][i].split(",")[0] for i in cells_x}
+    layers = {trace["y"][i].split(",")[0] for i in cells_y}
+    assert len(heads) == len(layers) == 1, (heads, layers)
+    head, layer = heads.pop(), layers.pop()
+    # the outline holds the whole panel: every column of that head and every row of that layer
+    assert len(cells_x) == sum(label.startswith(head + ",") for label in trace["x"])
+    assert len(cells_y) == sum(label.startswith(layer + ",") for label in trace["y"])
+    return int(layer.split()[1]), int(head.split()[1])
