@@ -7,8 +7,8 @@ import pytest
 
 from app_pages import step_pages
 from conftest import as_array, figure_titled, figures, mosaic_outline, mosaic_panels, run_app
-from mha_app.settings import default
 from mha_app.sentences import EXAMPLE_SENTENCES
+from mha_app.settings import default
 from mha_core.pretrained import load_minilm
 
 REAL = {"model": "all-MiniLM-L6-v2"}
