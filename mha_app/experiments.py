@@ -230,7 +230,7 @@ def ablation_results(settings: Settings, ex: Example) -> None:
                                  "mean |output change| per token", off), key="ranking")
         st.caption("In one layer this is exact and simple: the output is a sum of one part per head (see above), so "
                    "switching head i off moves every output row by exactly head i's part; the ranking is that of the "
-                   "part sizes. In a trained model, later layers make it less simple: choose all-MiniLM-L6-v2.")
+                   "part sizes. In a trained model, later layers make it less simple: choose one under *Weights*.")
         return
     ranking = compute.model_head_ranking(spec, ex.layer)
     if ranking.next_probability is not None:  # a decoder: measured by its prediction of the next token

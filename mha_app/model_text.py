@@ -198,8 +198,8 @@ def summary_intro(parts: Parts) -> str:
             "causal mask hides the rest), so it grows along the text. The **shares** split each query's attention "
             f"into {len(parts.columns)} parts that do not overlap and **sum to 1**, taken in this order: the first "
             f"token, the token itself, the previous token, the tokens 2 to {parts.window} back, and those further "
-            "back. A key counts in the first part that fits: the "
-            "second token's previous token is the first token, so that weight counts as first token.")
+            "back. A key counts in the first part that fits: the second token's previous token is the first token, "
+            "so that weight counts as first token.")
     start, end = parts.start, parts.end
     return (
         f"Each number below is an average over the **words of your sentence as queries**: {start} and {end} are "
