@@ -31,6 +31,7 @@ class ModelText:
     space_marker: str = ""                              # marks a token that starts with a space ("Ġ" in byte BPE)
     about: str = ""                                     # the model in one line (under the Weights choice)
     weights: str = ""                                   # where the weights come from, if that needs saying
+    weights_short: str = ""                             # the same in one sentence (under the model's sizes)
     masks: str = ""                                     # which masks the model uses (instead of the mask controls)
     patterns: str = ""                                  # what to look for in the model view
 
@@ -109,6 +110,7 @@ MODEL_TEXT = {
                  "GGUF file, quantized by llama.cpp to 4 bits (Q4_1), with 8-bit token embeddings (Q8_0). These "
                  "weights approximate the released 16-bit model, so every number here is close to the original's, "
                  "not equal to it."),
+        weights_short="Its weights here are 4-bit (Q4_1, embeddings Q8_0): close to the released model's, not equal.",
         masks=("A decoder: each token sees only itself and the tokens before it. The causal mask is part of the "
                "model, so it is always on, and there is no padding (one text, no batch)."),
         patterns=("every square is a lower triangle: the causal mask leaves nothing above the diagonal. Look for a "

@@ -206,7 +206,8 @@ def spec_controls() -> tuple[Spec, int]:
     d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
     if card:
         kv = f", {card.n_kv_heads} key/value heads" if card.n_kv_heads != card.n_heads else ""
-        sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}{kv}).")
+        sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}{kv})."
+                   + (f" {model_text(card.name).weights_short}" if model_text(card.name).weights_short else ""))
     elif input_mode == "tiny":
         t = TINY_CONFIG
         sb.caption(f"The tiny example fixes d_model = {t.d_model} and h = {t.n_heads} (d_k = {t.d_k}).")

@@ -102,7 +102,7 @@ def test_sidebar_says_what_the_decoder_is_and_offers_its_own_examples(model):
     at = run_app(SMOL)  # its own run: this test changes the text
     assert at.radio(key="model").value == MODEL
     captions = texts(at, "caption")
-    assert "fixes d_model = 576 and h = 9 (d_k = 64, 3 key/value heads)" in captions
+    assert "fixes d_model = 576 and h = 9 (d_k = 64, 3 key/value heads). Its weights here are 4-bit" in captions
     assert "each token sees only itself and the tokens before it" in captions and "always on" in captions
     assert "next token it predicts" in captions  # which experiments this model offers, and why
     keys = {w.key for w in [*at.number_input, *at.selectbox, *at.radio, *at.checkbox]}
