@@ -2,9 +2,12 @@
 
 import streamlit as st
 
+from mha_app import present
 from mha_app.sidebar import prepare
 
-st.set_page_config(page_title="Multi-head attention, step by step", page_icon=":material/hub:", layout="wide")
+presenting = present.requested()  # present=1: the lesson, large, sidebar collapsed (only set_page_config can)
+st.set_page_config(page_title="Multi-head attention, step by step", page_icon=":material/hub:", layout="wide",
+                   initial_sidebar_state="collapsed" if presenting else "auto")
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
@@ -16,10 +19,16 @@ PAGES = [
     st.Page("pages/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
     st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
     st.Page("pages/head_summary.py", title="Head summary", icon=":material/table_chart:"),
+    st.Page("pages/cost.py", title="Cost of heads", icon=":material/calculate:", url_path="cost"),
+    st.Page("pages/by_hand.py", title="By hand", icon=":material/edit_note:", url_path="by_hand"),
+    st.Page("pages/practice.py", title="Practice", icon=":material/quiz:", url_path="practice"),
+    st.Page("pages/lesson.py", title="Lesson", icon=":material/co_present:", url_path="lesson"),
 ]
 # Every url_path equals its file's name: Streamlit answers a server's first request in its older multipage mode,
 # which finds pages by file name (see mha_app.toolkit.view).
 
-page = st.navigation(PAGES, position="top")
+page = st.navigation(PAGES, position="hidden" if presenting else "top")
+if presenting and page.url_path != "lesson":
+    st.switch_page(present.LESSON_SCRIPT, query_params=st.query_params.to_dict())
 prepare(page.url_path)
 page.run()

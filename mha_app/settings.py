@@ -15,13 +15,18 @@ from mha_core import engine, figures
 from mha_core.plant import PATTERNS
 from mha_core.presets import TINY_CONFIG
 from mha_core.pretrained import MODELS as PRETRAINED
+from mha_core.published import presets
 from mha_core.scaling import SCALES
+
+from .lesson import SCREENS
 
 APP_MAX_D_MODEL = 1024
 APP_MAX_HEADS = 16
 APP_MAX_TOKENS = 2048
 APP_MAX_TEXT_CHARS = 4000
 MAX_SEED = 2**31 - 1
+MAX_SEQ_LEN = 2**20   # tokens, in the K/V cache tables (1M: the longest contexts in use)
+MAX_BATCH = 1024
 MAX_HEADS_SHOWN = max(APP_MAX_HEADS, *(card.n_heads for card in PRETRAINED.values()))  # random or trained heads
 
 RANDOM = "random weights"
@@ -120,6 +125,15 @@ class View:
     query: int = setting(1, "Query token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected query token",
                          help="Pick a token by its position; the figures show its row.")
     stage: str = setting("softmax weights", "Stage", choices=tuple(STAGES))
+    key: int = setting(1, "Key token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected key token",
+                       help="The key of the attention weight that is worked out by hand.")
+    preset: str = setting(presets()[0].name, "Model", choices=tuple(shape.name for shape in presets()),
+                          help="A model with published sizes, or a trained model of this app.")
+    seq_len: int = setting(4096, "Sequence length (tokens)", lo=1, hi=MAX_SEQ_LEN,
+                           what="the sequence length of the K/V cache")
+    batch: int = setting(1, "Batch (sequences at once)", lo=1, hi=MAX_BATCH, what="the batch size of the K/V cache")
+    present: int = setting(0, "Presentation mode", lo=0, hi=1, what="presentation mode: 1 = on, 0 = off")
+    screen: int = setting(1, "Screen", lo=1, hi=len(SCREENS), what="the screen of the lesson")
     compare: str = setting(DEFAULT_COMPARE, "Compare with", max_chars=APP_MAX_TEXT_CHARS,
                            help="A second sentence: the trained model's sentence vectors of both are compared, "
                                 "with and without the switched-off heads.")

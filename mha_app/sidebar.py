@@ -257,7 +257,23 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     stage = st.session_state.get("stage") or st.query_params.get("stage")
     compare = st.session_state.get("compare") or st.query_params.get("compare") or View.compare  # the output page's
     return View(layer=layer, head=int(head), query=int(query), stage=stage if stage in STAGES else View.stage,
-                compare=compare)
+                compare=compare, **page_settings())
+
+
+# Settings without a sidebar widget: a page's own control (preset, seq_len, batch; key, set by its page's callback),
+# or a link and the lesson's buttons (present, screen).
+PAGE_SETTINGS = ("key", "preset", "seq_len", "batch", "present", "screen")
+
+
+def page_settings() -> dict:
+    """The page settings' values: the page widget's (from its last run), else the link's (checked), else the default."""
+    values = {}
+    for name in PAGE_SETTINGS:
+        value = st.session_state.get(name)
+        if value is None and name in st.query_params:
+            value = url.parse(name, st.query_params[name])
+        values[name] = default(name) if value is None else value
+    return values
 
 
 def describe(settings: Settings, example) -> str:

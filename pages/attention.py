@@ -3,6 +3,7 @@
 import streamlit as st
 
 from mha_app import experiments
+from mha_app.classroom import predict
 from mha_app.settings import STAGES, View
 from mha_app.toolkit import BIND, code_for_step, next_step, plot, untrained_note, view
 from mha_core import figures, formulas
@@ -41,6 +42,7 @@ if blocked:
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their weights are all 0 and their head output is 0.")
 
+predict("strongest_key")
 plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size), key="grid")
 if 1 < cfg.group_size <= 6:
     st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value head "

@@ -3,6 +3,7 @@
 import numpy as np
 import streamlit as st
 
+from mha_app.classroom import predict
 from mha_app.toolkit import code_for_step, next_step, plot, untrained_note, view
 from mha_core import figures
 
@@ -11,6 +12,7 @@ tr, cfg = ex.trace, ex.cfg
 n, h, d_k = tr.heads.shape[1], cfg.n_heads, cfg.d_k
 
 st.title("Step 3 · Concatenate the heads")
+predict("concat_width")
 st.markdown(
     f"Each head produced a matrix of **{n} × {d_k}** numbers. Placing the {h} of them side by side gives one "
     f"**{n} × {h * d_k}** matrix: with d_k = d_model / h, that is again **d_model = {cfg.d_model}** columns. "

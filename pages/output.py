@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from mha_app import decoder, experiments
+from mha_app.classroom import predict
 from mha_app.toolkit import bias_note, code_for_step, plot, reproduce_in_pytorch, untrained_note, view
 from mha_core import figures, formulas
 from mha_core.decompose import head_contributions
@@ -13,6 +14,7 @@ tr, cfg, w = ex.trace, ex.cfg, ex.weights
 n, h, d_k, d_model = tr.heads.shape[1], cfg.n_heads, cfg.d_k, cfg.d_model
 
 st.title("Step 4 · Project back to d_model with W_O")
+predict("w_o_size")
 st.markdown(
     f"The last matrix, **W_O** ({h * d_k} × {d_model}), is where the heads finally meet. Because the "
     f"concatenation is split into head blocks, W_O splits into blocks of **{d_k} rows**, one per head: "

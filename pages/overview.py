@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_app import compute, decoder, experiments
-from mha_app.cost_table import cost_rows, what_grows
+from mha_app.cost_table import cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
 from mha_app.toolkit import bias_note, next_step, plot, untrained_note, view
 from mha_core import figures, formulas, reference
@@ -53,12 +53,12 @@ cols[2].metric("heads h", cfg.n_heads)
 cols[3].metric("d_k per head", cfg.d_k)
 
 st.subheader("What it costs: h heads against one head of width d_model")
-rope_count = 2 * n * (cfg.n_heads + cfg.kv_heads) * cfg.d_k  # each rotated number: 2 multiplications
 st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads), hide_index=True, width="stretch")
+rope = rope_note(n, m, cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.rope_theta is not None)
 st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = {cfg.d_model}. "
-           f"{what_grows(n, m, cfg.n_heads)}"
-           + (f" Not counted above: RoPE turns every number of Q and K, 2 multiplications each ({rope_count:,} for "
-              f"h = {cfg.n_heads}), which is small next to the projections." if cfg.rope_theta else ""))
+           f"{what_grows(n, m, cfg.n_heads)}" + (f" {rope}" if rope else ""))
+st.page_link("pages/cost.py", label="The cost of heads in full: a timing, real models, the K/V cache",
+             icon=":material/calculate:")
 
 st.subheader("Tokens")
 st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")

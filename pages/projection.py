@@ -3,6 +3,7 @@
 import streamlit as st
 
 from mha_app import decoder, experiments
+from mha_app.classroom import predict
 from mha_app.model_text import input_source
 from mha_app.toolkit import bias_note, code_for_step, next_step, plot, untrained_note, view
 from mha_core import figures, formulas
@@ -13,6 +14,7 @@ n, d_model, h, d_k = len(ex.tokens), cfg.d_model, cfg.n_heads, cfg.d_k
 kv, g, cross = cfg.kv_heads, cfg.group_size, ex.key_tokens is not None
 
 st.title("Step 1 · Project the input into Q, K and V for every head")
+predict("q_shape")
 st.markdown(
     f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three weight matrices turn X into "
     "queries (what a token is looking for), keys (what a token offers to be found by) and values (what it passes "

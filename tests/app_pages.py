@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
@@ -20,6 +21,8 @@ class AppPage:
     nav_title: str    # the title in the navigation
     heading: str      # the start of the page's st.title text ("" when not a literal)
     pretrained: bool  # the page shows the trained model only (it calls needs_pretrained)
+    step: bool = False  # the page is a step of the computation and shows the engine's code (calls code_for_step)
+    draws_trace: bool = False  # the page draws the example's own numbers with mha_core.figures (not only counts)
 
     @property
     def name(self) -> str:
@@ -71,10 +74,17 @@ def app_pages() -> list[AppPage]:
         title = _literal_start(kw["title"]) if "title" in kw else ""
         source = _page_source(ROOT / script)
         pages.append((node.lineno, AppPage(script, url_path, title, _page_heading(source),
-                                           "needs_pretrained(" in source)))
+                                           "needs_pretrained(" in source, "code_for_step(" in source,
+                                           re.search(r"\bfigures\.\w+_figure\(", source) is not None)))
     return [p for _, p in sorted(pages, key=lambda item: item[0])]
 
 
 def step_pages() -> list[str]:
     """The scripts of the pages that work with any weights (not only a trained model's)."""
     return [p.script for p in app_pages() if not p.pretrained]
+
+
+def trace_pages() -> list[str]:
+    """The pages that work with any weights and draw the example's own attention (not the cost or practice pages,
+    which count from shapes): with random weights, they say that the patterns mean nothing."""
+    return [p.script for p in app_pages() if not p.pretrained and p.draws_trace]

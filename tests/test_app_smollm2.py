@@ -129,7 +129,8 @@ def test_overview_checks_the_layer_with_rope_and_grouped_sdpa(pages, model, run)
     assert "Q4_1" in info and "Q8_0" in info and "approximate the released" in info
     pipeline = " ".join(a["text"] for a in figure_titled(at, "The pipeline")["layout"]["annotations"])
     assert "RoPE(X W<sup>Q</sup>" in pipeline and "K, V: 3 × (16 × 64)" in pipeline
-    assert "RoPE turns every number of Q and K" in texts(at, "caption")
+    assert "RoPE turns every number of Q and K by its position, 2 multiplications each (24,576 here)" in \
+        texts(at, "caption")
 
 
 def test_overview_shows_the_next_token_the_model_predicts(pages, run, smollm2_reference):
@@ -376,3 +377,21 @@ def test_when_the_loader_says_the_model_is_missing_the_page_says_how_to_add_it(m
         assert any("is not installed" in i.value for i in at.info) and [c.value for c in at.code] == [INSTALL]
     finally:
         compute.pretrained_model.clear()  # the real model again (load_smollm2 keeps it: no second load)
+
+
+# --- the classroom pages (issue 10) with the decoder --------------------------------------------------------------
+
+def test_cost_by_hand_and_lesson_say_what_the_decoder_does(pages, model, run):
+    assert "RoPE turns every number of Q and K by its position" in texts(pages("pages/cost.py"), "caption")
+    at = pages("pages/by_hand.py")
+    assert "q and k are the rotated ones (RoPE, Step 1b)" in texts(at, "caption")
+    assert r"k_j = K_{2}[j]" in texts(at, "latex")  # query head 5 reads key/value head 2
+    heads = run_app({**SMOL, "screen": "2"}, "pages/lesson.py")
+    assert_clean(heads)
+    assert r"Q_i = \mathrm{RoPE}(X W^Q_i)" in texts(heads, "latex") and "RoPE" in texts(heads, "markdown")
+    scores = run_app({**SMOL, "screen": "3"}, "pages/lesson.py")
+    assert_clean(scores)
+    assert r"Q_{5} K_{2}^\top" in texts(scores, "latex") and "causal mask hides" in texts(scores, "markdown")
+    shown = as_array(figure_titled(scores, "Head 5: Scaled scores")["data"][0]["z"])
+    np.testing.assert_allclose(np.tril(shown), np.tril(run.layers[17].scores[4]), rtol=1e-6)
+    assert np.isnan(shown[np.triu_indices(16, 1)]).all()

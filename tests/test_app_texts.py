@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from app_pages import PRETRAINED, step_pages
+from app_pages import PRETRAINED, trace_pages
 from conftest import as_array, figure_titled, mosaic_outline, run_app
 from mha_core.pretrained import load_minilm
 
@@ -42,7 +42,7 @@ def pages():
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("page", step_pages())
+@pytest.mark.parametrize("page", trace_pages())
 def test_step_page_texts_hold_in_every_mode(pages, page, mode):
     at = pages(mode, page)
     assert_clean(at)

@@ -397,6 +397,57 @@ def test_user_text_stays_plain_text(server, open_page, app_page):
         assert shown, token_labels[:30]
 
 
+# --- presentation mode --------------------------------------------------------------------------------------------
+
+PRESENT_JS = """() => ({
+  path: location.pathname, query: location.search,
+  heading: document.querySelector('h1').innerText.trim(),
+  sidebarWidth: (document.querySelector('[data-testid="stSidebar"]') || {getBoundingClientRect: () => ({width: 0})})
+                .getBoundingClientRect().width,
+  nav: document.querySelectorAll('[data-testid="stTopNav"], [data-testid="stSidebarNav"]').length,
+  text: parseFloat(getComputedStyle(document.querySelector(
+    '[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p')).fontSize),
+})"""
+
+
+def wait_for_heading(page, start: str) -> None:
+    page.wait_for_function("s => (document.querySelector('h1') || {}).innerText?.trim().startsWith(s)", arg=start,
+                           timeout=CHANGE_MS, polling="raf")
+    wait_settled(page, CHANGE_MS)
+
+
+def test_presentation_mode_is_large_and_steps_by_button_key_and_link(server, open_page):
+    normal = open_page(f"{server}/lesson").evaluate(PRESENT_JS)
+    page = open_page(f"{server}/attention?present=1&h=4")  # present=1 opens the lesson, whatever the page
+    shown = page.evaluate(PRESENT_JS)
+    assert shown["path"] == "/lesson" and parse_qs(shown["query"][1:])["present"] == ["1"], shown
+    assert shown["heading"].startswith("1 · ") and shown["nav"] == 0 and shown["sidebarWidth"] < 5, shown
+    assert shown["text"] >= 22 and shown["text"] >= 1.4 * normal["text"], (shown, normal)
+    no_exception(page)
+    screenshot(page, "present-1")
+    page.get_by_role("button", name="Next").click()
+    wait_for_heading(page, "2 · ")
+    assert parse_qs(urlparse(page.url).query).get("screen") == ["2"], page.url
+    assert page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop") == 0, \
+        "a new screen starts at its title, not where the Next button was"
+    page.keyboard.press("ArrowRight")
+    wait_for_heading(page, "3 · ")
+    screenshot(page, "present-3")
+    page.keyboard.press("ArrowLeft")
+    wait_for_heading(page, "2 · ")
+    link = page.url
+    again = open_page(link)
+    assert again.evaluate(PRESENT_JS)["heading"].startswith("2 · ")
+    assert parse_qs(urlparse(again.url).query).get("h") == ["4"], again.url
+    no_exception(again)
+
+
+@pytest.mark.parametrize("screen", [5, 10])
+def test_presentation_screens_are_screenshotted(server, open_page, screen):
+    page = open_page(f"{server}/?present=1&screen={screen}&input=tiny")
+    assert page.evaluate(PRESENT_JS)["heading"].startswith(f"{screen} · ")
+    no_exception(page)
+    screenshot(page, f"present-{screen}")
 # --- the experiments on heads ---------------------------------------------------------------------------------------
 
 EXPERIMENT_VIEWS = [  # screenshot name, page, URL parameters

@@ -248,6 +248,14 @@ def test_rope_figures_show_the_trace_and_the_products(runs):
     assert rel.by_distance[13 - 6] == pytest.approx(float(trace.raw_scores(4)[13, 6]), rel=1e-5)
 
 
+def test_rope_multiplications_are_two_per_rotated_number(runs):
+    from mha_core import cost
+
+    trace = runs(FACT).layers[0]
+    n = len(trace.x)
+    assert cost.rope_multiplications(n, n, 576, 9, 3) == 2 * (trace.q.size + trace.k.size) == 2 * (5 * 576 + 5 * 192)
+
+
 def test_pipeline_says_rope_and_grouped_heads():
     text = " ".join(a.text for a in F.pipeline_figure(5, 576, 9, 64, kv_heads=3, rope=True).layout.annotations)
     assert "Q<sub>i</sub> = RoPE(X W<sup>Q</sup><sub>i</sub>)" in text

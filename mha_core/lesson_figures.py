@@ -1,0 +1,95 @@
+"""Figures of the classroom pages: the cost of heads, the weight matrices of a model to scale, one dot product.
+
+Pure functions like figures.py (numbers in, plotly figure out), on its colours: signed values on the diverging scale
+centred at 0, one colour per head.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .figures import _layout, _rgba, dim_labels, head_colour, heatmap
+from .published import ModelShape
+from .worked import WorkedCell, fmt
+
+ONE_HEAD_COLOUR = "#868e96"
+MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
+
+
+def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_heads: int,
+                 step_names: dict[str, str]) -> go.Figure:
+    """Multiply-adds of each step (keys of cost.attention_flops, named by step_names) for one head of width d_model
+    and for n_heads heads of d_model / n_heads."""
+    labels = [step_names[step] for step in one]
+    fig = go.Figure()
+    for name, counts, colour in ((f"1 head of d_model = {d_model}", one, ONE_HEAD_COLOUR),
+                                 (f"{n_heads} head{'s' if n_heads > 1 else ''} of d_k = {d_model // n_heads}", many,
+                                  head_colour(0))):
+        fig.add_trace(go.Bar(y=labels, x=list(counts.values()), name=name, orientation="h", marker_color=colour,
+                             text=[f"{v:,}" for v in counts.values()], textposition="auto",
+                             hovertemplate="%{y}<br>%{x:,} multiply-adds<extra>" + name + "</extra>"))
+    fig.update_yaxes(autorange="reversed", title="")
+    fig.update_xaxes(title="multiply-adds")
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
+    same = "the same in every step" if one == many else "they differ"
+    return _layout(fig, f"Multiply-adds of each step: 1 head or {n_heads} heads ({same})", height=380)
+
+
+def weight_shapes_figure(shape: ModelShape) -> go.Figure:
+    """W_Q, W_K, W_V and W_O of one attention block as rectangles to scale, split into their heads' blocks."""
+    d, h, kv, d_k = shape.d_model, shape.n_heads, shape.n_kv_heads, shape.d_k
+    # (name, width, height, blocks): the matrices as the formula uses them, X W_Q with W_Q of d_model x h*d_k.
+    mats = [("W_Q", h * d_k, d, h, "d_model × h·d_k"), ("W_K", kv * d_k, d, kv, "d_model × n_kv·d_k"),
+            ("W_V", kv * d_k, d, kv, "d_model × n_kv·d_k"), ("W_O", d, h * d_k, h, "h·d_k × d_model")]
+    fig, x, gap = go.Figure(), 0.0, 0.15 * d
+    for i, (name, width, height, blocks, label) in enumerate(mats):
+        colour = head_colour(i)
+        fig.add_shape(type="rect", x0=x, x1=x + width, y0=0, y1=height, line=dict(color=colour, width=2),
+                      fillcolor=_rgba(colour, 0.12))
+        if 1 < blocks <= 32:
+            vertical = name != "W_O"  # W_O's head blocks are its rows
+            for b in range(1, blocks):
+                at = b * (width if vertical else height) / blocks
+                line = dict(x0=x + at, x1=x + at, y0=0, y1=height) if vertical else dict(x0=x, x1=x + width,
+                                                                                          y0=at, y1=at)
+                fig.add_shape(type="line", **line, line=dict(color=colour, width=0.6))
+        fig.add_annotation(x=x + width / 2, y=max(height, d) * 1.02, text=f"<b>{name}</b>", showarrow=False,
+                           yanchor="bottom", font=dict(color=colour))
+        # Shapes under the matrices, on two alternating lines: narrow matrices (GQA's W_K, W_V) sit close together.
+        fig.add_annotation(x=x + width / 2, y=0, yshift=-8 - 18 * (i % 2), text=label, showarrow=False,
+                           yanchor="top", font=dict(color=colour))
+        x += width + gap
+    fig.update_xaxes(visible=False, range=[-gap / 2, x - gap / 2], constrain="domain")
+    fig.update_yaxes(visible=False, range=[-0.3 * d, 1.2 * d], scaleanchor="x")
+    return _layout(fig, f"{shape.name}: the four matrices of one attention block, to scale<br>"
+                        f"<sup>d_model = {d:,}, h = {h}, K/V heads = {kv}; thin lines: one block per head "
+                        "(up to 32)</sup>",
+                   height=360)
+
+
+def dot_product_figure(cell: WorkedCell, query_label: str, key_label: str) -> go.Figure:
+    """The query's and the key's d_k numbers and their products, one column per dimension (the terms of q·k)."""
+    rows = np.vstack([cell.q, cell.k, cell.products])
+    names = [f"q: query {query_label}", f"k: key {key_label}", "q_j × k_j"]
+    fig = heatmap(rows, dim_labels(cell.d_k, "j="), names,
+                  f"Head {cell.head + 1}: q · k term by term: the products add up to {fmt(cell.dot)}",
+                  x_title="dimension j of d_k", height=260)
+    if cell.d_k <= MAX_PRINTED_TERMS:
+        fig.update_traces(text=[[fmt(v) for v in row] for row in rows], texttemplate="%{text}")
+    return fig
+
+
+def kv_cache_figure(rows: dict[str, dict[str, int | None]], seq_len: int, batch: int) -> go.Figure:
+    """K/V cache bytes per model (x) for MHA, GQA and MQA (bars), on a log scale, in GiB."""
+    colours = {"MHA": head_colour(0), "GQA": head_colour(1), "MQA": head_colour(2)}
+    fig = go.Figure()
+    for kind, colour in colours.items():
+        names = [name for name, sizes in rows.items() if sizes.get(kind) is not None]
+        gib = [rows[name][kind] / 2**30 for name in names]
+        fig.add_trace(go.Bar(x=names, y=gib, name=kind, marker_color=colour,
+                             hovertemplate="%{x}<br>" + kind + ": %{y:.4g} GiB<extra></extra>"))
+    fig.update_yaxes(type="log", title="GiB (log scale)")
+    fig.update_xaxes(type="category")
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.25))
+    return _layout(fig, f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number", height=380)

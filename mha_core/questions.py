@@ -1,0 +1,145 @@
+"""Predict, then reveal: a question about the next figure, answered from the example's own numbers.
+
+Every answer is read off the trace and the weights (shapes, weights, array sizes), never assumed, so it holds for
+random weights, the tiny example and every trained model. Token text comes in as `labels`, already made safe for
+Markdown by the caller (this package does not know how the app displays text).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import cost
+from .trace import Trace
+from .weights import MHAWeights
+
+TIE = 1e-6  # weights closer than this count as a tie
+KINDS = ("x_size", "q_shape", "strongest_key", "concat_width", "w_o_size", "heads_cost")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question, its answer and the reason, in Markdown ($...$ for formulas)."""
+
+    prompt: str
+    answer: str
+    why: str = ""
+
+
+def x_size(trace: Trace) -> Question:
+    n, d_model = trace.x.shape
+    return Question(
+        "How many numbers does the input X hold?",
+        f"**{n * d_model:,}**: {n} tokens × {d_model} numbers each.",
+        f"X has one row per token and one column per dimension: $X \\in \\mathbb{{R}}^{{{n}\\times{d_model}}}$.")
+
+
+def q_shape(trace: Trace, head: int) -> Question:
+    h, n, d_k = trace.q.shape
+    d_model = trace.x.shape[1]
+    return Question(
+        f"What is the shape of $Q_{{{head + 1}}}$, the queries of head {head + 1}?",
+        f"**{n} × {d_k}**: one row per token, d_k = {d_k} columns.",
+        f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's columns.")
+
+
+def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
+                  key_labels: list[str] | None = None) -> Question:
+    """Which key the query weights most in this head (ties and the runner-up named); blocked rows asked otherwise.
+
+    key_labels: the keys' tokens in cross-attention (None: the queries' own)."""
+    row = trace.weights[head, query]
+    keys = labels if key_labels is None else key_labels
+    who = f"query {query + 1} {labels[query]}"
+    if trace.blocked_rows[head, query]:
+        return Question(
+            f"In head {head + 1}, the mask blocks every key for {who}. What will its weights be?",
+            "**All 0.** With no key left to attend to, there is nothing to share out.",
+            "Softmax of a row that is all −∞ would be 0/0; the engine returns zero weights (and a zero head output) "
+            "instead of NaN.")
+    order = np.argsort(-row, kind="stable")
+    top = row[order[0]]
+    tied = [j for j in order if top - row[j] <= TIE]
+    names = " and ".join(f"{j + 1} {keys[j]}" for j in tied)
+    answer = f"**{names}**, with weight {top:.4f}" + (" each (a tie)." if len(tied) > 1 else ".")
+    rest = [j for j in order if j not in tied]
+    why = "Softmax keeps the order of the scores: the key with the largest score q·k gets the largest weight."
+    if rest:
+        j = rest[0]
+        why += f" Next comes {j + 1} {keys[j]} with {row[j]:.4f}."
+    return Question(f"In head {head + 1}, which token will {who} attend to most?", answer, why)
+
+
+def concat_width(trace: Trace) -> Question:
+    h, n, d_k = trace.heads.shape
+    width, d_model = trace.concat.shape[1], trace.x.shape[1]
+    again = f", which is d_model = {d_model} again" if width == d_model else ""
+    return Question(
+        f"The {h} heads each give {n} × {d_k}. How many columns does their concatenation have?",
+        f"**{width}** = h · d_k = {h} · {d_k}{again}.",
+        "Concatenation puts the head outputs side by side: the rows stay, the columns add up.")
+
+
+def w_o_size(weights: MHAWeights) -> Question:
+    d_model, width = weights.W_O.shape
+    count = f"{d_model} × {width} = **{weights.W_O.size:,}** weights"
+    if weights.b_O is not None:
+        count += f", plus {weights.b_O.size:,} biases: {weights.W_O.size + weights.b_O.size:,} numbers"
+    return Question(
+        "How many numbers does W_O hold?",
+        count + ".",
+        f"W_O maps the {width} columns of the concatenation back to d_model = {d_model}: one weight for every "
+        "(input column, output column) pair.")
+
+
+def _other_head_count(d_model: int, h: int) -> int | None:
+    """A head count to compare with: 1 when h > 1, else the smallest h' > 1 that divides d_model."""
+    if h > 1:
+        return 1
+    return next((g for g in range(2, d_model + 1) if d_model % g == 0), None)
+
+
+def heads_cost(trace: Trace) -> Question:
+    """Do h heads of d_k cost more multiply-adds than one head of d_model? Counted from the trace's shapes."""
+    h, n, m = trace.weights.shape
+    d_model, kv = trace.x.shape[1], trace.k.shape[0]
+    mine = sum(cost.attention_flops(n, m, d_model, h, kv).values())
+    other = _other_head_count(d_model, h)
+    if other is None:
+        return Question(
+            f"How many multiply-adds do the scores Q K^T take for {n} queries, {m} keys and d_model = {d_model}?",
+            f"**{n * m * d_model:,}** = n · m · d_model.", "One multiply-add per dimension, for every query–key pair.")
+    theirs = sum(cost.attention_flops(n, m, d_model, other).values())
+    split = (f"{h} head{'s' if h > 1 else ''} of d_k = {d_model // h}",
+             f"{other} head{'s' if other > 1 else ''} of {d_model // other}")
+    verdict = "The same" if mine == theirs else ("More" if mine > theirs else "Fewer")
+    why = ("The projections and W_O do not depend on h, and the scores take h · n · m · d_k = n · m · d_model "
+           "multiply-adds for any h. What grows with h is the number of n × m weight matrices kept.")
+    if kv < h:
+        why += (f" Here the {h} query heads share {kv} K/V head{'s' if kv > 1 else ''}, so the K and V projections "
+                "are smaller than with one K/V head per query head.")
+    return Question(
+        f"Will {split[0]} need more, fewer or the same multiply-adds as {split[1]}?",
+        f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example.", why)
+
+
+def ask(kind: str, trace: Trace, weights: MHAWeights, labels: list[str], head: int, query: int,
+        key_labels: list[str] | None = None) -> Question:
+    """The question `kind` (one of KINDS) about this example; head and query are 0-based; key_labels as in
+    strongest_key."""
+    if kind == "x_size":
+        return x_size(trace)
+    if kind == "q_shape":
+        return q_shape(trace, head)
+    if kind == "strongest_key":
+        return strongest_key(trace, labels, head, query, key_labels)
+    if kind == "concat_width":
+        return concat_width(trace)
+    if kind == "w_o_size":
+        return w_o_size(weights)
+    if kind == "heads_cost":
+        return heads_cost(trace)
+    raise KeyError(f"unknown question {kind!r}; choose one of {', '.join(KINDS)}")
+

@@ -1,0 +1,41 @@
+"""One attention weight by hand: the dot product term by term, the scale, the row's exponentials, the normalisation."""
+
+import streamlit as st
+
+from mha_app.classroom import pick_cell, predict, row_table, scaled_latex, show_worked, worked
+from mha_app.text import quote
+from mha_app.toolkit import plot, untrained_note, view
+from mha_core import figures
+
+settings, ex = view()
+tr, cfg = ex.trace, ex.cfg
+
+st.title("One attention weight, by hand")
+untrained_note(settings)
+st.markdown(
+    "Every number in the attention matrix comes from four small steps: multiply the query's and the key's numbers "
+    "pair by pair and add them up (the dot product), scale the sum, take the exponential of every score in the "
+    "row, and divide by their total (softmax). Pick a cell and follow it. "
+    + ("In the tiny example every number is small enough to check with pencil and paper."
+       if settings.spec.input == "tiny" and not settings.spec.card else
+       "For numbers small enough to check with pencil and paper, choose random weights and the *tiny* input in "
+       "the sidebar.")
+)
+head, query, key = pick_cell(settings, ex)
+predict("strongest_key")
+cell = worked(ex, head, query, key)
+st.latex(r"w_{%d,%d} = \mathrm{softmax}_j\!\left(%s\right)_{%d},\qquad q = Q_{%d}[%d],\; k_j = K_{%d}[j]"
+         % (query + 1, key + 1, scaled_latex(r"q \cdot k_j", cfg), key + 1, head + 1, query + 1, cell.kv_head + 1))
+if cfg.group_size > 1:
+    st.caption(f"Query head {head + 1} reads K/V head {cell.kv_head + 1}, which it shares with "
+               f"{cfg.group_size - 1} other query head{'s' if cfg.group_size > 2 else ''}.")
+
+if cfg.rope_theta is not None:
+    st.caption(f"q and k are the rotated ones (RoPE, Step 1b): the query turned by the angle of position {query + 1}, "
+               f"the key by that of position {key + 1}, so their product depends on the distance between them.")
+st.subheader(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
+show_worked(cell, ex)
+st.subheader("The whole row")
+st.caption("Softmax needs every score of the row: the weight of one key depends on all the others.")
+row_table(cell, ex.keys)
+plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="row")

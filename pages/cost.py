@@ -1,0 +1,147 @@
+"""The cost of heads: h heads of d_k = d_model / h cost what one head of d_model costs; what grows is memory."""
+
+import streamlit as st
+
+from mha_app.classroom import plot_step_costs, predict, setting_widget, step_costs
+from mha_app.cost_table import cost_rows, rope_note, what_grows
+from mha_app.settings import BACKENDS
+from mha_app.toolkit import plot, view
+from mha_core import cost
+from mha_core.lesson_figures import kv_cache_figure, weight_shapes_figure
+from mha_core.published import kv_cache_table, kv_variants, preset, presets
+from mha_core.timing import time_heads
+
+settings, ex = view()
+s, one, many = step_costs(ex)
+n, m, d, h, kv, d_k = s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"], s["d_k"]
+bias = ex.weights.b_Q is not None
+
+st.title("The cost of heads")
+predict("heads_cost")
+st.markdown(
+    "Splitting d_model into h heads of d_k = d_model / h does not make attention dearer. In the words of the paper "
+    "that introduced it: *“Due to the reduced dimension of each head, the total computational cost is similar to "
+    "that of single-head attention with full dimensionality”* (Vaswani et al. 2017, §3.2.2). Below, this example's "
+    f"own shapes check it: **{h} head{'s' if h > 1 else ''} of d_k = {d_k}** against **one head of d_model = {d}**, "
+    f"for n = {n} queries and m = {m} keys."
+)
+plot_step_costs(ex)
+
+st.dataframe(cost_rows(n, m, d, h, bias, kv), hide_index=True, width="stretch")
+st.latex(r"\text{scores: } h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \cdot %d = %s"
+         r" = 1 \cdot %d \cdot %d \cdot %d" % (h, n, m, d_k, cost.latex_count(many["scores"]), n, m, d))
+if kv < h:
+    st.caption(f"This example's {h} query heads share {kv} K/V heads (grouped-query attention), so its K and V "
+               "projections are smaller than one wide head's.")
+if ex.cfg.rope_theta is not None:
+    st.caption(rope_note(n, m, d, h, kv, rope=True))
+with st.expander("Count it yourself (mha_core.cost)"):
+    st.code(f"import mha_core as mc\n\n"
+            f"mc.cost.attention_flops(n={n}, m={m}, d_model={d}, n_heads={h}, n_kv_heads={kv})  # per step\n"
+            f"mc.cost.attention_flops(n={n}, m={m}, d_model={d}, n_heads=1)\n"
+            f"mc.cost.attention_params(d_model={d}, n_heads={h}, n_kv_heads={kv}, bias={bias})\n"
+            f"mc.cost.kv_cache_bytes(n_layers=80, n_kv_heads=8, d_k=128, seq_len=4096)  # Llama 2 70B, 16 bits",
+            language="python")
+
+st.subheader("What grows with h: the attention weights kept")
+one_name, many_name = f"1 head of d_model = {d}", f"{h} head{'s' if h > 1 else ''} of d_k = {d_k}"
+st.markdown(what_grows(n, m, h))
+held_one, held_many = cost.score_values(n, m, 1), cost.score_values(n, m, h)
+size = ex.trace.weights.dtype.itemsize
+st.dataframe({
+    "": ["attention weights (n × m each)", f"their memory at {8 * size} bits"],
+    one_name: [f"{held_one:,}", cost.human_bytes(held_one * size)],
+    many_name: [f"{held_many:,}", cost.human_bytes(held_many * size)],
+}, hide_index=True)
+real = sum(a.size for a in ex.weights.arrays().values())
+st.caption(f"The parameters do not grow: the example's own W_Q, W_K, W_V and W_O{' and biases' if bias else ''} "
+           f"hold {real:,} numbers, the parameters' total for h = {h} above. The memory for the attention weights, "
+           "not the arithmetic, is the price of more heads.")
+
+st.subheader("Measured on this machine")
+st.markdown(
+    "Counting is one thing; the clock is another. This runs the engine on this example's input, once with one head "
+    f"of {d} and once with {h} heads of {d_k}, with random weights of those shapes (time does not depend on the "
+    "values), and reports the median of several runs."
+)
+timing_key = (settings.spec, ex.layer, h)
+
+
+def _measure() -> None:
+    st.session_state.head_timing = (timing_key, time_heads(ex.trace.x, h, kv, backend=BACKENDS[settings.spec.backend],
+                                                           causal=ex.cfg.causal))
+
+
+if h == 1:
+    st.info("This example has a single head: choose more heads in the sidebar to compare.")
+else:
+    st.button("Measure one head against h heads", icon=":material/timer:", key="measure", on_click=_measure,
+              help="Takes a few seconds at most: each is run several times.")
+timing = st.session_state.get("head_timing")
+if h > 1 and timing and timing[0] == timing_key:
+    t = timing[1]
+    left, middle, right = st.columns(3)
+    left.metric(one_name, f"{t.one_head * 1e3:.3g} ms")
+    middle.metric(many_name, f"{t.many_heads * 1e3:.3g} ms")
+    right.metric(f"{h} heads ÷ 1 head", f"{t.ratio:.2f}×")  # h > 1 here
+    st.caption(f"Median of {t.runs} runs each on {t.device}, {settings.spec.backend}. Equal multiply-adds need not "
+               f"take equal time: {h} smaller products, {h} weight matrices to write and read, and each call's fixed "
+               "work all count, and how much depends on the machine and the sizes.")
+
+st.header("Real models")
+shapes = presets()
+st.markdown(
+    "The same counting for models with published sizes, and for the trained models of this app. One attention block "
+    "has four matrices; with d_k = d_model / h their size does not depend on h, only on d_model and on how many K/V "
+    "heads the model keeps (grouped-query attention, GQA, shares each K/V head among several query heads; "
+    "multi-query attention, MQA, keeps one)."
+)
+st.dataframe([{"model": f"{p.name} [{i + 1}]", "kind": p.kind, "layers": p.n_layers, "d_model": p.d_model,
+               "heads h": p.n_heads, "K/V heads": p.n_kv_heads, "d_k": p.d_k, "attention": p.attention,
+               "parameters per attention block": p.params_per_layer()}
+              for i, p in enumerate(shapes)], hide_index=True,
+             column_config={"parameters per attention block": st.column_config.NumberColumn(format="localized")})
+
+st.subheader("The K/V cache: MHA, GQA and MQA")
+st.markdown(
+    "To write its next token, a decoder keeps the key and value of every earlier token, in every layer and every K/V "
+    "head: the K/V cache. At 16 bits (2 bytes) per number it takes **2 · L · n_kv · d_k · 2 bytes per token**, "
+    "times the tokens of every sequence in the batch. GQA and MQA (Ainslie et al. 2023; Shazeer 2019) exist to "
+    "shrink it."
+)
+left, right = st.columns(2)
+seq_len = setting_widget("seq_len", left)
+batch = setting_widget("batch", right)
+table = kv_cache_table(seq_len, batch)
+total_name = f"at {seq_len:,} tokens × {batch}"
+st.dataframe([{"model": r["model"], "attention": r["attention"], "K/V heads": r["kv_heads"],
+               "as published": "✓" if r["own"] else "", "per token": cost.human_bytes(r["per_token"]),
+               total_name: cost.human_bytes(r["total"])} for r in table],
+             hide_index=True, height=min(760, 35 * len(table) + 38))
+encoders = [p.name for p in shapes if not p.decoder]
+st.caption(f"Encoders ({', '.join(encoders)}) read the whole input at once and keep no cache: their rows show what a "
+           "decoder of the same shape would keep. GQA for a model that does not "
+           "group its heads: 8 K/V heads (GQA-8, as Llama 2 70B) where 8 divides h, else the largest divisor of h "
+           "below 8.")
+plot(kv_cache_figure({p.name: {r["attention"]: r["total"] for r in table if r["model"] == p.name} for p in shapes},
+                     seq_len, batch), key="kv_cache")
+
+st.subheader("One model, its numbers in the formula")
+chosen = preset(setting_widget("preset"))
+st.markdown(f"**{chosen.name}**: {chosen.n_layers} layers, d_k = {chosen.d_k}, K/V cache = 2 · layers · K/V heads "
+            f"· d_k · tokens · batch · 2 bytes:")
+for kind, heads in kv_variants(chosen).items():
+    if heads is None:
+        st.caption(f"{kind}: h = {chosen.n_heads} has no divisor between 1 and h, so there is no GQA in between.")
+        continue
+    total = chosen.kv_cache_bytes(seq_len, batch, n_kv_heads=heads)
+    st.latex(r"\text{%s: } 2 \cdot %d \cdot %d \cdot %d \cdot %s \cdot %d \cdot 2 = %s \text{ bytes} = \text{%s}"
+             % (kind, chosen.n_layers, heads, chosen.d_k, cost.latex_count(seq_len), batch,
+                cost.latex_count(total), cost.human_bytes(total)))
+plot(weight_shapes_figure(chosen), key="weight_shapes")
+
+st.subheader("Sources")
+st.markdown("\n".join(f"{i + 1}. **{p.name}**: {p.source}" for i, p in enumerate(shapes)))
+st.caption("Ainslie et al. 2023, GQA: Training Generalized Multi-Query Transformer Models from Multi-Head "
+           "Checkpoints. Shazeer 2019, Fast Transformer Decoding: One Write-Head is All You Need.")
+st.page_link("pages/practice.py", label="Practice: work these numbers out yourself →", icon=":material/quiz:")

@@ -1,0 +1,46 @@
+"""Practice: questions with checked answers, generated from the published shapes of real models."""
+
+import streamlit as st
+
+from mha_app.classroom import setting_widget
+from mha_app.toolkit import plot, view
+from mha_core import cost
+from mha_core.lesson_figures import weight_shapes_figure
+from mha_core.practice import practice_questions
+from mha_core.published import preset
+
+settings, ex = view()
+st.title("Practice: the numbers of real models")
+st.markdown(
+    "Work each number out from the sizes given (pencil, paper, a calculator), type it in and check it. Every "
+    "question has a hint and the worked answer. Choose another model for new questions."
+)
+shape = preset(setting_widget("preset"))
+st.latex(r"\text{%s:}\quad d_{model} = %s,\; h = %d,\; n_{kv} = %d,\; L = %d \text{ layers}"
+         % (shape.name, cost.latex_count(shape.d_model), shape.n_heads, shape.n_kv_heads, shape.n_layers))
+plot(weight_shapes_figure(shape), key="weight_shapes")
+st.caption(f"Source: {shape.source}")
+
+
+def _check(key: str) -> None:
+    st.session_state[f"checked_{key}"] = st.session_state[f"answer_{key}"]
+
+
+for number, q in enumerate(practice_questions(shape), start=1):
+    with st.container(border=True):
+        st.markdown(f"**{number}.** {q.prompt}")
+        left, right = st.columns([3, 1], vertical_alignment="bottom")
+        label = "Your answer" + (f" ({q.unit})" if q.unit else "")
+        value = left.number_input(label, min_value=0 if q.whole else 0.0, value=None, step=1 if q.whole else 0.01,
+                                  format=None if q.whole else "%.3f", key=f"answer_{q.key}")
+        right.button("Check", key=f"check_{q.key}", on_click=_check, args=(q.key,), width="stretch")
+        checked = st.session_state.get(f"checked_{q.key}", "unchecked")
+        if checked != "unchecked" and checked == value:
+            right_answer, message = q.check(value)
+            (st.success if right_answer else st.error)(message)
+        with st.expander("Hint"):
+            st.markdown(q.hint)
+        with st.expander("Worked answer"):
+            st.markdown(q.worked)
+
+st.page_link("pages/cost.py", label="The cost of heads: where these formulas come from", icon=":material/calculate:")

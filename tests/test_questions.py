@@ -1,0 +1,127 @@
+"""Predict-then-reveal questions: every answer checked against the example's own arrays, in every mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mha_core as mc
+from mha_core import questions
+from mha_core.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
+
+SENTENCE = "The cat sat on the mat because it was tired."
+
+
+def _tiny():
+    x, w = tiny_example()
+    return mc.forward(x, w, TINY_CONFIG), w, list(TINY_TOKENS)
+
+
+def _sentence(h=8, kv=None, causal=False):
+    cfg = mc.MHAConfig(64, h, n_kv_heads=kv, causal=causal)
+    tokens = mc.tokenize(SENTENCE)
+    w = mc.init_weights(cfg, seed=1)
+    return mc.forward(mc.embed(tokens, 64, seed=1), w, cfg), w, tokens
+
+
+def _minilm():
+    from mha_core.pretrained import load_minilm
+
+    model = load_minilm()
+    run = model.run(SENTENCE)
+    return run.layers[3], model.layer_weights[3].attention, list(run.tokens)
+
+
+EXAMPLES = {"tiny": _tiny, "sentence": _sentence, "one head": lambda: _sentence(h=1),
+            "gqa": lambda: _sentence(kv=2), "causal": lambda: _sentence(causal=True), "minilm": _minilm}
+
+
+@pytest.mark.parametrize("mode", EXAMPLES)
+def test_every_question_is_answered_from_the_example(mode):
+    tr, w, tokens = EXAMPLES[mode]()
+    n, d_model = len(tokens), w.W_O.shape[0]
+    h = tr.weights.shape[0]
+    d_k = d_model // h
+    labels = [f"<{t}>" for t in tokens]
+    for head in range(h):
+        for query in range(n):
+            for kind in questions.KINDS:
+                q = questions.ask(kind, tr, w, labels, head, query)
+                assert q.prompt and q.answer and "nan" not in (q.prompt + q.answer).lower()
+    assert f"**{n * d_model:,}**" in questions.x_size(tr).answer
+    shape = questions.q_shape(tr, h - 1)
+    assert f"**{n} × {d_k}**" in shape.answer and f"Q_{{{h}}}" in shape.prompt
+    width = questions.concat_width(tr).answer
+    assert f"**{h * d_k}**" in width and f"d_model = {d_model} again" in width
+    biases = sum(b.size for b in (w.b_O,) if b is not None)
+    answer = questions.w_o_size(w).answer
+    assert f"**{d_model * d_model:,}** weights" in answer
+    assert (f"{d_model * d_model + biases:,} numbers" in answer) == (biases > 0)
+
+
+@pytest.mark.parametrize("mode", EXAMPLES)
+def test_the_strongest_key_is_the_rows_largest_weight(mode):
+    tr, w, tokens = EXAMPLES[mode]()
+    labels = [f"<{t}>" for t in tokens]
+    for head in range(tr.weights.shape[0]):
+        for query in range(len(tokens)):
+            row = tr.weights[head, query]
+            q = questions.strongest_key(tr, labels, head, query)
+            assert f"query {query + 1} {labels[query]}" in q.prompt and f"head {head + 1}" in q.prompt
+            best = int(np.argmax(row))
+            assert f"{best + 1} {labels[best]}" in q.answer and f"{row[best]:.4f}" in q.answer
+            tied = np.flatnonzero(row.max() - row <= questions.TIE)
+            assert ("a tie" in q.answer) == (len(tied) > 1)
+
+
+def test_the_tiny_example_names_both_tied_keys():
+    tr, w, tokens = _tiny()
+    # Head 2, query "I": the keys "like" and "tea" score the same (see test_worked), so their weights are equal.
+    q = questions.strongest_key(tr, tokens, head=1, query=0)
+    assert "2 like and 3 tea" in q.answer and "a tie" in q.answer
+
+
+def test_the_pronoun_question_asks_about_it():
+    tr, w, tokens = _sentence()
+    it = tokens.index("it")
+    q = questions.strongest_key(tr, [f"“{t}”" for t in tokens], 2, it)
+    assert q.prompt == f"In head 3, which token will query {it + 1} “it” attend to most?"
+
+
+def test_cross_attention_names_the_key_from_the_second_sentence():
+    cfg = mc.MHAConfig(16, 2)
+    queries, keys = ["a", "b"], ["x", "y", "z"]
+    x, x_kv = mc.random_input(2, 16, seed=1), mc.random_input(3, 16, seed=2)
+    tr = mc.forward(x, mc.init_weights(cfg, seed=1), cfg, kv=x_kv)
+    best = int(np.argmax(tr.weights[1, 0]))
+    q = questions.ask("strongest_key", tr, mc.init_weights(cfg), queries, 1, 0, key_labels=keys)
+    assert "query 1 a" in q.prompt and f"**{best + 1} {keys[best]}**" in q.answer
+
+
+def test_a_fully_blocked_row_is_asked_about_differently():
+    cfg = mc.MHAConfig(8, 2)
+    blocked = np.zeros((3, 3), bool)
+    blocked[2] = True
+    tr = mc.forward(mc.random_input(3, 8), mc.init_weights(cfg), cfg, attn_mask=blocked)
+    q = questions.strongest_key(tr, ["a", "b", "c"], 0, 2)
+    assert "blocks every key" in q.prompt and "All 0" in q.answer
+
+
+def test_heads_cost_is_counted_from_the_shapes():
+    tr, w, tokens = _sentence()
+    n = len(tokens)
+    same = 4 * n * 64 * 64 + 2 * n * n * 64  # projections and W_O, then scores and weighted sum, for any h
+    q = questions.heads_cost(tr)
+    assert q.answer.startswith("**The same**") and f"{same:,} against {same:,}" in q.answer
+    gqa = questions.heads_cost(_sentence(kv=2)[0])
+    fewer = 2 * n * 64 * 64 + 2 * n * 64 * (2 * 8) + 2 * n * n * 64  # K and V projections shrink to 2 heads of 8
+    assert gqa.answer.startswith("**Fewer**") and f"{fewer:,} against {same:,}" in gqa.answer
+    single = questions.heads_cost(_sentence(h=1)[0])
+    assert "1 head of d_k = 64" in single.prompt and "2 heads of 32" in single.prompt
+    assert single.answer.startswith("**The same**")
+
+
+def test_unknown_question_kinds_are_refused():
+    tr, w, tokens = _tiny()
+    with pytest.raises(KeyError, match="unknown question"):
+        questions.ask("favourite_colour", tr, w, tokens, 0, 0)
