@@ -27,6 +27,10 @@ parts = parts_for(compute.pretrained_model(settings.spec.model))
 st.markdown(summary_intro(parts))
 experiments.model_ablation_note(settings)
 rows = head_summary(run, parts=parts)
+if all(math.isnan(r["entropy"]) for r in rows):
+    st.info("This text has no token to average over: " + ("the first token is left out as a query (it can only "
+            "look at itself)" if parts.kind == "decoder" else f"only {parts.start} and {parts.end}, which are left "
+            "out as queries") + ". Type a longer text in the sidebar.", icon=":material/short_text:")
 counts = kind_counts(rows, parts)
 for col, (kind, count) in zip(st.columns(len(counts)), counts.items(), strict=True):
     col.metric(f"heads: {kind}", f"{count} of {len(rows)}")

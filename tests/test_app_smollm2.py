@@ -395,3 +395,9 @@ def test_cost_by_hand_and_lesson_say_what_the_decoder_does(pages, model, run):
     shown = as_array(figure_titled(scores, "Head 5: Scaled scores")["data"][0]["z"])
     np.testing.assert_allclose(np.tril(shown), np.tril(run.layers[17].scores[4]), rtol=1e-6)
     assert np.isnan(shown[np.triu_indices(16, 1)]).all()
+
+
+def test_head_summary_of_a_single_token_says_there_is_nothing_to_average(model):
+    at = run_app({"model": MODEL, "text": "Hi"}, "pages/head_summary.py")
+    assert_clean(at)
+    assert "the first token is left out as a query" in texts(at, "info")
