@@ -53,3 +53,12 @@ def what_grows(n: int, m: int, n_heads: int) -> str:
     return (f"What does grow with h: the attention weights. {n_heads} heads make {n_heads} weight matrices of "
             f"{n} × {m}, {many:,} numbers in all, where one head makes one matrix of {one:,}; softmax runs over all "
             "of them, and a model that returns its weights keeps them in memory.")
+
+
+def rope_note(n: int, m: int, d_model: int, n_heads: int, n_kv_heads: int | None, rope: bool) -> str:
+    """For a layer with RoPE, the multiplications of the rotation, which the table leaves out ("" without RoPE)."""
+    if not rope:
+        return ""
+    count = cost.rope_multiplications(n, m, d_model, n_heads, n_kv_heads)
+    return (f"Not counted above: RoPE turns every number of Q and K by its position, 2 multiplications each "
+            f"({count:,} here), small next to the projections.")

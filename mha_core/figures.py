@@ -14,8 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .head_stats import LABELS as SUMMARY_LABELS
-from .head_stats import SHARE_COLUMNS
+from .head_stats import ENCODER, Parts
 from .stats import row_entropy
 from .trace import Trace
 
@@ -191,26 +190,35 @@ def _rgba(hex_colour: str, alpha: float) -> str:
 
 
 def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None = None, scaled: bool = True,
-                    cross: bool = False, bias: bool = False) -> go.Figure:
+                    cross: bool = False, bias: bool = False, kv_heads: int | None = None,
+                    rope: bool = False) -> go.Figure:
     """The whole pipeline as boxes and arrows, with the live shape under every box.
 
     scaled=False: the scores are not divided by √d_k; cross=True: keys and values come from a second input Y;
-    bias=True: the projections add their biases.
+    bias=True: the projections add their biases; kv_heads: fewer key/value heads than query heads (grouped-query
+    attention: query head i reads K/V head j); rope=True: queries and keys are turned by position (RoPE).
     """
     m = n if m is None else m
+    kv_heads = kv_heads or n_heads
+    j = "<sub>i</sub>" if kv_heads == n_heads else "<sub>j</sub>"
 
     def b(name: str, head: str = "<sub>i</sub>") -> str:
         return f" + b<sup>{name}</sup>{head}" if bias else ""
 
-    project = "<br>".join(f"{v}<sub>i</sub> = {'Y' if cross and v != 'Q' else 'X'} W<sup>{v}</sup><sub>i</sub>{b(v)}"
-                          for v in "QKV")
+    def project(v: str) -> str:
+        head = "<sub>i</sub>" if v == "Q" else j
+        product = f"{'Y' if cross and v != 'Q' else 'X'} W<sup>{v}</sup>{head}{b(v, head)}"
+        return f"{v}{head} = " + (f"RoPE({product})" if rope and v != "V" else product)
+
+    heads_shape = (f"{n_heads} heads × ({n} × {d_k})" if kv_heads == n_heads else
+                   f"Q: {n_heads} × ({n} × {d_k})<br>K, V: {kv_heads} × ({m} × {d_k})")
+    reads = f", j = ⌈i/{n_heads // kv_heads}⌉" if kv_heads != n_heads else ", in each head"
     steps = [
         ("Input", "X and Y" if cross else "X", f"{n} × {d_model}" + (f", {m} × {d_model}" if cross else ""),
          "#495057"),
-        ("1. Project", project, f"{n_heads} heads × ({n} × {d_k})", "#4c6ef5"),
-        ("2. Attend", f"softmax(Q<sub>i</sub> K<sub>i</sub><sup>T</sup>{' / √d<sub>k</sub>' if scaled else ''} + M)<br>"
-                      "times V<sub>i</sub>, in each head", f"weights {n} × {m}<br>head<sub>i</sub> {n} × {d_k}",
-         "#2f9e44"),
+        ("1. Project", "<br>".join(project(v) for v in "QKV"), heads_shape, "#4c6ef5"),
+        ("2. Attend", f"softmax(Q<sub>i</sub> K{j}<sup>T</sup>{' / √d<sub>k</sub>' if scaled else ''} + M)<br>"
+                      f"times V{j}{reads}", f"weights {n} × {m}<br>head<sub>i</sub> {n} × {d_k}", "#2f9e44"),
         ("3. Concatenate", "[head<sub>1</sub> … head<sub>h</sub>]", f"{n} × {n_heads * d_k}", "#f76707"),
         ("4. Project", f"Concat W<sup>O</sup>{b('O', '')}", f"output {n} × {d_model}", "#e03131"),
     ]
@@ -232,7 +240,9 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
     fig.update_xaxes(visible=False, range=[-0.02, total + 0.02])
     fig.update_yaxes(visible=False, range=[-0.05, 1.05])
     fig.update_layout(showlegend=False)
-    return _layout(fig, f"The pipeline for d_model = {d_model}, h = {n_heads}, d_k = {d_k} (live shapes)", height=260)
+    kv = f" ({kv_heads} key/value heads)" if kv_heads != n_heads else ""
+    return _layout(fig, f"The pipeline for d_model = {d_model}, h = {n_heads}{kv}, d_k = {d_k} (live shapes)",
+                   height=260)
 
 
 # --- Step 1: projections --------------------------------------------------------------------------------
@@ -260,18 +270,27 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
                  f"each shared by {group_size} query heads")
     fig = heatmap(Wt, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]), title,
                   x_title="output column", y_title="input dimension")
-    if Wt.size <= MAX_CELLS:
-        _mark_head_blocks(fig, n_heads, d_k, "x", Wt.shape[0], names=names, colours=colours)
+    step = (fig.layout.meta or {}).get("pooled", 1)  # a pooled matrix: blocks of step x step cells
+    _mark_head_blocks(fig, n_heads, d_k / step, "x", -(-Wt.shape[0] // step), names=names, colours=colours)
     return fig
 
 
-def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16) -> go.Figure:
-    """Small multiples of a per-head array (heads, tokens, d_k), e.g. Q_i for every head i."""
+def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16, group_size: int = 1,
+                    kv: bool = False) -> go.Figure:
+    """Small multiples of a per-head array (heads, tokens, d_k), e.g. Q_i for every head i.
+
+    With grouped-query attention (group_size query heads per key/value head), the titles take the colour of the
+    key/value head: for query heads (and groups of up to 6) one row of panels per group; kv=True for K and V.
+    """
     n_heads, n, d_k = a.shape
     panels = [(f"{name}_{i + 1}", a[i]) for i in range(min(n_heads, max_heads))]
-    fig, rows = _panel_grid(panels, dim_labels(d_k), token_labels(tokens), min(len(panels), 4),
+    cols = group_size if 1 < group_size <= 6 and not kv else min(len(panels), 4)
+    fig, rows = _panel_grid(panels, dim_labels(d_k), token_labels(tokens), cols,
                             _signed_axis(float(np.abs(a).max()) or 1.0),
                             "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.04)
+    if group_size > 1:
+        for i, annotation in enumerate(fig.layout.annotations[:len(panels)]):
+            annotation.font = dict(color=head_colour(i if kv else i // group_size))
     _label_outer_panels(fig, rows)
     return _layout(fig, f"{name}_i for each head: {n} tokens × d_k = {d_k} (one colour scale for all heads)",
                    height=max(260, 230 * rows))
@@ -326,13 +345,15 @@ def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | No
     """All heads' attention weights side by side, on the one shared 0..1 scale.
 
     With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V
-    head's colour.
+    head's colour, and (for groups of up to 6) each row of panels is one group.
     """
     n_heads = trace.weights.shape[0]
     names = [f"head {i + 1}" + (f" (K/V {i // group_size + 1})" if group_size > 1 else "") for i in range(n_heads)]
     panels = [(names[i], trace.weights[i]) for i in range(n_heads)]
+    # With a few query heads per key/value head, one row of panels per K/V head.
+    cols = cols or (group_size if 1 < group_size <= 6 else min(n_heads, 4))
     fig, rows = _panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens),
-                            cols or min(n_heads, 4), WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}")
+                            cols, WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}")
     if group_size > 1:
         for i, annotation in enumerate(fig.layout.annotations[:n_heads]):
             annotation.font = dict(color=head_colour(i // group_size))
@@ -363,7 +384,8 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
     rows = [f"w·v {lab}" for lab in token_labels(key_tokens or tokens)] + ["= sum (head output)"]
     return heatmap(z, dim_labels(v.shape[1]), rows,
                    f"Head {head + 1}: weight × value for each key, and their sum",
-                   x_title="dimension of V_i", y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
+                   x_title=f"dimension of V_{head // group_size + 1}" if group_size > 1 else "dimension of V_i",
+                   y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
 
 
 def entropy_figure(trace: Trace, tokens: list[str]) -> go.Figure:
@@ -396,8 +418,8 @@ def concat_figure(trace: Trace, tokens: list[str]) -> go.Figure:
     fig = heatmap(trace.concat, labels, token_labels(tokens),
                   f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}",
                   x_title="column (h = head, d = its dimension)", y_title="token")
-    if trace.concat.size <= MAX_CELLS:
-        _mark_head_blocks(fig, n_heads, d_k, "x", n)
+    step = (fig.layout.meta or {}).get("pooled", 1)
+    _mark_head_blocks(fig, n_heads, d_k / step, "x", -(-n // step))
     return fig
 
 
@@ -410,8 +432,8 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> go.Figure:
     fig = heatmap(Wt, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"),
                   f"W_O ({Wt.shape[0]} × {Wt.shape[1]}): rows (i-1)·d_k+1 … i·d_k read head i",
                   x_title="output dimension", y_title="concat row")
-    if Wt.size <= MAX_CELLS:
-        _mark_head_blocks(fig, n_heads, d_k, "y", Wt.shape[1])
+    step = (fig.layout.meta or {}).get("pooled", 1)
+    _mark_head_blocks(fig, n_heads, d_k / step, "y", -(-Wt.shape[1] // step))
     return fig
 
 
@@ -461,45 +483,84 @@ def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) ->
 
 # --- Pretrained model -----------------------------------------------------------------------------------
 
-def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple[int, int] | None = None
-                      ) -> go.Figure:
-    """Every head of every layer as a small heatmap, (layers, heads, n, n), on the shared 0..1 scale.
+def _mosaic_step(n: int, n_layers: int, n_heads: int, groups: int) -> tuple[int, int, int]:
+    """(pooling step, panel size, gap) so that the model view's mosaic, gaps included, stays within MAX_CELLS."""
+    step = 1
+    while True:
+        size = -(-n // step)
+        gap = max(1, size // 10)
+        rows = n_layers * (size + gap) - gap
+        cols = n_heads * (size + gap) - gap + (groups - 1) * 2 * gap  # a wider gap between K/V groups
+        if rows * cols <= MAX_CELLS:
+            return step, size, gap
+        step += 1
 
-    `selected` = (layer, head), 0-based, is outlined.
+
+def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple[int, int] | None = None,
+                      group_size: int = 1) -> go.Figure:
+    """Every head of every layer, (layers, heads, n, n), as one mosaic of small heatmaps on the shared 0..1 scale.
+
+    One heatmap with empty rows and columns between the panels (hundreds of subplots would be slow to build and to
+    draw). `selected` = (layer, head), 0-based, is outlined. With grouped-query attention (group_size query heads
+    per key/value head), the heads of one K/V head stand closer together and their titles share its colour.
     """
-    n_layers, n_heads, n, m = attentions.shape
-    fig = make_subplots(rows=n_layers, cols=n_heads, horizontal_spacing=0.006, vertical_spacing=0.03,
-                        row_titles=[f"layer {l + 1}" for l in range(n_layers)],
-                        column_titles=[f"head {h + 1}" for h in range(n_heads)])
-    budget = MAX_CELLS // (n_layers * n_heads)
-    labels = token_labels(tokens)
+    n_layers, n_heads, n, _ = attentions.shape
+    groups = n_heads // group_size
+    step, size, gap = _mosaic_step(n, n_layers, n_heads, groups)
+    labels = _pooled_labels(token_labels(tokens), step)
+    col0 = [h * (size + gap) + (h // group_size) * 2 * gap * (group_size < n_heads) for h in range(n_heads)]
+    row0 = [l * (size + gap) for l in range(n_layers)]
+    z = np.full((row0[-1] + size, col0[-1] + size), np.nan, dtype=np.float32)  # half the bytes of float64
     for l in range(n_layers):
         for h in range(n_heads):
-            z, step, _ = pool(attentions[l, h], budget)
-            _mark_pooled(fig, step)
-            block = f" (mean of a {step}×{step} block)" if step > 1 else ""
-            fig.add_trace(go.Heatmap(
-                z=z, x=_pooled_labels(labels, step), y=_pooled_labels(labels, step), coloraxis="coloraxis",
-                hovertemplate=f"layer {l + 1}, head {h + 1}{block}<br>query %{{y}}<br>key %{{x}}<br>"
-                              f"weight = %{{z:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
-    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **WEIGHT_AXIS))
-    fig.update_xaxes(type="category", showticklabels=False)
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+            z[row0[l]:row0[l] + size, col0[h]:col0[h] + size] = pool(attentions[l, h], size * size)[0] \
+                if step > 1 else attentions[l, h]
+    # Category labels for the hover text; each gap gets a distinct label of its own (its cells are empty, never
+    # hovered, and no tick label is drawn).
+    x = [f"·{i}" for i in range(z.shape[1])]
+    y = [f"·{i}" for i in range(z.shape[0])]
+    for h, c in enumerate(col0):
+        x[c:c + size] = [f"head {h + 1}, key {label}" for label in labels]
+    for l, r in enumerate(row0):
+        y[r:r + size] = [f"layer {l + 1}, query {label}" for label in labels]
+    mean = "mean " if step > 1 else ""
+    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, coloraxis="coloraxis", hoverongaps=False,
+                               hovertemplate=f"%{{y}}<br>%{{x}}<br>{mean}weight = %{{z:.4f}}<extra></extra>"))
+    _mark_pooled(fig, step)
+    # A colour bar of fixed length at the top: the figure can be thousands of pixels tall.
+    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12, lenmode="pixels", len=320, y=1, yanchor="top"),
+                                     **WEIGHT_AXIS), plot_bgcolor="rgba(0,0,0,0)")
+    bare = dict(type="category", showticklabels=False, ticks="", showgrid=False, zeroline=False, showline=False)
+    fig.update_xaxes(**bare)
+    fig.update_yaxes(autorange="reversed", **bare)
+    titles = [dict(x=c + (size - 1) / 2, y=1, yref="paper", yanchor="bottom", showarrow=False, text=f"head {h + 1}",
+                   font=dict(size=12, color=head_colour(h // group_size) if group_size > 1 else None))
+              for h, c in enumerate(col0)]
+    if group_size > 1:  # one label over each group of query heads that share a key/value head
+        titles += [dict(x=(col0[j * group_size] + col0[(j + 1) * group_size - 1] + size - 1) / 2, y=1,
+                        yref="paper", yanchor="bottom", yshift=18, showarrow=False,
+                        text=f"query heads {j * group_size + 1}–{(j + 1) * group_size}: K/V head {j + 1}",
+                        font=dict(size=12, color=head_colour(j))) for j in range(groups)]
+    titles += [dict(x=0, xref="paper", xanchor="right", xshift=-4, y=r + (size - 1) / 2, showarrow=False,
+                    text=f"layer {l + 1}", font=dict(size=12)) for l, r in enumerate(row0)]
+    fig.update_layout(annotations=titles)  # at once: one add_annotation each would take ~20 ms apiece
     if selected is not None:
         l, h = selected
-        # Drawn just inside the panel: outside it, the frame would cross the head and layer titles.
-        fig.add_shape(type="rect", xref="x domain", yref="y domain", x0=0, x1=1, y0=0, y1=1,
-                      line=dict(color="#e03131", width=3), row=l + 1, col=h + 1)
-    fig.update_annotations(font_size=11)
-    return _layout(fig, f"All {n_layers} × {n_heads} heads on this sentence (rows: queries, columns: keys)",
-                   height=110 * n_layers + 120)
+        fig.add_shape(type="rect", x0=col0[h] - 0.5, x1=col0[h] + size - 0.5, y0=row0[l] - 0.5,
+                      y1=row0[l] + size - 0.5, line=dict(color="#e03131", width=3))
+    panel = min(110, max(60, 800 // n_heads))  # pixels per panel: about square on a page 800 pixels wide
+    _layout(fig, f"All {n_layers} × {n_heads} heads on this sentence (rows: queries, columns: keys)",
+            height=panel * n_layers + 130)
+    fig.update_layout(margin=dict(l=70, t=110 if group_size > 1 else 90))
+    return fig
 
 
-def head_summary_figure(values: np.ndarray, metric: str) -> go.Figure:
-    """One summary number per (layer, head) as a layer x head heatmap."""
+def head_summary_figure(values: np.ndarray, metric: str, parts: Parts = ENCODER) -> go.Figure:
+    """One summary number per (layer, head) as a layer x head heatmap; parts names the metric."""
     n_layers, n_heads = values.shape
     is_share = metric != "entropy"
-    label = f"mean {SUMMARY_LABELS[metric]}" if not is_share else f"share: {SUMMARY_LABELS[metric]}"
+    words = parts.labels[metric]
+    label = f"mean {words}" if not is_share else words if metric in parts.extra else f"share: {words}"
     fig = go.Figure(go.Heatmap(
         z=values, x=[f"head {h + 1}" for h in range(n_heads)], y=[f"layer {l + 1}" for l in range(n_layers)],
         colorscale=WEIGHT_SCALE if is_share else "Viridis", zmin=0, zmax=1 if is_share else None,
@@ -508,26 +569,28 @@ def head_summary_figure(values: np.ndarray, metric: str) -> go.Figure:
         hovertemplate=f"%{{y}}, %{{x}}<br>{label} = %{{z:.4f}}<extra></extra>",
         colorbar=dict(thickness=12)))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, f"{label[0].upper()}{label[1:]}, per layer and head", height=80 + 45 * n_layers)
+    return _layout(fig, f"{label[0].upper()}{label[1:]}, per layer and head", height=80 + (45 if n_layers <= 12
+                                                                                           else 26) * n_layers)
 
 
-# One colour per part of a head's attention: greys for the special tokens, greens and blues for the positions.
-PART_COLOURS = {"cls": "#868e96", "sep": "#ced4da", "self": "#2f9e44", "prev": "#4c6ef5", "next": "#15aabf",
-                "elsewhere": "#f76707"}
+# One colour per part of a head's attention: greys for the special tokens and the first token, greens and blues for
+# the positions, orange for the rest.
+PART_COLOURS = {"cls": "#868e96", "sep": "#ced4da", "first": "#868e96", "self": "#2f9e44", "prev": "#4c6ef5",
+                "next": "#15aabf", "local": "#15aabf", "elsewhere": "#f76707"}
 
 
-def head_split_figure(rows: list[dict], title: str) -> go.Figure:
+def head_split_figure(rows: list[dict], title: str, parts: Parts = ENCODER) -> go.Figure:
     """Where each head's attention goes, as one stacked bar per head: the shares of head_stats, which sum to 1.
 
     `rows` are head_summary rows (of one layer, say); a part whose token the text lacks (NaN) is drawn as 0.
     """
     heads = [f"head {r['head'] + 1}" for r in rows]
     fig = go.Figure()
-    for name in SHARE_COLUMNS:
+    for name in parts.columns:
         share = [0.0 if np.isnan(r[name]) else r[name] for r in rows]
-        fig.add_trace(go.Bar(y=heads, x=share, name=SUMMARY_LABELS[name], orientation="h",
-                             marker_color=PART_COLOURS[name],
-                             hovertemplate=f"%{{y}}<br>{SUMMARY_LABELS[name]}: %{{x:.3f}}<extra></extra>"))
+        label = html.escape(parts.labels[name])
+        fig.add_trace(go.Bar(y=heads, x=share, name=label, orientation="h", marker_color=PART_COLOURS[name],
+                             hovertemplate=f"%{{y}}<br>{label}: %{{x:.3f}}<extra></extra>"))
     fig.update_xaxes(title="share of the head's attention", range=[0, 1])
     fig.update_yaxes(type="category", autorange="reversed")
     _layout(fig, title, height=150 + 26 * len(rows))

@@ -17,12 +17,32 @@ def _bias(cfg: MHAConfig, name: str, head: str = "_i") -> str:
 
 
 def projection(cfg: MHAConfig, cross: bool = False) -> str:
-    """Q_i = X W^Q_i (+ b^Q_i), and the same for K and V: from Y in cross-attention, and per key/value head j
-    with grouped-query attention."""
+    """Q_i = X W^Q_i (+ b^Q_i), and the same for K and V: from Y in cross-attention, per key/value head j with
+    grouped-query attention, and with rotary positions Q_i = RoPE(X W^Q_i), K_j = RoPE(X W^K_j)."""
     j = "_j" if cfg.group_size > 1 else "_i"
     source = {"Q": ("X", "_i"), "K": ("Y" if cross else "X", j), "V": ("Y" if cross else "X", j)}
-    return r",\quad ".join(rf"{name}{head} = {x}\,W^{{{name}}}{head}{_bias(cfg, name, head)}"
-                           for name, (x, head) in source.items())
+
+    def term(name: str, x: str, head: str) -> str:
+        product = rf"{x}\,W^{{{name}}}{head}{_bias(cfg, name, head)}"
+        return rf"\mathrm{{RoPE}}({product})" if cfg.rope_theta is not None and name != "V" else product
+
+    return r",\quad ".join(rf"{name}{head} = {term(name, x, head)}" for name, (x, head) in source.items())
+
+
+def rope(cfg: MHAConfig) -> str:
+    """What RoPE does to the vector x of the token at position p (0 for the first): it turns each pair of dimensions
+    (a, a + d_k/2) by the angle p θ_a."""
+    half = cfg.d_k // 2
+    return (r"\mathrm{RoPE}(x, p):\; \begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix} \mapsto "
+            r"\begin{pmatrix} \cos p\theta_a & -\sin p\theta_a \\ \sin p\theta_a & \cos p\theta_a \end{pmatrix}"
+            r"\begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix},\qquad \theta_a = %s^{-2a/%d},\; a = 0, \dots, %d"
+            % (half, half, f"{cfg.rope_theta:,.0f}".replace(",", "{,}"), cfg.d_k, half - 1))
+
+
+def rope_product() -> str:
+    """The product of a rotated query at position p and a rotated key at position p': only p' − p is left."""
+    return (r"\mathrm{RoPE}(q, p)^\top\, \mathrm{RoPE}(k, p') = q^\top R_{p}^\top R_{p'}\, k "
+            r"= q^\top R_{p' - p}\, k")
 
 
 def kv_head(cfg: MHAConfig, name: str) -> str:

@@ -1,8 +1,10 @@
 """An independent check of a trace: the same weights and input through PyTorch's own attention.
 
 torch.nn.MultiheadAttention when it can compute the same layer; it has no grouped-query heads, no head mask, no
-rotary positions and no other scale than 1/sqrt(d_k), so then F.scaled_dot_product_attention on each head (after a
-rotation written with complex numbers, for RoPE), the head mask, and W_O.
+rotary positions and no other scale than 1/sqrt(d_k), so then F.scaled_dot_product_attention on each head (with
+enable_gqa=True for shared key/value heads), the head mask, and W_O. RoPE is written here with torch's complex
+numbers (a pair of dimensions is one complex number, turned by multiplying it with exp(i·angle)), not with the
+engine's apply_rope, so that the check does not share that code.
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ from .weights import MHAWeights, weights_to_torch
 
 MODULE = "torch.nn.MultiheadAttention"
 PER_HEAD = "F.scaled_dot_product_attention per head, then W_O"
+ROTARY = "RoPE as complex rotations in torch, F.scaled_dot_product_attention per head, then W_O"
 
 
 def reference_name(trace: Trace, cfg: MHAConfig) -> str:
     """Which PyTorch computation torch_difference compares with."""
-    plain = cfg.kv_heads == cfg.n_heads and cfg.scale is None and trace.head_mask is None and cfg.rope_theta is None
+    if cfg.rope_theta is not None:
+        return ROTARY
+    plain = cfg.kv_heads == cfg.n_heads and cfg.scale is None and trace.head_mask is None
     return MODULE if plain else PER_HEAD
+
+
+def agrees(difference: float, trace: Trace) -> bool:
+    """Whether torch_difference is rounding only: at most 1e-5 (float32) or 1e-10 (float64) of the larger of 1 and
+    the largest |output| (a trained model's late layers reach tens, where float32 keeps about 7 digits)."""
+    tol = 1e-5 if trace.output.dtype.itemsize == 4 else 1e-10
+    return difference <= tol * max(1.0, float(np.abs(trace.output).max()))
 
 
 def torch_difference(trace: Trace, weights: MHAWeights, cfg: MHAConfig) -> float:
@@ -57,9 +69,11 @@ def _per_head(x, x_kv, weights: MHAWeights, cfg: MHAConfig, blocked, head_mask):
     v = F.linear(x_kv, T["W_V"], T.get("b_V")).view(len(x_kv), cfg.kv_heads, d_k).transpose(0, 1)
     if cfg.rope_theta is not None:
         q, k = _complex_rope(q, cfg.rope_theta), _complex_rope(k, cfg.rope_theta)
-    k, v = k.repeat_interleave(g, dim=0), v.repeat_interleave(g, dim=0)                            # (h, m, d_k)
     keep = None if blocked is None else ~blocked                  # SDPA's boolean mask is True = may attend
-    heads = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=cfg.softmax_scale)        # (h, n, d_k)
+    # enable_gqa: query head i reads key/value head i // g, as in the engine.
+    heads = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=cfg.softmax_scale,
+                                           enable_gqa=g > 1)                                             # (h, n, d_k)
+    k = k.repeat_interleave(g, dim=0)                                                               # (h, m, d_k)
     if head_mask is not None:
         heads = heads * torch.tensor(head_mask)[:, None, None]
     output = F.linear(heads.transpose(0, 1).reshape(len(x), h * d_k), T["W_O"], T.get("b_O"))       # (n, d_model)
@@ -70,13 +84,12 @@ def _per_head(x, x_kv, weights: MHAWeights, cfg: MHAConfig, blocked, head_mask):
 
 
 def _complex_rope(t, theta: float):
-    """RoPE as a complex product: dimensions i and i + d_k/2 of position p, as one complex number, times
-    exp(1j * p * theta^(-2i / d_k)) (in float64; t: (heads, n, d_k))."""
+    """t (heads, n, d_k) turned by position: dimensions a and a + d_k/2 form one complex number, multiplied by
+    exp(i · p · theta^(-2a/d_k)) at position p (computed in float64, returned in t's dtype)."""
     import torch
 
     half = t.shape[-1] // 2
-    z = torch.complex(t[..., :half].double(), t[..., half:].double())                        # (heads, n, d_k/2)
-    angle = torch.arange(t.shape[1], dtype=torch.float64)[:, None] * theta ** (
-        -2.0 * torch.arange(half, dtype=torch.float64) / t.shape[-1])                      # (n, d_k/2)
-    z = z * torch.polar(torch.ones_like(angle), angle)
-    return torch.cat([z.real, z.imag], dim=-1).to(t.dtype)                                 # (heads, n, d_k)
+    angle = torch.outer(torch.arange(t.shape[1], dtype=torch.float64),
+                        theta ** (-2.0 * torch.arange(half, dtype=torch.float64) / t.shape[-1]))  # (n, d_k/2)
+    z = torch.complex(t[..., :half].double(), t[..., half:].double()) * torch.polar(torch.ones_like(angle), angle)
+    return torch.cat([z.real, z.imag], dim=-1).to(t.dtype)

@@ -36,12 +36,18 @@ st.latex(formulas.attention(cfg)
 st.latex(formulas.mask(tr.mask))
 experiments.cross_attention_note(ex)
 if blocked:
-    st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere).")
+    st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere)"
+               + (": the causal mask blocks every key after its query, so each token sees itself and the tokens "
+                  "before it." if cfg.causal else "."))
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their weights are all 0 and their head output is 0.")
 
 predict("strongest_key")
 plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size), key="grid")
+if 1 < cfg.group_size <= 6:
+    st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value head "
+               "(the colour of their titles). They share K and V, yet their weights differ, because each has its own "
+               "queries.")
 experiments.kv_sharing(ex)
 
 st.subheader(f"Head {head + 1}, up close")
@@ -61,8 +67,11 @@ experiments.planted_head(settings, ex)
 
 st.subheader("How focused is each head?")
 st.caption("Entropy of each weight row in bits: 0 means all the weight is on one key (which may be the token "
-           f"itself); the most is log2(m) = log2({m}) bits, every key weighted the same. That maximum grows with the "
-           "number of tokens, so longer sentences give higher entropies: compare heads on the same sentence.")
+           f"itself); the most is log2(m) = log2({m}) bits, every key weighted the same"
+           + ((", and less for a row whose keys are partly blocked" + (": with the causal mask, the query at "
+              "position j sees j keys, so its most is log2(j)" if cfg.causal else "")) if blocked else "")
+           + ". That maximum grows with the number of tokens, so longer sentences give higher entropies: compare "
+           "heads on the same sentence.")
 plot(figures.entropy_figure(tr, ex.tokens), key="entropy")
 experiments.scaling_comparison(settings, ex)
 code_for_step(2)

@@ -30,6 +30,9 @@ if cfg.group_size > 1:
     st.caption(f"Query head {head + 1} reads K/V head {cell.kv_head + 1}, which it shares with "
                f"{cfg.group_size - 1} other query head{'s' if cfg.group_size > 2 else ''}.")
 
+if cfg.rope_theta is not None:
+    st.caption(f"q and k are the rotated ones (RoPE, Step 1b): the query turned by the angle of position {query + 1}, "
+               f"the key by that of position {key + 1}, so their product depends on the distance between them.")
 st.subheader(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
 show_worked(cell, ex)
 st.subheader("The whole row")

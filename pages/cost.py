@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_app.classroom import plot_step_costs, predict, setting_widget, step_costs
-from mha_app.cost_table import cost_rows, what_grows
+from mha_app.cost_table import cost_rows, rope_note, what_grows
 from mha_app.settings import BACKENDS
 from mha_app.toolkit import plot, view
 from mha_core import cost
@@ -33,6 +33,8 @@ st.latex(r"\text{scores: } h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \c
 if kv < h:
     st.caption(f"This example's {h} query heads share {kv} K/V heads (grouped-query attention), so its K and V "
                "projections are smaller than one wide head's.")
+if ex.cfg.rope_theta is not None:
+    st.caption(rope_note(n, m, d, h, kv, rope=True))
 with st.expander("Count it yourself (mha_core.cost)"):
     st.code(f"import mha_core as mc\n\n"
             f"mc.cost.attention_flops(n={n}, m={m}, d_model={d}, n_heads={h}, n_kv_heads={kv})  # per step\n"

@@ -4,76 +4,73 @@ import math
 
 import streamlit as st
 
-from mha_app import experiments
+from mha_app import compute, experiments
+from mha_app.model_text import pattern_caption, summary_intro, summary_reading
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
 from mha_core.head_stats import (
-    COLUMNS,
     DOMINANT_MIN_SHARE,
-    LABELS,
-    SHARE_COLUMNS,
+    INDUCTION_MIN_SCORE,
     dominant_pattern,
     head_summary,
+    induction_pairs,
     kind_counts,
+    parts_for,
     summary_array,
+    top_heads,
 )
 
 settings, ex = view()
 st.title("Head summary: what each head does")
 run = needs_pretrained(ex)
-st.markdown(
-    "Each number below is an average over the **words of your sentence as queries**: [CLS] and [SEP] are left out "
-    "as queries (they still count as keys). **Entropy** (in bits) says how spread out a query's attention is: 0 "
-    "means all of its weight is on one key, which may be the token itself; the most is log2(n) bits, every key "
-    "weighted the same, so it grows with sentence length. The **shares** split each query's attention into six "
-    "parts that do not overlap and **sum to 1**, taken in this order: [CLS], [SEP], the token itself, the previous "
-    "token, the next token, and elsewhere (every other word). A key counts in the first part that fits: the first "
-    "word's previous token is [CLS], so that weight counts as [CLS], not as previous."
-)
+parts = parts_for(compute.pretrained_model(settings.spec.model))
+st.markdown(summary_intro(parts))
 experiments.model_ablation_note(settings)
-rows = head_summary(run)
-counts = kind_counts(rows)
+rows = head_summary(run, parts=parts)
+if all(math.isnan(r["entropy"]) for r in rows):
+    st.info("This text has no token to average over: " + ("the first token is left out as a query (it can only "
+            "look at itself)" if parts.kind == "decoder" else f"only {parts.start} and {parts.end}, which are left "
+            "out as queries") + ". Type a longer text in the sidebar.", icon=":material/short_text:")
+counts = kind_counts(rows, parts)
 for col, (kind, count) in zip(st.columns(len(counts)), counts.items(), strict=True):
     col.metric(f"heads: {kind}", f"{count} of {len(rows)}")
-metric = st.radio("Show", COLUMNS, format_func=LABELS.get, horizontal=True, key="summary_metric")
-plot(figures.head_summary_figure(summary_array(rows, metric), metric), key="summary")
+metric = st.radio("Show", parts.stat_columns, format_func=parts.labels.get, horizontal=True, key="summary_metric")
+plot(figures.head_summary_figure(summary_array(rows, metric), metric, parts), key="summary")
 
 layer = settings.view.layer
 plot(figures.head_split_figure([r for r in rows if r["layer"] == layer - 1],
                                f"Layer {layer} (chosen in the sidebar): where each head's attention goes (each bar "
-                               "sums to 1)"), key="split")
+                               "sums to 1)", parts), key="split")
 
 
 def cell(value: float) -> float | None:
     return None if math.isnan(value) else round(value, 4)
 
 
-table = [{"layer": r["layer"] + 1, "head": r["head"] + 1, "pattern": dominant_pattern(r),
-          **{name: cell(r[name]) for name in COLUMNS}} for r in rows]
-columns = {name: st.column_config.ProgressColumn(LABELS[name], min_value=0, max_value=1, format="%.2f",
-                                                  width="small") for name in SHARE_COLUMNS}
-columns["entropy"] = st.column_config.NumberColumn(LABELS["entropy"], format="%.3f", width="small")
+table = [{"layer": r["layer"] + 1, "head": r["head"] + 1, "pattern": dominant_pattern(r, parts=parts),
+          **{name: cell(r[name]) for name in parts.stat_columns}} for r in rows]
+columns = {name: st.column_config.ProgressColumn(parts.labels[name], min_value=0, max_value=1, format="%.2f",
+                                                  width="small") for name in (*parts.columns, *parts.extra)}
+columns["entropy"] = st.column_config.NumberColumn(parts.labels["entropy"], format="%.3f", width="small")
 columns["layer"] = st.column_config.NumberColumn("layer", width="small")
 columns["head"] = st.column_config.NumberColumn("head", width="small")
 st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=columns)
-st.caption(
-    f"**pattern** names where more than {DOMINANT_MIN_SHARE:.0%} of a head's attention goes, on average: *parks on "
-    "[CLS]* or *parks on [SEP]* ([CLS] and [SEP] counted together, the larger named; the kind *special token*), "
-    "*self*, *previous token* or *next token* (*positional*), *other words* (*content or broad*); *mixed* when no "
-    "part takes more than half."
-)
-st.markdown(
-    "**How to read the patterns.** *Special token*: the head puts most of its weight on [CLS] or [SEP]. Clark et "
-    "al. (2019, “What Does BERT Look At?”) found many heads of BERT doing this with [SEP] and argue that it works "
-    "as a **no-op**: a place to put the attention when the head's own pattern does not apply. *Positional*: the "
-    "head looks at a neighbour (or at the token itself) whatever the words are; Voita et al. (2019) call heads "
-    "that attend to an adjacent token positional heads. *Content or broad*: the weight goes to other words; that "
-    "may be a content pattern (linking related words) or attention spread over the whole sentence. A low entropy "
-    "means focused, a high one broad, and the head's heatmap on the attention page shows which words it links.\n\n"
-    "**What these numbers can and cannot show.** They say where the weight goes, by position, on this one "
-    "sentence. They cannot say what a head computes, nor whether the model needs it: a large weight on a token "
-    "whose value vector is small passes on little (the output page shows how much each head adds), and Michel et "
-    "al. (2019) removed many heads of trained models with little loss. A head's pattern can change with the "
-    "sentence: try the examples in the sidebar."
-)
+st.caption(pattern_caption(parts, DOMINANT_MIN_SHARE))
+st.markdown(summary_reading(parts))
+if "induction" in parts.extra:
+    pairs = len(induction_pairs(run.tokens, parts.special)[0])
+    best = top_heads(rows, "induction", INDUCTION_MIN_SCORE)
+    if not pairs:
+        st.info("Nothing in this text repeats (past the token just before), so no head has an induction score. "
+                "Choose *Repeated phrase* under *Example sentences* in the sidebar.", icon=":material/repeat:")
+    elif best:
+        g = ex.cfg.group_size
+        named = ", ".join(f"layer {r['layer'] + 1} head {r['head'] + 1}" + (f" (K/V {r['head'] // g + 1})" if g > 1
+                          else "") + f": {r['induction']:.2f}" for r in best)
+        st.success(f"On this text, {pairs} tokens were seen before. The heads with the highest induction score (the "
+                   f"mean weight each puts on the token that followed the earlier copy): {named}. Open one in the "
+                   "step-through below and look at the rows of the repeat.", icon=":material/repeat:")
+    else:
+        st.info(f"On this text, {pairs} tokens were seen before, but no head puts more than {INDUCTION_MIN_SCORE} of "
+                "its weight on the token that followed the earlier copy.", icon=":material/repeat:")
 open_head_in_step_through(len(run.layers), ex.cfg.n_heads, settings)

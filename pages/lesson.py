@@ -51,9 +51,12 @@ def heads_screen():
     others = cfg.group_size - 1
     shared = ("its own W_Q, W_K and W_V" if others == 0 else
               f"its own W_Q, and shares W_K and W_V with {others} other head{'s' if others > 1 else ''}")
+    rotated = cfg.rope_theta is not None
     st.markdown(f"Each of the **{h} head{'s' if h > 1 else ''}** gets {shared}, and works in **d_k = d_model / h** "
-                "dimensions: a smaller space of its own.")
-    st.latex(r"d_k = \frac{d_{model}}{h} = \frac{%d}{%d} = %d,\qquad Q_i = X W^Q_i" % (d, h, d_k))
+                "dimensions: a smaller space of its own."
+                + (" Its queries and keys are then turned by their position (RoPE)." if rotated else ""))
+    st.latex(r"d_k = \frac{d_{model}}{h} = \frac{%d}{%d} = %d,\qquad Q_i = %s"
+             % (d, h, d_k, r"\mathrm{RoPE}(X W^Q_i)" if rotated else "X W^Q_i"))
     predict("q_shape")
     show(figures.per_head_figure(tr.q, tokens, "Q"), "q")
 
@@ -62,9 +65,10 @@ def scores_screen():
     scaled = ("scaled by 1/√d_k so that it does not grow with d_k" if cfg.scale is None else
               f"multiplied by {cfg.scale:g} instead of the usual 1/√d_k")
     st.markdown(f"Head {head + 1} compares every query with every key: one dot product per pair, {scaled}. "
-                "A large score means a good match.")
+                "A large score means a good match."
+                + (" The causal mask hides every key after its query: those cells stay blank." if cfg.causal else ""))
     st.latex(r"S_{%d} = %s \in \mathbb{R}^{%d \times %d}"
-             % (head + 1, scaled_latex(r"Q_{%d} K_{%d}^\top" % (head + 1, head + 1), cfg), n, m))
+             % (head + 1, scaled_latex(r"Q_{%d} K_{%d}^\top" % (head + 1, head // cfg.group_size + 1), cfg), n, m))
     show(figures.attention_figure(tr, head, tokens, "scaled", cfg.softmax_scale, keys), "scores")
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from mha_app import experiments
+from mha_app import decoder, experiments
 from mha_app.classroom import predict
 from mha_app.toolkit import bias_note, code_for_step, plot, reproduce_in_pytorch, untrained_note, view
 from mha_core import figures, formulas
@@ -34,6 +34,7 @@ st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias el
            f"at most {gap:.1e} (rounding only).")
 plot(figures.contribution_size_figure(contributions), key="sizes")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+decoder.next_token_section(settings, ex, "The model's prediction for the next token")
 experiments.ablation_results(settings, ex)
 experiments.model_effects(settings, ex)
 code_for_step(4)

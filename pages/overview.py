@@ -1,11 +1,10 @@
 """Overview: the whole pipeline with live shapes, the output, and a live check against PyTorch."""
 
-import numpy as np
 import streamlit as st
 
-from mha_app import compute, experiments
-from mha_app.cost_table import cost_rows, what_grows
-from mha_app.model_text import input_source, special_tokens_explained, token_notes
+from mha_app import compute, decoder, experiments
+from mha_app.cost_table import cost_rows, rope_note, what_grows
+from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
 from mha_app.toolkit import bias_note, next_step, plot, untrained_note, view
 from mha_core import figures, formulas, reference
 
@@ -25,7 +24,12 @@ st.markdown(
     + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, so W_K and "
        "W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)." if cfg.group_size > 1
        else "")
+    + (" The layer shown is a decoder's: a causal mask lets each token see only itself and the tokens before it, "
+       "and RoPE turns every query and key by its position before they are compared (Step 1b)."
+       if cfg.rope_theta and cfg.causal else "")
 )
+if settings.spec.card and model_text(settings.spec.card.name).weights:
+    st.info(model_text(settings.spec.card.name).weights, icon=":material/compress:")
 untrained_note(settings)
 for note in ex.notes:
     st.info(note)
@@ -40,7 +44,7 @@ if cfg.group_size > 1:
 st.caption(bias_note(ex))
 experiments.cross_attention_note(ex)
 plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, scaled=cfg.scale != 1.0, cross=cross,
-                             bias=cfg.bias))
+                             bias=cfg.bias, kv_heads=cfg.kv_heads, rope=cfg.rope_theta is not None))
 
 cols = st.columns(4)
 cols[0].metric("tokens n", n)
@@ -50,8 +54,9 @@ cols[3].metric("d_k per head", cfg.d_k)
 
 st.subheader("What it costs: h heads against one head of width d_model")
 st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads), hide_index=True, width="stretch")
+rope = rope_note(n, m, cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.rope_theta is not None)
 st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = {cfg.d_model}. "
-           f"{what_grows(n, m, cfg.n_heads)}")
+           f"{what_grows(n, m, cfg.n_heads)}" + (f" {rope}" if rope else ""))
 st.page_link("pages/cost.py", label="The cost of heads in full: a timing, real models, the K/V cache",
              icon=":material/calculate:")
 
@@ -71,11 +76,11 @@ if ex.key_tokens is not None:
 
 st.subheader("The result")
 plot(figures.input_output_figure(tr.x, tr.output, ex.tokens))
+decoder.next_token_section(settings, ex)
 
 with st.spinner("Checking against PyTorch…"):
     diff = compute.torch_difference(settings.spec, ex.layer)
-# Rounding grows with the numbers: a trained decoder's outputs reach hundreds, so the tolerance is relative to them.
-ok = diff <= (1e-5 if tr.output.dtype.itemsize == 4 else 1e-10) * max(1.0, float(np.abs(tr.output).max()))
+ok = reference.agrees(diff, tr)
 torch_name = reference.reference_name(tr, cfg)
 if ok:
     badge.success(f"Matches {torch_name}: max |difference| = {diff:.2e}", icon=":material/check_circle:")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from mha_app import experiments
+from mha_app import decoder, experiments
 from mha_app.classroom import predict
 from mha_app.model_text import input_source
 from mha_app.toolkit import bias_note, code_for_step, next_step, plot, untrained_note, view
@@ -25,6 +25,7 @@ st.markdown(
        f"have only **{kv} · {d_k} = {kv * d_k}**, one block per key/value head, each shared by {g} query heads.")
     + (f" In cross-attention the queries come from X (the first sentence, {n} tokens) and the keys and values from "
        f"Y (the second sentence, {len(ex.keys)} tokens)." if cross else "")
+    + (" Then every query and key is turned by its position (RoPE, Step 1b below)." if cfg.rope_theta else "")
 )
 untrained_note(settings)
 Y, m = ("Y", len(ex.keys)) if cross else ("X", n)
@@ -50,6 +51,9 @@ tabs = st.tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"])
 for tab, name, W, per_head in zip(tabs, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):
     with tab:
         plot(figures.projection_weight_figure(W, per_head.shape[0], f"W_{name}", g, kv=name != "Q"), key=f"W_{name}")
-        plot(figures.per_head_figure(per_head, ex.tokens if name == "Q" else ex.keys, name), key=f"{name}_heads")
-code_for_step(1)
+        plot(figures.per_head_figure(per_head, ex.tokens if name == "Q" else ex.keys, name, group_size=g,
+                                     kv=name != "Q"), key=f"{name}_heads")
+decoder.rope_section(settings, ex)
+code_for_step(1, f"Here `cfg.rope_theta` = {cfg.rope_theta:g}, so the rotation ran." if cfg.rope_theta else
+              "Here `cfg.rope_theta` is None: no rotation, q and k are the projections themselves.")
 next_step("pages/attention.py", "Step 2: attention per head")

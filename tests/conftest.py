@@ -154,3 +154,111 @@ def remembered_runs(model):
         return cache[text, backend]
 
     return run
+
+
+def mosaic_panels(figure: dict) -> dict[tuple[int, int], object]:
+    """The model view's panels by (layer, head), 1-based, read back from its one heatmap: each column is labelled
+    "head h, key ...", each row "layer l, query ..." (the empty gaps between panels have other labels)."""
+    import re
+
+    import numpy as np
+
+    trace = figure["data"][0]
+    z = as_array(trace["z"]).reshape(len(trace["y"]), len(trace["x"]))
+
+    def blocks(labels: list[str], word: str) -> dict[int, list[int]]:
+        found: dict[int, list[int]] = {}
+        for i, label in enumerate(labels):
+            match = re.match(rf"{word} (\d+), ", label)
+            if match:
+                found.setdefault(int(match.group(1)), []).append(i)
+        return found
+
+    rows, cols = blocks(trace["y"], "layer"), blocks(trace["x"], "head")
+    return {(l, h): z[np.ix_(r, c)] for l, r in rows.items() for h, c in cols.items()}
+
+
+def mosaic_outline(figure: dict) -> tuple[int, int]:
+    """The (layer, head), 1-based, of the model view's panel that its red outline frames exactly."""
+    trace, shape = figure["data"][0], figure["layout"]["shapes"][0]
+    cells_x = [i for i in range(len(trace["x"])) if shape["x0"] < i < shape["x1"]]
+    cells_y = [i for i in range(len(trace["y"])) if shape["y0"] < i < shape["y1"]]
+    heads = {trace["x"][i].split(",")[0] for i in cells_x}
+    layers = {trace["y"][i].split(",")[0] for i in cells_y}
+    assert len(heads) == len(layers) == 1, (heads, layers)
+    head, layer = heads.pop(), layers.pop()
+    # the outline holds the whole panel: every column of that head and every row of that layer
+    assert len(cells_x) == sum(label.startswith(head + ",") for label in trace["x"])
+    assert len(cells_y) == sum(label.startswith(layer + ",") for label in trace["y"])
+    return int(layer.split()[1]), int(head.split()[1])
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct, loaded once for the session (a skip when it is not installed, see load_pretrained)."""
+    from mha_core.pretrained import load_smollm2
+
+    return load_pretrained(load_smollm2)
+
+
+@pytest.fixture(scope="session")
+def smollm2_reference(smollm2):
+    """transformers' Llama and tokenizer from the same GGUF file, offline, loaded once for the session.
+
+    transformers reads the file with gguf, undoes llama.cpp's Q/K row order itself and runs its own Llama code
+    (eager attention). run(text) -> (tokens, attentions (h, n, n) per layer, hidden states (n, d_model) per layer
+    input, last logits), remembered per text; run.llama and run.tokenizer are the model and tokenizer.
+    """
+    from pathlib import Path
+
+    import torch
+
+    from mha_core.pretrained import MAX_SMOLLM2_TOKENS
+
+    pytest.importorskip("gguf")
+    transformers = pytest.importorskip("transformers")
+    path = Path(smollm2.path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        transformers.utils.logging.disable_progress_bar()
+        llama = transformers.AutoModelForCausalLM.from_pretrained(
+            str(path.parent), gguf_file=path.name, attn_implementation="eager").eval()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    cache = {}
+
+    def run(text):
+        if text not in cache:
+            ids = tokenizer(text, return_tensors="pt")["input_ids"][:, :MAX_SMOLLM2_TOKENS]
+            with torch.no_grad():
+                out = llama(input_ids=ids, output_attentions=True, output_hidden_states=True)
+            cache[text] = (tokenizer.convert_ids_to_tokens(ids[0].tolist()), [a[0].numpy() for a in out.attentions],
+                           [h[0].numpy() for h in out.hidden_states], out.logits[0, -1].double())
+        return cache[text]
+
+    run.llama, run.tokenizer = llama, tokenizer
+    return run
+
+
+def llama_without_heads(reference, text: str, layer: int, heads) -> object:
+    """The next-token probabilities (vocab,) of transformers' Llama on text with these heads (0-based) of `layer`
+    (0-based) switched off: a pre-hook on that layer's o_proj zeroes their slices of its input (the heads side by
+    side, before W_O)."""
+    import torch
+
+    o_proj = reference.llama.model.layers[layer].self_attn.o_proj
+    d_k = reference.llama.config.head_dim
+
+    def zero(_module, args):
+        x = args[0].clone()
+        for i in heads:
+            x[..., i * d_k:(i + 1) * d_k] = 0.0
+        return (x,)
+
+    handle = o_proj.register_forward_pre_hook(zero)
+    try:
+        ids = reference.tokenizer(text, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            logits = reference.llama(input_ids=ids).logits[0, -1].double()
+    finally:
+        handle.remove()
+    return torch.softmax(logits, -1).numpy()

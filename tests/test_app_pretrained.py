@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from app_pages import step_pages
-from conftest import as_array, figure_titled, figures, run_app
+from conftest import as_array, figure_titled, figures, mosaic_outline, mosaic_panels, run_app
 from mha_app.sentences import EXAMPLE_SENTENCES
+from mha_app.settings import default
 from mha_core.pretrained import load_minilm
 
 REAL = {"model": "all-MiniLM-L6-v2"}
@@ -68,7 +69,12 @@ def test_model_view_shows_all_72_heads_and_opens_one():
     at = run_app(REAL, "pages/model_view.py")
     assert_clean(at)
     grid = figure_titled(at, "All 6 × 12 heads")
-    assert len(grid["data"]) == 72
+    panels = mosaic_panels(grid)
+    run = load_minilm().run(default("text"))
+    assert len(panels) == 72
+    for (layer, head), z in panels.items():
+        np.testing.assert_allclose(z, run.layers[layer - 1].weights[head - 1], atol=1e-6)
+    assert mosaic_outline(grid) == (1, 1)
     at.selectbox(key="pick_layer").set_value(2).run()
     at.selectbox(key="pick_head").set_value(7).run()
     assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == 7

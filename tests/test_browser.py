@@ -21,7 +21,9 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from app_pages import app_pages
+from mha_app.sentences import DECODER_SENTENCES
 from mha_app.settings import MODELS
+from mha_app.settings import PRETRAINED as CARDS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "screenshots"
@@ -54,6 +56,9 @@ except ImportError:
 
 PAGES = app_pages()
 PRETRAINED = MODELS[1]
+DECODER = MODELS[2]
+DECODER_VIEW = {"model": DECODER, "text": DECODER_SENTENCES["Repeated phrase (induction heads)"], "layer": "18",
+                "head": "5", "query": "14"}
 
 
 # --- what the browser is asked ------------------------------------------------------------------------------------
@@ -255,6 +260,56 @@ def test_step_pages_render_in_every_mode(server, open_page, app_page, mode):
     no_exception(page)
     assert page.locator(".js-plotly-plot").count() > 0, "no plotly chart rendered"
     screenshot(page, f"{app_page.name}-{mode}")
+
+
+def _decoder_installed() -> None:
+    if not CARDS[DECODER].installed():
+        if os.environ.get("REQUIRE_MODELS") == "1":
+            pytest.fail(f"REQUIRE_MODELS=1, but {DECODER} is not installed: {CARDS[DECODER].install}")
+        pytest.skip(f"{DECODER} is not installed ({CARDS[DECODER].install})")
+
+
+@pytest.mark.parametrize("app_page", PAGES, ids=[p.name for p in PAGES])
+def test_every_page_renders_for_the_decoder(server, open_page, app_page):
+    """SmolLM2 on the repeated phrase, layer 18 (where its induction heads are): every page, screenshot included."""
+    _decoder_installed()
+    page = open_page(f"{server}/{app_page.url_path}?{urlencode(DECODER_VIEW)}")
+    no_exception(page)
+    expect(page.locator("h1").first).to_be_visible()
+    assert page.locator(".js-plotly-plot").count() > 0, "no plotly chart rendered"
+    assert page.locator(".js-plotly-plot .main-svg").count() >= page.locator(".js-plotly-plot").count()
+    expect(page.get_by_text("layer 18 of 30").first).to_be_visible()
+    screenshot(page, f"{app_page.name}-decoder")
+
+
+def test_decoder_model_view_on_a_projector(server, browser):
+    """The model view of all 270 heads at 1920 x 1080 with the sidebar closed, as a projector shows it: every head
+    and layer title drawn, none overlapping the next."""
+    _decoder_installed()
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        page = context.new_page()
+        page.goto(f"{server}/model_view?{urlencode(DECODER_VIEW)}", timeout=LOAD_MS)
+        wait_settled(page)
+        page.locator('[data-testid="stSidebar"]').hover()  # the collapse button shows on hover
+        page.locator('[data-testid="stSidebarCollapseButton"] button').first.click()
+        wait_settled(page)
+        no_exception(page)
+        boxes = page.evaluate("""() => {
+          const el = [...document.querySelectorAll('.js-plotly-plot')]
+            .find(e => /All 30 × 9 heads/.test((e.layout && e.layout.title && e.layout.title.text) || ''));
+          return [...el.querySelectorAll('.infolayer .annotation')].map(a => {
+            const r = a.getBoundingClientRect(); return {text: a.textContent.trim(), x0: r.left, x1: r.right,
+                                                          y0: r.top, y1: r.bottom}; });
+        }""")
+        heads = sorted((b for b in boxes if re.fullmatch(r"head \d", b["text"])), key=lambda b: b["x0"])
+        layers = [b for b in boxes if re.fullmatch(r"layer \d+", b["text"])]
+        assert len(heads) == 9 and len(layers) == 30
+        assert all(a["x1"] <= b["x0"] for a, b in zip(heads, heads[1:], strict=False)), heads  # no overlap
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "model_view-decoder-projector.png"))
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("app_page", [p for p in PAGES if p.pretrained], ids=lambda p: p.name)

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import entropy as scipy_entropy
 
 import mha_core as mc
-from conftest import as_array
+from conftest import as_array, mosaic_outline, mosaic_panels
 from mha_core import figures as F
 from mha_core.decompose import head_contributions
 
@@ -269,15 +269,41 @@ def test_model_grid_has_every_layer_and_head_and_outlines_the_selected_one():
     rng = np.random.default_rng(0)
     attn = rng.random((3, 4, 5, 5))
     attn /= attn.sum(-1, keepdims=True)
-    fig = F.model_grid_figure(attn, ["[CLS]", "a", "b", "c", "[SEP]"], selected=(1, 2))
-    assert len(fig.data) == 12
-    np.testing.assert_array_equal(np.asarray(fig.data[1 * 4 + 2].z), attn[1, 2])
-    assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
-    assert len(fig.layout.shapes) == 1
-    outline = fig.layout.shapes[0]  # inside the panel: outside it, it crossed the head and layer titles
-    assert 0 <= outline.x0 < outline.x1 <= 1 and 0 <= outline.y0 < outline.y1 <= 1
-    titles = [a.text for a in fig.layout.annotations]
+    fig = F.model_grid_figure(attn, ["[CLS]", "a", "b", "c", "[SEP]"], selected=(1, 2)).to_plotly_json()
+    assert len(fig["data"]) == 1  # one mosaic: hundreds of subplots were slow to build and to draw
+    panels = mosaic_panels(fig)
+    assert sorted(panels) == [(l, h) for l in (1, 2, 3) for h in (1, 2, 3, 4)]
+    for (l, h), z in panels.items():
+        np.testing.assert_allclose(z, attn[l - 1, h - 1], rtol=1e-6)  # float32
+    assert fig["layout"]["coloraxis"]["cmin"] == 0 and fig["layout"]["coloraxis"]["cmax"] == 1
+    assert len(fig["layout"]["shapes"]) == 1 and mosaic_outline(fig) == (2, 3)
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
     assert "layer 3" in titles and "head 4" in titles
+    # Between the panels, empty cells (NaN) keep them apart; hovering there shows nothing.
+    z = as_array(fig["data"][0]["z"]).reshape(len(fig["data"][0]["y"]), -1)
+    assert np.isnan(z).any() and fig["data"][0]["hoverongaps"] is False
+
+
+def test_model_grid_groups_the_query_heads_of_one_key_value_head():
+    attn = np.full((2, 9, 4, 4), 0.25)
+    fig = F.model_grid_figure(attn, list("abcd"), group_size=3).to_plotly_json()
+    x = fig["data"][0]["x"]
+    start = {h: x.index(f"head {h}, key 1 a") for h in range(1, 10)}
+    within, between = start[2] - start[1], start[4] - start[3]
+    assert between > within  # a wider gap between the K/V groups
+    labels = {a["text"]: a["font"].get("color") for a in fig["layout"]["annotations"]}
+    assert labels["query heads 4–6: K/V head 2"] == labels["head 5"] == F.head_colour(1)
+
+
+def test_model_grid_of_270_long_rows_stays_within_the_cell_budget():
+    n = 256
+    attn = np.random.default_rng(2).random((30, 9, n, n)).astype(np.float32)
+    fig = F.model_grid_figure(attn, [f"t{i}" for i in range(n)], group_size=3)
+    assert np.asarray(fig.data[0].z).size <= F.MAX_CELLS
+    assert "averages over" in fig.layout.title.text and "mean weight" in fig.data[0].hovertemplate
+    z = mosaic_panels(fig.to_plotly_json())[(1, 1)]
+    step = -(-n // z.shape[0])
+    np.testing.assert_allclose(z[0, 0], attn[0, 0, :step, :step].mean(), rtol=1e-5)
 
 
 @pytest.mark.parametrize("metric", ["entropy", "cls", "prev"])

@@ -35,8 +35,8 @@ LAYER_TOL = 1e-5   # one layer on the reference's own input
 
 
 @pytest.fixture(scope="module")
-def model():
-    return load_pretrained(load_smollm2)
+def model(smollm2):
+    return smollm2
 
 
 @pytest.fixture(scope="module")
@@ -45,31 +45,8 @@ def ours(model):
 
 
 @pytest.fixture(scope="module")
-def reference(model):
-    """transformers' Llama and tokenizer from the same GGUF file, offline; run(text) is remembered per text."""
-    pytest.importorskip("gguf")
-    transformers = pytest.importorskip("transformers")
-    path = Path(model.path)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        transformers.utils.logging.disable_progress_bar()
-        llama = transformers.AutoModelForCausalLM.from_pretrained(
-            str(path.parent), gguf_file=path.name, attn_implementation="eager").eval()
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    cache = {}
-
-    def run(text):
-        """(tokens, attentions (h, n, n) per layer, hidden states (n, d_model) per layer input, last logits)."""
-        if text not in cache:
-            ids = tokenizer(text, return_tensors="pt")["input_ids"][:, :MAX_SMOLLM2_TOKENS]
-            with torch.no_grad():
-                out = llama(input_ids=ids, output_attentions=True, output_hidden_states=True)
-            cache[text] = (tokenizer.convert_ids_to_tokens(ids[0].tolist()), [a[0].numpy() for a in out.attentions],
-                           [h[0].numpy() for h in out.hidden_states], out.logits[0, -1].double())
-        return cache[text]
-
-    run.llama, run.tokenizer = llama, tokenizer
-    return run
+def reference(smollm2_reference):
+    return smollm2_reference
 
 
 def max_abs(a, b) -> float:

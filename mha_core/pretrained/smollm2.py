@@ -157,13 +157,18 @@ class SmolLM2(PretrainedModel):
             out = h + ffn
         return trace, out.numpy()
 
-    def next_tokens(self, last: np.ndarray, k: int = N_NEXT_TOKENS) -> tuple[NextToken, ...]:
-        """The k most likely tokens after a text whose last hidden state is `last` (d_model,), most likely first."""
+    def next_token_probabilities(self, last: np.ndarray) -> np.ndarray:
+        """(vocab,) float64: the probability of each token after a text whose last hidden state is `last` (d_model,)."""
         h = rms_norm(last[None], self.output_norm, self.rms_norm_eps)[0]  # (d_model,)
         logits = (self.token_embeddings @ h).astype(np.float64)          # (vocab,) the tied output layer
         logits -= logits.max()
         p = np.exp(logits)
         p /= p.sum()
+        return p
+
+    def next_tokens(self, last: np.ndarray, k: int = N_NEXT_TOKENS) -> tuple[NextToken, ...]:
+        """The k most likely tokens after a text whose last hidden state is `last` (d_model,), most likely first."""
+        p = self.next_token_probabilities(last)
         top = np.argpartition(-p, k)[:k]
         top = top[np.lexsort((top, -p[top]))]  # most likely first; ties: the lower id first
         return tuple(NextToken(token=self.tokenizer.id_to_token(int(i)), text=self.tokenizer.decode([int(i)]),
