@@ -9,21 +9,28 @@ presenting = present.requested()  # present=1: the lesson, large, sidebar collap
 st.set_page_config(page_title="Multi-head attention, step by step", page_icon=":material/hub:", layout="wide",
                    initial_sidebar_state="collapsed" if presenting else "auto")
 
-PAGES = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
-    st.Page("pages/projection.py", title="1 · Projection", icon=":material/grid_on:", url_path="projection"),
-    st.Page("pages/attention.py", title="2 · Attention per head", icon=":material/visibility:",
-            url_path="attention"),
-    st.Page("pages/concatenation.py", title="3 · Concatenation", icon=":material/view_column:",
-            url_path="concatenation"),
-    st.Page("pages/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
-    st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
-    st.Page("pages/head_summary.py", title="Head summary", icon=":material/table_chart:"),
-    st.Page("pages/cost.py", title="Cost of heads", icon=":material/calculate:", url_path="cost"),
-    st.Page("pages/by_hand.py", title="By hand", icon=":material/edit_note:", url_path="by_hand"),
-    st.Page("pages/practice.py", title="Practice", icon=":material/quiz:", url_path="practice"),
-    st.Page("pages/lesson.py", title="Lesson", icon=":material/co_present:", url_path="lesson"),
-]
+# The steps stay in view in the top bar; the other pages open from two menus ("" = no menu of its own).
+PAGES = {
+    "": [
+        st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page("pages/projection.py", title="1 · Projection", icon=":material/grid_on:", url_path="projection"),
+        st.Page("pages/attention.py", title="2 · Attention per head", icon=":material/visibility:",
+                url_path="attention"),
+        st.Page("pages/concatenation.py", title="3 · Concatenation", icon=":material/view_column:",
+                url_path="concatenation"),
+        st.Page("pages/output.py", title="4 · Output projection", icon=":material/output:", url_path="output"),
+    ],
+    "Trained heads": [
+        st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
+        st.Page("pages/head_summary.py", title="Head summary", icon=":material/table_chart:"),
+    ],
+    "Classroom": [
+        st.Page("pages/cost.py", title="Cost of heads", icon=":material/calculate:", url_path="cost"),
+        st.Page("pages/by_hand.py", title="By hand", icon=":material/edit_note:", url_path="by_hand"),
+        st.Page("pages/practice.py", title="Practice", icon=":material/quiz:", url_path="practice"),
+        st.Page("pages/lesson.py", title="Lesson", icon=":material/co_present:", url_path="lesson"),
+    ],
+}
 # Every url_path equals its file's name: Streamlit answers a server's first request in its older multipage mode,
 # which finds pages by file name (see mha_app.toolkit.view).
 

@@ -23,6 +23,7 @@ class AppPage:
     pretrained: bool  # the page shows the trained model only (it calls needs_pretrained)
     step: bool = False  # the page is a step of the computation and shows the engine's code (calls code_for_step)
     draws_trace: bool = False  # the page draws the example's own numbers with mha_core.figures (not only counts)
+    section: str = ""  # the navigation menu the page sits in ("" = shown in the top bar itself)
 
     @property
     def name(self) -> str:
@@ -63,8 +64,15 @@ def _page_heading(source: str) -> str:
 
 def app_pages() -> list[AppPage]:
     """Every st.Page(...) in app.py, in source order."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    sections = {}  # line of an st.Page -> the label of the menu (a key of the pages' dict) it is listed under
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(value, ast.List):
+                    sections.update({item.lineno: key.value for item in value.elts})
     pages = []
-    for node in ast.walk(ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Page"):
             continue
         kw = {k.arg: k.value for k in node.keywords}
@@ -75,7 +83,8 @@ def app_pages() -> list[AppPage]:
         source = _page_source(ROOT / script)
         pages.append((node.lineno, AppPage(script, url_path, title, _page_heading(source),
                                            "needs_pretrained(" in source, "code_for_step(" in source,
-                                           re.search(r"\bfigures\.\w+_figure\(", source) is not None)))
+                                           re.search(r"\bfigures\.\w+_figure\(", source) is not None,
+                                           sections.get(node.lineno, ""))))
     return [p for _, p in sorted(pages, key=lambda item: item[0])]
 
 

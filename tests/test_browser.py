@@ -238,14 +238,34 @@ def test_page_renders(server, open_page, app_page):
         assert heading.inner_text().strip().startswith(app_page.heading)
     else:
         assert heading.inner_text().strip()
-    if app_page.nav_title:
+    if app_page.nav_title:  # in the top bar itself, or under its menu's label there
         expect(page.locator('[data-testid="stTopNav"], [data-testid="stSidebarNav"]').first).to_contain_text(
-            app_page.nav_title)
+            app_page.section or app_page.nav_title)
     no_exception(page)
     charts = page.locator(".js-plotly-plot")
     assert charts.count() > 0, "no plotly chart rendered"
     assert page.locator(".js-plotly-plot .main-svg").count() >= charts.count()
     screenshot(page, app_page.name)
+
+
+def test_navigation_shows_every_step_and_opens_the_menus(server, open_page):
+    """At 1280 x 800 the top bar holds the overview, the four steps and one menu per section, with nothing folded
+    away under "more"; a menu's page opens from its menu."""
+    page = open_page(PAGES[0].url(server))
+    nav = page.locator('[data-testid="stTopNav"]')
+    expect(nav).to_be_visible()
+    for p in PAGES:
+        label = p.section or p.nav_title
+        expect(nav.get_by_text(label, exact=True).first).to_be_in_viewport()
+    assert "more" not in nav.inner_text().lower()
+    sectioned = [p for p in PAGES if p.section]
+    assert sectioned, "app.py has menus"
+    target = next(p for p in sectioned if p.heading)  # a page whose heading is known before it runs
+    nav.get_by_text(target.section, exact=True).first.click()
+    page.get_by_text(target.nav_title, exact=True).first.click()
+    expect(page.locator("h1").first).to_contain_text(target.heading, timeout=60_000)
+    assert page.url.split("?")[0].endswith("/" + target.url_path)
+    no_exception(page)
 
 
 # The step pages in the other modes a student meets (the default, random weights on a sentence, is shown above).
