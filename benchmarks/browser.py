@@ -475,9 +475,11 @@ def bertviz_html(tokens: int) -> tuple[str, int, int]:
 @contextlib.contextmanager
 def static_server(folder: str):
     """A plain HTTP server for `folder` on a free loopback port, in a thread; yields its base URL."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=folder)
-    handler.log_message = lambda *args: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", _free_port()), handler)
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", _free_port()), functools.partial(Quiet, directory=folder))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
