@@ -34,7 +34,8 @@ What is measured
   (every change is listed in the notes). Each change is split in two with Chromium's own network timestamps
   (DevTools protocol, independent of how busy the page is): "server" = the websocket frame with the rerun request
   leaves the browser -> the last frame of the rerun arrives; "browser" = the rest (click handling, drawing). "bytes
-  per rerun" = the websocket payload received during the change.
+  per rerun" = the websocket payload received during the change; it passes only if every rerun stays within 2 MB
+  (a figure the browser already holds is sent as a reference, so the first visit of a value is the big one).
 - cold start: `streamlit run app.py` is launched (a fresh server each time) and the browser, already running, opens
   the address it prints as soon as the server answers: launch -> first chart drawn, and -> ready (overview page).
 - floor (the reference for our stack): the same cold start, a first load and a rerun of a bare Streamlit page with
@@ -530,9 +531,11 @@ class Table:
               "result")
 
     def add(self, name: str, samples: list[float], target: float | None = None, unit: str = "s") -> None:
+        """A row; times PASS when their median is within the target, bytes only when every rerun is."""
         scale, fmt = UNITS[unit]
         med = statistics.median(samples)
-        verdict = "—" if target is None else ("PASS" if med <= target else "MISS")
+        judged = max(samples) if unit == "MB" else med
+        verdict = "—" if target is None else ("PASS" if judged <= target else "MISS")
         tgt = "—" if target is None else "<=" + fmt.format(target * scale).strip()
         self.rows.append(f"{name:<66} {len(samples):>4} {fmt.format(med * scale)} {fmt.format(min(samples) * scale)} "
                          f"{fmt.format(max(samples) * scale)} {unit:>4}  {tgt:>7}  {verdict}")
@@ -677,8 +680,9 @@ def main(argv: list[str] | None = None) -> int:
     for tokens in sorted({case.tokens for case in CASES if case.tokens and case.key in rows}):
         print(f"The {tokens}-token text: {json.dumps(minilm_text(tokens))}")
     print("\n".join(table.notes))
-    print("\nTargets (issue 11, medians): change h 0.3 s (default example), 1.0 s (n=512), 2.0 s (n=2048); layer "
-          "0.5 s (MiniLM, attention page), 1.0 s (model view); first load 2.5 s (n=2048: 4 s); <= 2 MB per rerun.")
+    print("\nTargets (issue 11; times: the median, bytes: every rerun): change h 0.3 s (default example), 1.0 s "
+          "(n=512), 2.0 s (n=2048); layer 0.5 s (MiniLM, attention page), 1.0 s (model view); first load 2.5 s "
+          "(n=2048: 4 s); <= 2 MB per rerun.")
     profiled = [case for case in CASES if case.key in rows and case.key in ("default", "n512")]
     if profiled and not args.no_profile:
         print("\nServer-side profile (no browser):")
