@@ -1,42 +1,63 @@
-"""How fast the app feels in a real browser: first load, and changing h on the attention page.
+"""How fast the app feels in a real browser: every row of issue 11's table, cold start, and two references.
 
-Run from the repository root:  python -m benchmarks.browser  [--loads 5] [--changes 10] [--no-profile]
-                                                                [--set runner.postScriptGC=false ...]
-(--set passes a Streamlit config option to the server, to try a setting without editing .streamlit/config.toml.)
+Run from the repository root:  python -m benchmarks.browser  [--rows default,n2048,...] [--quick]
+                                 [--loads 3] [--changes 6] [--starts 3] [--no-profile] [--set runner.X=Y ...]
+(--set passes a Streamlit config option to the app's server, to try a setting without editing .streamlit/config.toml;
+--rows picks some of: default, n512, n2048, minilm, minilm-model, minilm64, cold, floor, bertviz.)
 
-Starts `streamlit run app.py` on a free local port and drives Debian's headless Chromium (/usr/bin/chromium)
+Starts `streamlit run app.py` on a free loopback port and drives Debian's headless Chromium (/usr/bin/chromium)
 through Playwright. Every time is taken inside the page with performance.now(), checked on every animation frame
-(so the resolution is one frame, about 16 ms), and reported as median / min / max.
+(so the resolution is one frame, about 16 ms), and reported as median / min / max, with the issue's target and
+PASS (median within it) or MISS. Every wait has a time limit, and the whole run stops after --max-minutes.
+
+The cases (issue 11): the default example, random inputs of n=512 (d_model 768, h 12) and n=2048 (d_model 1024,
+h 16), changing h on the attention page; all-MiniLM-L6-v2 on a text of 150 tokens, changing the layer on the
+attention page and on the model view (and at 64 tokens, to compare with BertViz). The texts are cut from one
+paragraph to exactly that many tokens by the model's own tokenizer, [CLS] and [SEP] included.
 
 What is measured
-- first load: a fresh browser context (new Streamlit session, empty HTTP cache) opens the attention page.
+- first load: a fresh browser context (new Streamlit session, empty HTTP cache) opens the case's page.
   "first chart" = navigation start -> the first animation frame in which a plotly chart has drawn its SVG.
   "ready" = navigation start -> the first frame from which the app stays idle for 500 ms: the script has finished
   (Streamlit's data-test-script-state = notRunning, websocket CONNECTED), no element is stale or still loading
-  (stSkeleton), no spinner or running indicator, every plotly chart on the page drawn, and the head-grid figure
-  shows the expected number of heads. The warm-up load (first session of the server: imports, cold caches) is
-  shown on its own line and left out of the statistics.
-- change h: the "Heads h" selectbox is opened, then its option is clicked. The clock starts at the option's
-  pointerdown and stops at the first frame in which (1) the head-grid figure "Attention weights of all N heads"
-  has the new N in its title, N drawn "head k" subplot titles and N drawn heatmap images, and (2) the app is idle
-  as above (script finished, nothing stale, every chart drawn); the state must then hold for 300 ms (not counted).
-  Streamlit's "Running..." status widget (stStatusWidget) only appears once a run has taken 500 ms, so its absence
-  alone would not show that a run is over; the script-state attribute does. h alternates between two values, so
-  from the second change on the example comes from st.cache_data and the browser already holds the big figure
-  messages (Streamlit then sends a reference instead of the message): those times are of the rerun and the
-  drawing, not of the maths. Each change is also split in two, with Chromium's own network timestamps (DevTools
-  protocol, independent of how busy the page is): "server" = the websocket frame with the rerun request leaves
-  the browser -> the last frame of the rerun arrives (the script, Streamlit's work, and any wait for a CPU core);
-  "browser" = the rest (handling the click, drawing the charts, one frame of polling). The bytes received per
-  change are shown below the table.
-- profile (unless --no-profile): the same rerun without a browser (streamlit.testing AppTest, in this process),
-  and the time and JSON size of every figure the attention page builds, with the same inputs.
+  (stSkeleton), no spinner or running indicator, every plotly chart on the page drawn, and the page shows the case's
+  settings (the head grid has the expected heads; with the trained model, the caption names the layer). The
+  warm-up load (first session for these settings: imports, the model, cold caches) is on its own line in the notes
+  and left out of the statistics.
+- change: the sidebar selectbox ("Heads h", or "Layer" with the trained model) is opened, then an option is clicked,
+  as a user does. The clock starts at the option's pointerdown and stops at the first frame in which the page shows
+  the new value (head grid with the new number of heads drawn; or "layer L of 6" in the caption, and on the model
+  view the large grid titled "Layer L") and the app is idle as above; the state must then hold for 300 ms (not
+  counted). Streamlit's "Running..." widget only appears once a run has taken 500 ms, so its absence alone would
+  not show that a run is over; the script-state attribute does. h alternates between two values and the layer
+  cycles 1 -> 2 -> 3 -> 1, so the first changes compute a new example and the later ones come from the caches
+  (every change is listed in the notes). Each change is split in two with Chromium's own network timestamps
+  (DevTools protocol, independent of how busy the page is): "server" = the websocket frame with the rerun request
+  leaves the browser -> the last frame of the rerun arrives; "browser" = the rest (click handling, drawing). "bytes
+  per rerun" = the websocket payload received during the change; it passes only if every rerun stays within 2 MB
+  (a figure the browser already holds is sent as a reference, so the first visit of a value is the big one).
+- cold start: `streamlit run app.py` is launched (a fresh server each time) and the browser, already running, opens
+  the address it prints as soon as the server answers: launch -> first chart drawn, and -> ready (overview page).
+- floor (the reference for our stack): the same cold start, a first load and a rerun of a bare Streamlit page with
+  one plotly heatmap and one selectbox, with the app's .streamlit/config.toml.
+- BertViz (the reference tool, optional: `pip install -e ".[bench]"`): head_view (its default: layer 1, all 12
+  heads) on the attention weights of our engine's run of all-MiniLM-L6-v2 on the same texts, served from a local
+  HTTP server; its scripts (require.js 2.3.6, d3 5.7.0, jQuery, which BertViz loads from a CDN) come from the npm
+  registry once (`npm pack`, kept in ~/.cache/mha-bench) and are answered locally. "drawn" = navigation start ->
+  the first frame in which every head's lines are in the SVG (stable for 500 ms); "layer change" = the layer <select>
+  changed (its change event) -> the frame in which the new layer is drawn.
+- profile (unless --no-profile): for the default and n=512 cases, the same rerun without a browser
+  (streamlit.testing AppTest, in this process), and the time and JSON size of every figure the attention page
+  builds, with the same inputs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import http.server
+import json
 import os
 import platform
 import signal
@@ -44,8 +65,12 @@ import socket
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
+import threading
 import time
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -56,18 +81,72 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 VIEWPORT = {"width": 1280, "height": 800}
 LOAD_TIMEOUT_MS = 90_000
 CHANGE_TIMEOUT_MS = 60_000
+MINILM = "all-MiniLM-L6-v2"
+MAX_RERUN_BYTES = 2_000_000  # issue 11: bytes sent per rerun <= 2 MB at any n
 
-DEFAULT_CASE = ("default example (11 tokens, d_model 128)", {}, (8, 4), 0.300)
-LARGE_CASE = ("random n=128, d_model 768", {"input": "random", "n": "128", "d_model": "768", "h": "12"}, (12, 6), 1.0)
+# What "the page shows value v" means, as a JS expression with {v}; window.__idle() is always part of it.
+HEADS_SHOWN = "window.__idle() && window.__heads({v})"
+LAYER_SHOWN = "window.__idle() && window.__heads(12) && window.__says('layer {v} of 6')"
+MODEL_VIEW_LAYER_SHOWN = "window.__idle() && window.__says('layer {v} of 6') && window.__titled('Layer {v}: all 12')"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of issue 11's table: a page, its settings, and the sidebar selectbox changed on it."""
+
+    key: str                  # the name --rows takes
+    name: str
+    page: str                 # the page's url_path
+    params: dict
+    control: str              # the selectbox's label
+    values: tuple             # values[0] is in the URL; the changes cycle through the others
+    shows: str                # JS expression: the page shows value {v}
+    target: float | None      # median change, s
+    load_target: float        # median first load (ready), s
+    tokens: int = 0           # with the trained model: the text's length in tokens
+
+
+CASES = (
+    Case("default", "default example (d_model 128)", "attention", {}, "Heads h", (8, 4), HEADS_SHOWN, 0.3, 2.5),
+    Case("n512", "random n=512, d_model 768", "attention", {"input": "random", "n": "512", "d_model": "768", "h": "12"},
+         "Heads h", (12, 6), HEADS_SHOWN, 1.0, 2.5),
+    Case("n2048", "random n=2048, d_model 1024", "attention",
+         {"input": "random", "n": "2048", "d_model": "1024", "h": "16"}, "Heads h", (16, 8), HEADS_SHOWN, 2.0, 4.0),
+    Case("minilm", f"{MINILM}, 150 tokens", "attention", {"model": MINILM, "layer": "1"}, "Layer", (1, 2, 3),
+         LAYER_SHOWN, 0.5, 2.5, tokens=150),
+    Case("minilm-model", f"{MINILM}, 150 tokens, model view", "model_view", {"model": MINILM, "layer": "1"}, "Layer",
+         (1, 2, 3), MODEL_VIEW_LAYER_SHOWN, 1.0, 2.5, tokens=150),
+    Case("minilm64", f"{MINILM}, 64 tokens (vs BertViz)", "attention", {"model": MINILM, "layer": "1"}, "Layer",
+         (1, 2, 3), LAYER_SHOWN, None, 2.5, tokens=64),
+)
+REFERENCES = ("cold", "floor", "bertviz")
+
+# Cut to the wanted number of tokens (the tokenizer decides where): long enough for 256.
+PARAGRAPH = (
+    "When a student reads a sentence, every word is understood in the light of the words around it. A transformer "
+    "does the same with attention: each token asks a question, every other token offers an answer, and the weights "
+    "of a softmax decide how much of each answer flows into the new vector of the token that asked. One head learns "
+    "one way of asking, so the model runs several heads side by side, each in a smaller space, and joins what they "
+    "found before a last projection mixes it back into the width of the model. Some heads look at the previous "
+    "word, some at the next one, some at the full stop or at the separator at the end, and a few follow the grammar "
+    "of the sentence from a verb to its subject or from a pronoun back to the noun it stands for. Nobody wrote these "
+    "rules down: they appeared while the model was trained to fill in missing words in millions of sentences from "
+    "books, articles and web pages. Looking at the weights of every head, layer after layer, is one of the simplest "
+    "ways to see what such a model pays attention to, and also a way to see how much of that picture changes when a "
+    "single head is switched off, when the sentence grows longer, or when a word in the middle is replaced by "
+    "another one that means nearly the same thing but sits differently in the sentence. Researchers found that many "
+    "heads can be removed with little loss, while a few carry most of the work that the model needs to do."
+)
 
 # Injected before any page script: the checks used below, and the time of the first drawn chart.
 PROBE = r"""
 (() => {
+  const charts = () => [...document.querySelectorAll('.js-plotly-plot')];
+  const titleOf = el => (el.layout && el.layout.title && el.layout.title.text) || '';
   window.__grid = () => {
-    const el = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(e => /Attention weights of all/.test((e.layout && e.layout.title && e.layout.title.text) || ''));
+    const el = charts().find(e => /Attention weights of all/.test(titleOf(e)));
     if (!el) return null;
-    const m = el.layout.title.text.match(/all (\d+) heads?/);
+    const m = titleOf(el).match(/all (\d+) heads?/);
     return {title: m ? Number(m[1]) : null, heatmaps: el.querySelectorAll('.hm image').length,
             annotations: [...el.querySelectorAll('.infolayer .annotation-text')]
               .filter(a => /^head \d+$/.test(a.textContent.trim())).length};
@@ -79,11 +158,21 @@ PROBE = r"""
     if (document.querySelector('[data-stale="true"], [data-testid="stSkeleton"], [data-testid="stSpinner"], '
                                + '[data-testid="stStatusWidgetRunningIcon"]')) return false;
     if (!document.querySelector('h1')) return false;
-    const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
-    return charts > 0 && document.querySelectorAll('.js-plotly-plot .main-svg').length >= charts;
+    const n = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
+    return n > 0 && document.querySelectorAll('.js-plotly-plot .main-svg').length >= n;
   };
   window.__heads = n => { const g = window.__grid(); return !!g && g.title === n && g.heatmaps === n
                                                             && g.annotations === n; };
+  window.__says = text => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+    .some(e => e.textContent.includes(text));
+  window.__titled = text => charts().some(e => titleOf(e).includes(text) && e.querySelector('.main-svg'));
+  // BertViz's head_view: the <select id="layer"> shows layer l (0-based) and the SVG holds h x n x n lines.
+  window.__bertviz = (l, h, n) => {
+    const select = document.querySelector('#layer'), lines = document.querySelector('#vis #attention');
+    if (!select || select.value !== String(l) || !lines || lines.childElementCount !== h) return false;
+    const last = lines.lastElementChild;
+    return last.childElementCount === n && last.lastElementChild.childElementCount === n;
+  };
   // Calls done(t) once cond() has held from frame time t for holdMs; a frame where it fails starts over.
   window.__watch = (cond, holdMs, done) => {
     let since = null;
@@ -100,25 +189,25 @@ PROBE = r"""
 })();
 """
 
-LOADED_JS = """heads => new Promise(resolve => window.__watch(() => window.__idle() && window.__heads(heads), 500,
-  t => resolve({firstChart: window.__firstChart, ready: t})))"""
+LOADED_JS = """expr => { window.__loaded = null; window.__watch(new Function('return ' + expr), 500,
+  t => { window.__loaded = {firstChart: window.__firstChart, ready: t, origin: performance.timeOrigin}; }); }"""
 
-ARM_JS = """heads => {
+# Starts the clock at the user's action: a pointerdown on a listed option (Streamlit's selectbox) or the change
+# event of a native <select>; stops it once `expr` has held for 300 ms.
+ARM_JS = """([expr, native]) => {
   window.__change = null;
-  const onDown = e => {
-    const onOption = e.composedPath().some(n => n.getAttribute && n.getAttribute('role') === 'option');
+  const cond = new Function('return ' + expr);
+  const onEvent = e => {
+    const onOption = native || e.composedPath().some(n => n.getAttribute && n.getAttribute('role') === 'option');
     if (!onOption || window.__change) return;
-    const t0 = performance.now();
-    window.__change = {t0};
-    window.__watch(() => window.__idle() && window.__heads(heads), 300, t1 => {
-      Object.assign(window.__change, {t1, done: true});
-    });
+    window.__change = {t0: performance.now()};
+    window.__watch(cond, 300, t1 => { Object.assign(window.__change, {t1, done: true}); });
   };
-  for (const type of ['pointerdown', 'mousedown']) {
-    if (window.__onDown) window.removeEventListener(type, window.__onDown, {capture: true});
-    window.addEventListener(type, onDown, {capture: true});
+  for (const type of ['pointerdown', 'mousedown', 'change']) {
+    if (window.__onEvent) window.removeEventListener(type, window.__onEvent, {capture: true});
+    window.addEventListener(type, onEvent, {capture: true});
   }
-  window.__onDown = onDown;
+  window.__onEvent = onEvent;
 }"""
 
 
@@ -162,7 +251,7 @@ def streamlit_process(options: dict[str, str] | None = None, start_timeout_s: fl
                     if time.monotonic() > deadline:
                         raise RuntimeError(f"streamlit did not answer within {start_timeout_s} s; see {log_path}") \
                             from err
-                    time.sleep(0.3)
+                    time.sleep(0.1)  # the cold start is timed from the launch: poll often
             yield base, proc
         finally:
             with contextlib.suppress(ProcessLookupError):
@@ -174,56 +263,72 @@ def streamlit_process(options: dict[str, str] | None = None, start_timeout_s: fl
                 proc.wait(timeout=10)
 
 
-def _url(base: str, params: dict) -> str:
-    return f"{base}/attention" + (f"?{urlencode(params)}" if params else "")
-
-
-def first_load(browser, url: str, heads: int) -> dict:
+@contextlib.contextmanager
+def _page(browser, setup=None):
+    """A page in a fresh context (new session, empty HTTP cache) with the probe installed; setup(context) first."""
     context = browser.new_context(viewport=VIEWPORT)
     try:
+        if setup:
+            setup(context)
         context.add_init_script(PROBE)
         page = context.new_page()
         page.set_default_timeout(LOAD_TIMEOUT_MS)
-        page.goto(url, wait_until="commit", timeout=LOAD_TIMEOUT_MS)
-        page.wait_for_function("() => typeof window.__watch === 'function'", timeout=LOAD_TIMEOUT_MS)
-        return page.evaluate(LOADED_JS, heads)
+        yield page
     finally:
         context.close()
 
 
-def changes(browser, url: str, values: tuple[int, int], count: int) -> list[dict]:
-    """Alternate the "Heads h" selectbox between `values`, starting from values[0] (the value in the URL).
+def _open(page, url: str, ready: str) -> dict:
+    """Go to url and wait until `ready` (a JS expression) has held for 500 ms; times in ms from navigation start."""
+    page.goto(url, wait_until="commit", timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function("() => typeof window.__watch === 'function'", timeout=LOAD_TIMEOUT_MS)
+    page.evaluate(LOADED_JS, ready)
+    page.wait_for_function("() => window.__loaded", timeout=LOAD_TIMEOUT_MS, polling=100)
+    return page.evaluate("window.__loaded")
+
+
+def first_load(browser, url: str, ready: str, setup=None) -> dict:
+    """One first load in a fresh context: {firstChart, ready} in ms from navigation start, origin (epoch ms)."""
+    with _page(browser, setup) as page:
+        return _open(page, url, ready)
+
+
+def changes(browser, url: str, values: tuple, count: int, control: str = "Heads h", shows: str = HEADS_SHOWN,
+            setup=None) -> list[dict]:
+    """Change `control` `count` times, cycling through `values` from values[0] (the value in the URL), as a user:
+    a Streamlit selectbox of the sidebar by its label (open it, click the option), or, for a control starting with
+    "#", a native <select> by its id. Each change waits until `shows` (with {v}) holds.
 
     Besides the in-page time, the websocket frames are timed by Chromium's network layer (DevTools protocol), so the
     server's share does not depend on how busy the page's main thread is.
     """
-    context = browser.new_context(viewport=VIEWPORT)
-    try:
-        context.add_init_script(PROBE)
-        page = context.new_page()
+    native = control.startswith("#")
+    with _page(browser, setup) as page:
         page.set_default_timeout(CHANGE_TIMEOUT_MS)
         frames: list[tuple[str, float, int]] = []
-        cdp = context.new_cdp_session(page)
+        cdp = page.context.new_cdp_session(page)
         cdp.send("Network.enable")
         for kind in ("Sent", "Received"):
             cdp.on(f"Network.webSocketFrame{kind}", lambda event, kind=kind: frames.append(
                 (kind, event["timestamp"], len(event["response"]["payloadData"]) * 3 // 4)))
-        page.goto(url, timeout=LOAD_TIMEOUT_MS)
-        page.wait_for_function("() => typeof window.__watch === 'function'", timeout=LOAD_TIMEOUT_MS)
-        page.evaluate(LOADED_JS, values[0])
-        box = page.get_by_role("combobox", name="Heads h")
+        _open(page, url, shows.format(v=values[0]))
+        box = page.locator(control) if native else \
+            page.get_by_test_id("stSidebar").get_by_role("combobox", name=control, exact=True)
         results = []
         for i in range(count):
-            target = values[(i + 1) % 2]
-            page.evaluate(ARM_JS, target)
+            target = values[(i + 1) % len(values)]
+            page.evaluate(ARM_JS, [shows.format(v=target), native])
             seen = len(frames)
-            # In the middle of the sidebar the option list opens fully in view: Playwright need not scroll, and a
-            # scroll would close the list and send the click to whatever lies underneath.
-            box.evaluate("e => e.scrollIntoView({block: 'center'})")
-            box.click()
-            option = page.get_by_role("option", name=str(target), exact=True)
-            option.wait_for(state="visible")
-            option.click()
+            if native:
+                box.select_option(str(target))
+            else:
+                # In the middle of the sidebar the option list opens fully in view: Playwright need not scroll, and
+                # a scroll would close the list and send the click to whatever lies underneath.
+                box.evaluate("e => e.scrollIntoView({block: 'center'})")
+                box.click()
+                option = page.get_by_role("option", name=str(target), exact=True)
+                option.wait_for(state="visible")
+                option.click()
             page.wait_for_function("() => window.__change && window.__change.done", timeout=CHANGE_TIMEOUT_MS,
                                    polling=50)
             change = page.evaluate("window.__change")
@@ -236,62 +341,238 @@ def changes(browser, url: str, values: tuple[int, int], count: int) -> list[dict
             results.append({"total": total_s, "server": server_s, "browser": total_s - server_s,
                             "bytes": sum(size for _, size in replies), "to": target})
             if box.input_value() != str(target):
-                raise RuntimeError(f"Heads h shows {box.input_value()} after choosing {target}")
+                raise RuntimeError(f"{control} shows {box.input_value()} after choosing {target}")
         return results
+
+
+def cold_start(browser, ready: str, path: str = "", command: list[str] | None = None) -> dict:
+    """Launch a fresh server, open its page once it answers: seconds from the launch to the server answering,
+    to the first chart and to ready."""
+    launched = time.time()
+    with streamlit_process(command=command) as (base, _):
+        up = time.time() - launched
+        r = first_load(browser, f"{base}/{path}", ready)
+    return {"up": up, "firstChart": (r["origin"] + r["firstChart"]) / 1000 - launched,
+            "ready": (r["origin"] + r["ready"]) / 1000 - launched}
+
+
+# --- the cases ----------------------------------------------------------------------------------------------------
+
+@functools.cache
+def minilm():
+    from mha_core.pretrained import MODELS
+    return MODELS[MINILM].load()
+
+
+@functools.cache
+def minilm_text(tokens: int) -> str:
+    """The longest start of PARAGRAPH that all-MiniLM-L6-v2 reads as exactly `tokens` tokens ([CLS], [SEP] too)."""
+    words = PARAGRAPH.split()
+    for end in range(len(words), 0, -1):
+        text = " ".join(words[:end])
+        if len(minilm().tokenize(text).tokens) == tokens:
+            return text
+    raise ValueError(f"no start of the paragraph has exactly {tokens} tokens")
+
+
+def case_url(base: str, case: Case) -> str:
+    params = {**case.params, **({"text": minilm_text(case.tokens)} if case.tokens else {})}
+    return f"{base}/{case.page}?{urlencode(params)}" if params else f"{base}/{case.page}"
+
+
+def measure_case(browser, base: str, case: Case, loads: int, count: int, table: Table) -> None:
+    url, ready = case_url(base, case), case.shows.format(v=case.values[0])
+    warm = first_load(browser, url, ready)
+    table.note(f"warm-up load, {case.name}: first chart {warm['firstChart']:.0f} ms, ready {warm['ready']:.0f} ms "
+               "(first session for these settings; not in the table)")
+    runs = [first_load(browser, url, ready) for _ in range(loads)]
+    table.add(f"first load, first chart: {case.name}", [r["firstChart"] / 1000 for r in runs])
+    table.add(f"first load, ready: {case.name}", [r["ready"] / 1000 for r in runs], case.load_target)
+    runs = changes(browser, url, case.values, count, case.control, case.shows)
+    steps = " <-> ".join(map(str, case.values)) if len(case.values) == 2 else \
+        " -> ".join(map(str, (*case.values, case.values[0])))
+    label = f"{case.control} {steps}: {case.name}"
+    table.add(label, [r["total"] for r in runs], case.target)
+    table.add("  server: rerun request sent -> last reply frame", [r["server"] for r in runs])
+    table.add("  browser: the rest (click handling, drawing)", [r["browser"] for r in runs])
+    table.add("  bytes received per rerun", [r["bytes"] for r in runs], MAX_RERUN_BYTES, unit="MB")
+    table.note(f"{label}: each change " + ", ".join(f"{r['to']}: {r['total'] * 1000:.0f}" for r in runs)
+               + " ms (a value's first visit computes it)")
+
+
+def measure_cold(browser, starts: int, table: Table) -> None:
+    runs = [cold_start(browser, "window.__idle()") for _ in range(starts)]
+    table.add("cold start: streamlit run -> server answers", [r["up"] for r in runs])
+    table.add("cold start: streamlit run -> first chart (overview)", [r["firstChart"] for r in runs])
+    table.add("cold start: streamlit run -> ready (overview)", [r["ready"] for r in runs])
+
+
+FLOOR_APP = '''"""The floor of our stack: a bare Streamlit page with one plotly chart."""
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+st.title("One chart")
+n = st.sidebar.selectbox("Size", [64, 32])
+z = np.random.default_rng(0).random((n, n))
+st.plotly_chart(go.Figure(go.Heatmap(z=z), layout=dict(title=f"floor {n}")))
+'''
+FLOOR_SHOWS = "window.__idle() && window.__titled('floor {v}')"
+
+
+def measure_floor(browser, starts: int, loads: int, count: int, table: Table) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "floor.py"
+        script.write_text(FLOOR_APP)
+        command = [sys.executable, "-m", "streamlit", "run", str(script)]  # from ROOT: the app's config.toml
+        runs = [cold_start(browser, FLOOR_SHOWS.format(v=64), command=command) for _ in range(starts)]
+        table.add("floor, cold start: streamlit run -> first chart", [r["firstChart"] for r in runs])
+        table.add("floor, cold start: streamlit run -> ready", [r["ready"] for r in runs])
+        with streamlit_process(command=command) as (base, _):
+            first_load(browser, base, FLOOR_SHOWS.format(v=64))  # warm-up
+            runs = [first_load(browser, base, FLOOR_SHOWS.format(v=64)) for _ in range(loads)]
+            table.add("floor, first load, ready", [r["ready"] / 1000 for r in runs])
+            runs = changes(browser, base, (64, 32), count, "Size", FLOOR_SHOWS)
+            table.add("floor, rerun: Size 64 <-> 32", [r["total"] for r in runs])
+            table.add("  bytes received per rerun", [r["bytes"] for r in runs], unit="MB")
+
+
+# --- BertViz, the reference tool ----------------------------------------------------------------------------------
+
+BERTVIZ_JS = {  # file name asked for by head_view -> (npm package, file in its tarball)
+    "require.min.js": ("requirejs@2.3.6", "package/require.js"),
+    "d3.min.js": ("d3@5.7.0", "package/dist/d3.min.js"),
+    "jquery.min.js": ("jquery@2.1.0", "package/dist/jquery.min.js"),  # 2.0.0, BertViz's, is not on npm
+}
+
+
+def bertviz_scripts() -> dict[str, Path]:
+    """BertViz's scripts, fetched once from the npm registry with `npm pack` into ~/.cache/mha-bench."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mha-bench" / "bertviz-js"
+    cache.mkdir(parents=True, exist_ok=True)
+    for name, (package, member) in BERTVIZ_JS.items():
+        if (cache / name).exists():
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["npm", "pack", package, "--pack-destination", tmp], check=True, capture_output=True,
+                           timeout=120)
+            with tarfile.open(next(Path(tmp).glob("*.tgz"))) as tar:
+                (cache / name).write_bytes(tar.extractfile(member).read())
+    return {name: cache / name for name in BERTVIZ_JS}
+
+
+def bertviz_html(tokens: int) -> tuple[str, int, int]:
+    """head_view's page for our engine's all-MiniLM-L6-v2 run on the text of `tokens` tokens; (html, n, h)."""
+    import torch
+    from bertviz import head_view
+
+    run = minilm().run(minilm_text(tokens))
+    attention = [torch.from_numpy(trace.weights.copy())[None] for trace in run.layers]  # (1, h, n, n) per layer
+    body = head_view(attention, list(run.tokens), html_action="return").data
+    return f"<!doctype html><html><head><meta charset='utf-8'></head><body>{body}</body></html>", \
+        len(run.tokens), attention[0].shape[1]
+
+
+@contextlib.contextmanager
+def static_server(folder: str):
+    """A plain HTTP server for `folder` on a free loopback port, in a thread; yields its base URL."""
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", _free_port()), functools.partial(Quiet, directory=folder))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
-        context.close()
+        server.shutdown()
+        server.server_close()
+
+
+def measure_bertviz(browser, loads: int, count: int, table: Table) -> None:
+    try:
+        import bertviz  # noqa: F401
+        scripts = bertviz_scripts()
+    except (ImportError, OSError, subprocess.SubprocessError) as err:
+        table.note(f"BertViz skipped: {err!r} (pip install -e '.[bench]'; npm for its scripts)")
+        return
+
+    def local_scripts(context):
+        context.route("https://cdnjs.cloudflare.com/**",
+                      lambda route: route.fulfill(path=str(scripts[route.request.url.rsplit("/", 1)[-1]]),
+                                                  content_type="application/javascript"))
+
+    with tempfile.TemporaryDirectory() as tmp, static_server(tmp) as base:
+        for tokens in (64, 150):
+            html, n, h = bertviz_html(tokens)
+            (Path(tmp) / f"head_view_{tokens}.html").write_text(html)
+            url, shows = f"{base}/head_view_{tokens}.html", f"window.__bertviz({{v}}, {h}, {n})"
+            first_load(browser, url, shows.format(v=0), local_scripts)  # warm-up
+            runs = [first_load(browser, url, shows.format(v=0), local_scripts) for _ in range(loads)]
+            table.add(f"BertViz head_view, {tokens} tokens: first load, drawn", [r["ready"] / 1000 for r in runs])
+            runs = changes(browser, url, (0, 1, 2), count, "#layer", shows, local_scripts)
+            table.add(f"BertViz head_view, {tokens} tokens: layer 1 -> 2 -> 3", [r["total"] for r in runs])
+            table.note(f"BertViz head_view, {tokens} tokens: a page of {len(html.encode()) / 1e6:.1f} MB "
+                       f"({h} heads x {n} x {n} lines per layer)")
 
 
 # --- report -------------------------------------------------------------------------------------------------------
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:7.0f}"
+UNITS = {"s": (1, "{:7.2f}"), "MB": (1e-6, "{:7.3f}")}
 
 
-def _row(name: str, samples: list[float], target: float | None) -> str:
-    med = statistics.median(samples)
-    verdict = "—" if target is None else ("PASS" if med <= target else "MISS")
-    tgt = "      —" if target is None else f"<={target * 1000:4.0f}"
-    return (f"{name:<62} {len(samples):>4} {_ms(med)} {_ms(min(samples))} {_ms(max(samples))}  {tgt:>7}  "
-            f"{verdict}")
+@dataclass
+class Table:
+    rows: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    HEADER = (f"{'measurement':<66} {'runs':>4} {'median':>7} {'min':>7} {'max':>7} {'unit':>4}  {'target':>7}  "
+              "result")
+
+    def add(self, name: str, samples: list[float], target: float | None = None, unit: str = "s") -> None:
+        """A row; times PASS when their median is within the target, bytes only when every rerun is."""
+        scale, fmt = UNITS[unit]
+        med = statistics.median(samples)
+        judged = max(samples) if unit == "MB" else med
+        verdict = "—" if target is None else ("PASS" if judged <= target else "MISS")
+        tgt = "—" if target is None else "<=" + fmt.format(target * scale).strip()
+        self.rows.append(f"{name:<66} {len(samples):>4} {fmt.format(med * scale)} {fmt.format(min(samples) * scale)} "
+                         f"{fmt.format(max(samples) * scale)} {unit:>4}  {tgt:>7}  {verdict}")
+        print(self.rows[-1], flush=True)  # as it comes: a long run shows its progress
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
 
-HEADER = f"{'measurement (ms)':<62} {'runs':>4} {'median':>7} {'min':>7} {'max':>7}  {'target':>7}  result"
-
-
-def browser_benchmark(loads: int, count: int, options: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+def browser_benchmark(rows: list[str], loads: int, count: int, starts: int,
+                      options: dict[str, str] | None = None) -> Table:
     from playwright.sync_api import sync_playwright
 
-    rows, notes = [HEADER, "-" * len(HEADER)], []
-    with streamlit_server(options) as base, sync_playwright() as p:
+    table = Table()
+    print(Table.HEADER)
+    cases = [case for case in CASES if case.key in rows]
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for name, params, values, _ in (DEFAULT_CASE, LARGE_CASE):
-                url = _url(base, params)
-                cold = first_load(browser, url, values[0])
-                notes.append(f"warm-up load, {name}: first chart {cold['firstChart']:.0f} ms, "
-                             f"ready {cold['ready']:.0f} ms (first session for these settings; not in the table)")
-                runs = [first_load(browser, url, values[0]) for _ in range(loads)]
-                rows.append(_row(f"first load, first chart: {name}", [r["firstChart"] / 1000 for r in runs], None))
-                rows.append(_row(f"first load, ready: {name}", [r["ready"] / 1000 for r in runs], None))
-            for name, params, values, target in (DEFAULT_CASE, LARGE_CASE):
-                runs = changes(browser, _url(base, params), values, count)
-                label = f"change h {values[0]}<->{values[1]}: {name}"
-                rows.append(_row(label, [r["total"] for r in runs], target))
-                rows.append(_row("  server: rerun request sent -> last reply frame", [r["server"] for r in runs], None))
-                rows.append(_row("  browser: the rest (click handling, drawing)", [r["browser"] for r in runs], None))
-                kib = statistics.median(r["bytes"] for r in runs) / 1024
-                each = ", ".join(f"{r['total'] * 1000:.0f}" for r in runs)
-                notes.append(f"{label}: each change {each} ms (the first one computes the new example); "
-                             f"median {kib:.0f} KiB received per change")
+            if cases:
+                with streamlit_server(options) as base:
+                    for case in cases:
+                        measure_case(browser, base, case, loads, count, table)
+            if "cold" in rows:
+                measure_cold(browser, starts, table)
+            if "floor" in rows:
+                measure_floor(browser, starts, loads, count, table)
+            if "bertviz" in rows:
+                measure_bertviz(browser, loads, count, table)
         finally:
             browser.close()
-    return rows, notes
+    return table
 
 
 # --- profile without a browser ------------------------------------------------------------------------------------
 
-def profile(repeats: int = 5) -> list[str]:
+def profile(cases: list[Case], repeats: int = 5) -> list[str]:
     """The rerun in AppTest (server side only) and each attention-page figure: build time and JSON size."""
     import plotly.io as pio
     from streamlit.testing.v1 import AppTest
@@ -301,7 +582,8 @@ def profile(repeats: int = 5) -> list[str]:
     from mha_core import figures
 
     lines = []
-    for name, params, values, _ in (DEFAULT_CASE, LARGE_CASE):
+    for case in cases:
+        name, params, values = case.name, case.params, case.values
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
         at.query_params.update(params)
         at.run()
@@ -352,37 +634,61 @@ def profile(repeats: int = 5) -> list[str]:
     return lines
 
 
+def _stop(signum, frame):
+    raise TimeoutError("the benchmark ran past --max-minutes")
+
+
 def main(argv: list[str] | None = None) -> int:
+    keys = [case.key for case in CASES] + list(REFERENCES)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--loads", type=int, default=5, help="fresh first loads per case (default 5)")
-    parser.add_argument("--changes", type=int, default=10, help="h changes per case (default 10)")
+    parser.add_argument("--rows", default=",".join(keys), help=f"comma-separated, of: {', '.join(keys)} (all)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a first look: 2 loads, 3 changes, 2 cold starts per row, no profile")
+    parser.add_argument("--loads", type=int, default=3, help="fresh first loads per case (default 3)")
+    parser.add_argument("--changes", type=int, default=6, help="changes per case (default 6)")
+    parser.add_argument("--starts", type=int, default=3, help="fresh server starts for the cold start (default 3)")
+    parser.add_argument("--max-minutes", type=float, default=20, help="stop the whole run after this (default 20)")
     parser.add_argument("--no-profile", action="store_true", help="skip the server-side profile")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
-                        help="a Streamlit config option for the server, e.g. runner.postScriptGC=false")
+                        help="a Streamlit config option for the app's server, e.g. runner.postScriptGC=false")
     args = parser.parse_args(argv)
+    rows = args.rows.split(",")
+    if unknown := set(rows) - set(keys):
+        parser.error(f"unknown rows {sorted(unknown)}; choose from {', '.join(keys)}")
+    if args.quick:
+        args.loads, args.changes, args.starts, args.no_profile = 2, 3, 2, True
     options = dict(item.split("=", 1) for item in args.set)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: install Debian's chromium package (never a downloaded browser).")
         return 2
+    signal.signal(signal.SIGALRM, _stop)
+    signal.alarm(int(args.max_minutes * 60))
     import plotly
     import streamlit
 
+    started = time.monotonic()
     version = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
-    print(f"Browser benchmark: {version} headless, {os.cpu_count()} CPU cores, Python {platform.python_version()}, "
-          f"streamlit {streamlit.__version__}, plotly {plotly.__version__}; viewport 1280x800, attention page")
+    print(f"Browser benchmark, {time.strftime('%Y-%m-%d %H:%M %Z')}: {version} headless, {os.cpu_count()} CPU "
+          f"cores, Python {platform.python_version()}, streamlit {streamlit.__version__}, plotly {plotly.__version__}; "
+          f"viewport 1280x800; {args.loads} loads, {args.changes} changes, {args.starts} cold starts per row")
     print("Load average before: %.2f %.2f %.2f (other processes on these cores slow every number)" % os.getloadavg())
     if options:
         print(f"Streamlit options: {options}")
-    rows, notes = browser_benchmark(args.loads, args.changes, options)
-    print("Load average after:  %.2f %.2f %.2f" % os.getloadavg())
     print()
-    print("\n".join(rows))
-    print()
-    print("\n".join(notes))
-    print("\nTargets: change h <= 300 ms at the default example, <= 1 s at n=128 / d_model 768 / h 12 (median).")
-    if not args.no_profile:
+    table = browser_benchmark(rows, args.loads, args.changes, args.starts, options)
+    print("\nLoad average after:  %.2f %.2f %.2f" % os.getloadavg())
+    for tokens in sorted({case.tokens for case in CASES if case.tokens and case.key in rows}):
+        print(f"The {tokens}-token text: {json.dumps(minilm_text(tokens))}")
+    print("\n".join(table.notes))
+    print("\nTargets (issue 11; times: the median, bytes: every rerun): change h 0.3 s (default example), 1.0 s "
+          "(n=512), 2.0 s (n=2048); layer 0.5 s (MiniLM, attention page), 1.0 s (model view); first load 2.5 s "
+          "(n=2048: 4 s); <= 2 MB per rerun.")
+    profiled = [case for case in CASES if case.key in rows and case.key in ("default", "n512")]
+    if profiled and not args.no_profile:
         print("\nServer-side profile (no browser):")
-        print("\n".join(profile()))
+        print("\n".join(profile(profiled)))
+    signal.alarm(0)
+    print(f"\nThe benchmark took {time.monotonic() - started:.0f} s.")
     return 0
 
 
