@@ -188,10 +188,11 @@ def test_no_figure_carries_more_than_the_cell_budget_on_long_inputs():
     for fig in figs:
         assert cells(fig) <= F.MAX_CELLS, fig.layout.title.text
     pooled = F.attention_figure(tr, 0, tokens, "weights")
-    assert "averages over 3×3 blocks" in pooled.layout.title.text
+    # 40,000 cells at most (F.OVERVIEW_CELLS): 5×5 blocks leave 220² = 48,400, 6×6 leave 184² = 33,856
+    assert "averages over 6×6 blocks" in pooled.layout.title.text
     z = np.asarray(pooled.data[0].z, dtype=float)
-    assert z.shape == (367, 367)
-    np.testing.assert_allclose(z[0, 0], tr.weights[0, :3, :3].mean(), rtol=1e-6)
+    assert z.shape == (184, 184)
+    np.testing.assert_allclose(z[0, 0], tr.weights[0, :6, :6].mean(), rtol=1e-6)
     np.testing.assert_allclose(z[-1, -1], tr.weights[0, -2:, -2:].mean(), rtol=1e-6)  # a partial edge block
 
 
