@@ -7,6 +7,8 @@ toolkit.view).
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from mha_core import ConfigError, divisors
@@ -266,9 +268,9 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
                 compare=compare, **page_settings())
 
 
-# Settings without a sidebar widget: a page's own control (preset, seq_len, batch; key, set by its page's callback),
-# or a link and the lesson's buttons (present, screen).
-PAGE_SETTINGS = ("key", "preset", "seq_len", "batch", "present", "screen")
+# Settings without a sidebar widget: a page's own control (preset, seq_len, batch, zoom_query, zoom_key; key, set by
+# its page's callback), or a link and the lesson's buttons (present, screen).
+PAGE_SETTINGS = ("key", "preset", "seq_len", "batch", "present", "screen", "zoom_query", "zoom_key")
 
 
 def page_settings() -> dict:
@@ -307,7 +309,9 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
         st.header("Share")
         st.caption(f"Computed with {settings.spec.backend} on **{device_label(example.trace.device)}**.")
         st.caption("This link reopens exactly this view (copy button on the right):")
-        st.code(link, language=None, wrap_lines=True)
+        st.session_state.share_slot = st.empty()  # a page's fragment rewrites the link when its own controls change
+        st.session_state.share_slot.code(link, language=None, wrap_lines=True)
+        st.session_state.share_base = base
         st.header("Export")
         st.download_button("Trace (.npz, every intermediate)", lambda: trace_npz(example.trace, example.tokens),
                            file_name="mha_trace.npz", mime="application/octet-stream", width="stretch",
@@ -315,6 +319,13 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
         st.download_button("Settings (.json)", settings_json(settings.values(), link), file_name="mha_settings.json",
                            mime="application/json", width="stretch", on_click="ignore")
         st.caption("Each chart's camera icon saves it as PNG.")
+
+
+def refresh_share_link(settings: Settings, **view) -> None:
+    """Rewrite the sidebar's share link with these View values (from a fragment, which reruns without the sidebar)."""
+    fresh = dataclasses.replace(settings, view=dataclasses.replace(settings.view, **view))
+    if "share_slot" in st.session_state:
+        st.session_state.share_slot.code(fresh.share_url(st.session_state.share_base), language=None, wrap_lines=True)
 
 
 def prepare(page_path: str) -> None:
