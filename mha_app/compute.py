@@ -102,10 +102,17 @@ def torch_difference(spec: Spec, layer: int) -> float:
 
 
 @shared(16, 256 * 2**20, "Softmaxing the scores with and without 1/√d_k…")  # two (n, m) matrices each
-def scale_comparison(spec: Spec, layer: int, head: int) -> scaling.ScaleComparison:
-    """The shown layer's raw scores softmaxed with and without 1/√d_k (head: 0-based, whose weights are kept)."""
+def _scale_comparison(spec: Spec, layer: int) -> scaling.ScaleComparison:
     ex = example(spec, layer)
-    return scaling.compare_scaling(ex.trace, ex.cfg, head)
+    return scaling.compare_scaling(ex.trace, ex.cfg, 0)
+
+
+@shared(16, 256 * 2**20)
+def scale_comparison(spec: Spec, layer: int, head: int) -> scaling.ScaleComparison:
+    """The shown layer's raw scores softmaxed with and without 1/√d_k (head: 0-based, whose weights are kept). Every
+    head's means are computed once per layer; another head only softmaxes its own scores twice."""
+    ex = example(spec, layer)
+    return scaling.with_head(_scale_comparison(spec, layer), ex.trace, ex.cfg, head)
 
 
 @st.cache_data(max_entries=16, show_spinner="Switching off each head of this layer in turn…")  # 2 x h numbers
