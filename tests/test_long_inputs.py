@@ -168,14 +168,15 @@ def test_zoom_of_the_trained_model_matches_transformers(bert):
     assert queries[0] == f"30 {names[29]}" and keys[-1] == f"83 {names[82]}"
 
 
-def test_trained_model_at_its_token_cap_stays_within_budget():
-    """all-MiniLM-L6-v2 at its cap of 256 tokens: the attention page, model view and head summary render."""
-    from mha_core.pretrained import load_minilm
+@pytest.mark.parametrize("model", ["all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"])
+def test_trained_model_at_its_token_cap_stays_within_budget(model):
+    """At the cap of 256 tokens: the attention page, model view and head summary render within cells and bytes."""
+    from mha_core.pretrained import MODELS
 
-    load_pretrained(load_minilm)
+    load_pretrained(MODELS[model].load)
     text = " ".join(f"word{i}" for i in range(400))  # cut to the model's cap
     for page in ("pages/attention.py", "pages/model_view.py", "pages/head_summary.py"):
-        at = run_app({"model": "all-MiniLM-L6-v2", "text": text}, page)
+        at = run_app({"model": model, "text": text}, page)
         assert not at.exception, (page, [e.value for e in at.exception])
         assert at.session_state["view"][1].n == 256
         for fig in figures(at):
