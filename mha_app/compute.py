@@ -16,8 +16,8 @@ import functools
 import streamlit as st
 
 from mha_core import ablation, figures, reference, scaling
-from mha_core.stats import row_entropy
 from mha_core.pretrained import MODELS
+from mha_core.stats import row_entropy
 
 from .cache import BoundedCache, read_only
 from .example import Example, build_example, model_head_mask

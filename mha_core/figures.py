@@ -449,8 +449,8 @@ def zoom_figure(trace: Trace, head: int, tokens: list[str], stage: str, window: 
              "exact")
     fig = heatmap(z, token_labels(key_tokens or tokens)[c0:c1], token_labels(tokens)[r0:r1], title,
                   signed=stage in ("raw", "scaled"), x_title="key", y_title="query",
-                  value_name="weight" if stage == "weights" else "score", height=min(760, max(360, 11 * (r1 - r0) + 200)),
-                  step=1)
+                  value_name="weight" if stage == "weights" else "score",
+                  height=min(760, max(360, 11 * (r1 - r0) + 200)), step=1)
     fig.update_traces(hoverongaps=False)  # a blocked cell is blank: no number to hover
     return fig
 
@@ -493,7 +493,7 @@ def query_weights_figure(trace: Trace, head: int, query: int, tokens: list[str],
                         f"{w.sum():.4f}", height=320)
 
 
-MIX_KEYS = 40  # the value mix shows a row per key up to this many keys
+MIX_KEYS = 24  # the value mix shows a row per key up to this many keys (every row label then fits its height)
 
 
 def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], group_size: int = 1,
@@ -514,13 +514,16 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
         rest[top] = False
         mixed = np.vstack([mixed[top], mixed[rest].sum(axis=0)[None]])
         labels = [labels[j] for j in top] + [f"w·v of the other {int(rest.sum())} keys, added up"]
-        title = (f"Head {head + 1}: weight × value for the {MIX_KEYS - 1} keys of largest weight, the other "
-                 f"{int(rest.sum())} keys added up, and the sum")
+        title += (f"<br>(a row for each of the {MIX_KEYS - 1} keys of largest weight, one for the "
+                  f"{int(rest.sum())} others)")
     z = np.vstack([mixed, trace.heads[head, query][None]])      # (rows + 1, d_k)
     rows = labels + ["= sum (head output)"]
-    return heatmap(z, dim_labels(v.shape[1]), rows, title,
-                   x_title=f"dimension of V_{head // group_size + 1}" if group_size > 1 else "dimension of V_i",
-                   y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
+    fig = heatmap(z, dim_labels(v.shape[1]), rows, title,
+                  x_title=f"dimension of V_{head // group_size + 1}" if group_size > 1 else "dimension of V_i",
+                  y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
+    if "<br>" in title:
+        fig.update_layout(margin_t=84)  # room for the title's second line
+    return fig
 
 
 def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> go.Figure:

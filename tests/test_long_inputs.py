@@ -8,10 +8,10 @@ import json
 
 import numpy as np
 import pytest
-from app_pages import app_pages
-from conftest import as_array, figure_titled, figures, load_pretrained, run_app
 
 import mha_core as mc
+from app_pages import app_pages
+from conftest import as_array, figure_titled, figures, load_pretrained, run_app
 
 LONG = {"input": "random", "n": "2048", "d_model": "1024", "h": "16"}
 MAX_CELLS = 250_000        # the architecture's bound on one figure
