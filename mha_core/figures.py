@@ -2,8 +2,10 @@
 
 One colour scale for attention weights (sequential, fixed 0..1) and one for signed values (diverging, centred
 at 0). Every axis carries token labels or dimension indices (every k-th one on long axes). No figure sends more
-than MAX_CELLS numbers to the browser: larger matrices are averaged over blocks of neighbouring cells, and the
-title, the axis labels and the hover text say so.
+than MAX_CELLS numbers to the browser: larger matrices are averaged over blocks of neighbouring cells (to
+OVERVIEW_CELLS, sent as float32), and the title, the axis labels and the hover text say so. The exact numbers of a
+long matrix are in zoom_figure's window (float64). Pooling is a plain function of arrays (pool_stack, pool_heads,
+pool_stage), so an app can compute it once and hand the result to the figure (the `pooled=` arguments).
 """
 
 from __future__ import annotations
