@@ -303,29 +303,38 @@ def device_label(device: str) -> str:
 
 
 def share_and_export(settings: Settings, example, page_path: str) -> None:
-    base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
-    link = settings.share_url(base)
+    st.session_state.share_base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
     with st.sidebar:
         st.header("Share")
         st.caption(f"Computed with {settings.spec.backend} on **{device_label(example.trace.device)}**.")
         st.caption("This link reopens exactly this view (copy button on the right):")
-        st.session_state.share_slot = st.empty()  # a page's fragment rewrites the link when its own controls change
-        st.session_state.share_slot.code(link, language=None, wrap_lines=True)
-        st.session_state.share_base = base
+        link = st.empty()
         st.header("Export")
         st.download_button("Trace (.npz, every intermediate)", lambda: trace_npz(example.trace, example.tokens),
                            file_name="mha_trace.npz", mime="application/octet-stream", width="stretch",
                            on_click="ignore")
-        st.download_button("Settings (.json)", settings_json(settings.values(), link), file_name="mha_settings.json",
-                           mime="application/json", width="stretch", on_click="ignore")
+        st.session_state.share_slots = (link, st.empty())  # a page's fragment rewrites them (refresh_share_link)
+        _fill_share_slots(settings)
+        st.session_state.share_filled = True  # in this run: a fragment running in it has nothing to rewrite
         st.caption("Each chart's camera icon saves it as PNG.")
 
 
+def _fill_share_slots(settings: Settings) -> None:
+    link_slot, json_slot = st.session_state.share_slots
+    link = settings.share_url(st.session_state.share_base)
+    link_slot.code(link, language=None, wrap_lines=True)
+    json_slot.download_button("Settings (.json)", settings_json(settings.values(), link),
+                              file_name="mha_settings.json", mime="application/json", width="stretch",
+                              on_click="ignore")
+
+
 def refresh_share_link(settings: Settings, **view) -> None:
-    """Rewrite the sidebar's share link with these View values (from a fragment, which reruns without the sidebar)."""
-    fresh = dataclasses.replace(settings, view=dataclasses.replace(settings.view, **view))
-    if "share_slot" in st.session_state:
-        st.session_state.share_slot.code(fresh.share_url(st.session_state.share_base), language=None, wrap_lines=True)
+    """Rewrite the sidebar's share link and settings export with these View values (from a fragment, which reruns
+    without the sidebar)."""
+    if st.session_state.pop("share_filled", False):  # the whole app runs: share_and_export wrote these values
+        return
+    if "share_slots" in st.session_state:
+        _fill_share_slots(dataclasses.replace(settings, view=dataclasses.replace(settings.view, **view)))
 
 
 def prepare(page_path: str) -> None:

@@ -538,3 +538,10 @@ def test_long_input_overview_zoom_and_stage_rerun_only_their_fragment(server, op
     link = parse_qs(urlparse(share_link(page)).query)
     assert link.get("stage") == ["mask"] and link.get("zoom_query") == ["129"], share_link(page)
     screenshot(page, "attention-2048-zoom")
+    # Back to the stage the page opened with: the link drops it again (the default needs no parameter).
+    page.locator('[data-testid="stButtonGroup"]').get_by_text("softmax weights", exact=True).click()
+    expect(page.locator(".js-plotly-plot .gtitle").filter(has_text="Head 1: Attention weights softmax(…): queries "
+                                                                   "129–192").first).to_be_visible(timeout=CHANGE_MS)
+    wait_settled(page)
+    link = parse_qs(urlparse(share_link(page)).query)
+    assert "stage" not in link and link.get("zoom_query") == ["129"], share_link(page)
