@@ -223,10 +223,6 @@ def ablation_results(settings: Settings, ex: Example) -> None:
         if not cos.size or cos.size < change.cosine.size:
             st.caption("The cosine is left out where an output vector is zero: it has no direction to compare.")
     st.markdown(f"**Which head{where} matters most?** Switch each one off alone, every other head kept, and measure.")
-    if spec.card is not None and spec.card.kind != "encoder":  # the ranking measures the encoder's sentence vector
-        st.caption(f"{spec.card.name} is a decoder, without a sentence vector to measure: choose all-MiniLM-L6-v2 "
-                   "for this ranking.")
-        return
     if not _rank_button(settings):
         return
     if spec.card is None:

@@ -173,14 +173,14 @@ def test_by_hand_in_cross_attention_with_shared_kv_heads_and_no_scaling():
 def test_reveal_shows_the_strongest_key_of_the_row_on_click_only():
     at = run_app({**SMALL, "head": "2", "query": "3"}, "pages/attention.py")
     assert_clean(at)
-    assert any("which token will query 3 “t3” attend to most" in m.value for m in at.markdown)
+    assert any("which token will query 3 `t3` attend to most" in m.value for m in at.markdown)
     assert not any(m.value.startswith("Answer:") for m in at.markdown)
     at.button(key="revealed_strongest_key_button").click().run()
     assert_clean(at)
     bars = as_array(figure_titled(at, "Head 2, query 3 t3")["data"][0]["y"])
     best = int(np.argmax(bars))
     answer = next(m.value for m in at.markdown if m.value.startswith("Answer:"))
-    assert f"**{best + 1} “t{best + 1}”**" in answer
+    assert f"**{best + 1} `t{best + 1}`**" in answer
     at.selectbox(key="head").set_value(1).run()
     assert not any(m.value.startswith("Answer:") for m in at.markdown), "another head: the answer hides again"
 
