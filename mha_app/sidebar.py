@@ -314,27 +314,26 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
                            file_name="mha_trace.npz", mime="application/octet-stream", width="stretch",
                            on_click="ignore")
         st.session_state.share_slots = (link, st.empty())  # a page's fragment rewrites them (refresh_share_link)
-        _fill_share_slots(settings)
-        st.session_state.share_filled = True  # in this run: a fragment running in it has nothing to rewrite
+        _fill_share_slots(settings, "settings_json")
         st.caption("Each chart's camera icon saves it as PNG.")
 
 
-def _fill_share_slots(settings: Settings) -> None:
+def _fill_share_slots(settings: Settings, key: str) -> None:
     link_slot, json_slot = st.session_state.share_slots
     link = settings.share_url(st.session_state.share_base)
     link_slot.code(link, language=None, wrap_lines=True)
     json_slot.download_button("Settings (.json)", settings_json(settings.values(), link),
                               file_name="mha_settings.json", mime="application/json", width="stretch",
-                              on_click="ignore")
+                              on_click="ignore", key=key)
 
 
 def refresh_share_link(settings: Settings, **view) -> None:
     """Rewrite the sidebar's share link and settings export with these View values (from a fragment, which reruns
-    without the sidebar)."""
-    if st.session_state.pop("share_filled", False):  # the whole app runs: share_and_export wrote these values
-        return
+    without the sidebar). A fragment writes them in every run, the app's included: Streamlit keeps an outside
+    container's place for a fragment only if it wrote there in the last full run."""
     if "share_slots" in st.session_state:
-        _fill_share_slots(dataclasses.replace(settings, view=dataclasses.replace(settings.view, **view)))
+        _fill_share_slots(dataclasses.replace(settings, view=dataclasses.replace(settings.view, **view)),
+                          "settings_json_of_view")  # another key: the app's run wrote "settings_json" already
 
 
 def prepare(page_path: str) -> None:

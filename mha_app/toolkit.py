@@ -57,6 +57,7 @@ def zoom_start(container, name: str, count: int) -> int:
     wanted = st.session_state.get(name) or int(st.query_params.get(name, 1))  # the link's (checked), on a first run
     if wanted > count:
         st.session_state[name] = count
+        container.info(f"The zoom window's start, {wanted}, is past the last one, {count}; it starts at {count}.")
     return container.number_input(c.label, 1, count, key=name, bind=BIND, step=figures.ZOOM, help=c.help)
 
 

@@ -225,6 +225,7 @@ def test_a_trained_models_zoom_past_its_last_token_moves_to_the_last_one():
     assert not at.exception
     n = at.session_state["view"][1].n
     assert any(f"queries {n}–{n} ×" in f["layout"]["title"]["text"] for f in figures(at))
+    assert any(f"start, 900, is past the last one, {n}" in i.value for i in at.info), [i.value for i in at.info]
 
 
 def test_figure_json_is_small_enough_to_send():
