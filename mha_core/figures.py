@@ -132,7 +132,7 @@ def _mark_pooled(fig: go.Figure, step: int) -> None:
 
 
 def pooled_note(step: int) -> str:
-    return f"  (averages over {step}×{step} blocks of cells, to stay readable)"
+    return f"  (averages over {step}×{step} blocks)"  # short: a long title is cut at the chart's edge
 
 
 def _layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
