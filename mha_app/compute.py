@@ -15,15 +15,18 @@ import functools
 
 import streamlit as st
 
-from mha_core import ablation, reference, scaling
+from mha_core import ablation, figures, reference, scaling
 from mha_core.pretrained import MODELS
+from mha_core.stats import row_entropy
 
 from .cache import BoundedCache, read_only
 from .example import Example, build_example, model_head_mask
 from .settings import BACKENDS, Spec
 
 MAX_EXAMPLES = 16
-MAX_EXAMPLE_BYTES = 512 * 2**20  # in all; an example larger than this alone is computed for its run, not kept
+# In all. The largest example the app allows (n = 2048, h = 16, with a mask: scores, masked scores, weights and the
+# mask, ~0.9 GB) fits, so a rerun at n = 2048 finds it instead of recomputing it for ~2-6 s; the next one evicts it.
+MAX_EXAMPLE_BYTES = 1024 * 2**20
 
 
 def shared(max_entries: int, max_bytes: int, spinner: str | None = None):
@@ -70,6 +73,27 @@ def full_example(spec: Spec, layer: int = 1) -> Example:
     return example(dataclasses.replace(spec, ablate=()), layer)
 
 
+# What the attention page draws, computed once per example and layer (a rerun that finds them only builds figures).
+# At n = 2048: the head grid's 16 panels of 50 x 50, one head's 187 x 187 overview, and 16 x 2048 entropies.
+
+@shared(32, 64 * 2**20, "Averaging the weights over blocks…")
+def pooled_heads(spec: Spec, layer: int) -> tuple:
+    """Every head's weights as the head grid shows them (figures.pool_heads)."""
+    return figures.pool_heads(example(spec, layer).trace.weights)
+
+
+@shared(64, 64 * 2**20)
+def pooled_stage(spec: Spec, layer: int, head: int, stage: str) -> tuple:
+    """One head's matrix at a stage of step 2 as its overview shows it (figures.pool_stage; head 0-based)."""
+    return figures.pool_stage(example(spec, layer).trace, head, stage)
+
+
+@shared(32, 64 * 2**20, "Measuring how focused each head is…")
+def entropy(spec: Spec, layer: int):
+    """Row entropy in bits, (h, n), of the shown layer's weights."""
+    return row_entropy(example(spec, layer).trace.weights)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)  # one number each
 def torch_difference(spec: Spec, layer: int) -> float:
     """Largest |difference| from PyTorch's own attention on the shown layer (see mha_core.reference)."""
@@ -78,10 +102,17 @@ def torch_difference(spec: Spec, layer: int) -> float:
 
 
 @shared(16, 256 * 2**20, "Softmaxing the scores with and without 1/√d_k…")  # two (n, m) matrices each
-def scale_comparison(spec: Spec, layer: int, head: int) -> scaling.ScaleComparison:
-    """The shown layer's raw scores softmaxed with and without 1/√d_k (head: 0-based, whose weights are kept)."""
+def _scale_comparison(spec: Spec, layer: int) -> scaling.ScaleComparison:
     ex = example(spec, layer)
-    return scaling.compare_scaling(ex.trace, ex.cfg, head)
+    return scaling.compare_scaling(ex.trace, ex.cfg, 0)
+
+
+@shared(16, 256 * 2**20)
+def scale_comparison(spec: Spec, layer: int, head: int) -> scaling.ScaleComparison:
+    """The shown layer's raw scores softmaxed with and without 1/√d_k (head: 0-based, whose weights are kept). Every
+    head's means are computed once per layer; another head only softmaxes its own scores twice."""
+    ex = example(spec, layer)
+    return scaling.with_head(_scale_comparison(spec, layer), ex.trace, ex.cfg, head)
 
 
 @st.cache_data(max_entries=16, show_spinner="Switching off each head of this layer in turn…")  # 2 x h numbers

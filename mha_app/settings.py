@@ -125,6 +125,13 @@ class View:
     query: int = setting(1, "Query token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected query token",
                          help="Pick a token by its position; the figures show its row.")
     stage: str = setting("softmax weights", "Stage", choices=tuple(STAGES))
+    zoom_query: int = setting(1, "Zoom: first query row", lo=1, hi=APP_MAX_TOKENS,
+                              what="the zoom window's first query row",
+                              help=f"The zoom window shows up to {figures.ZOOM} query rows from this one, every cell "
+                                   "exact.")
+    zoom_key: int = setting(1, "Zoom: first key column", lo=1, hi=APP_MAX_TOKENS,
+                            what="the zoom window's first key column",
+                            help=f"The zoom window shows up to {figures.ZOOM} key columns from this one.")
     key: int = setting(1, "Key token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected key token",
                        help="The key of the attention weight that is worked out by hand.")
     preset: str = setting(presets()[0].name, "Model", choices=tuple(shape.name for shape in presets()),

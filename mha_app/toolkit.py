@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from mha_core import figures
 from mha_core.source import step_source
 
 from .example import Example
-from .settings import MODELS, PRETRAINED, Settings
+from .settings import MODELS, PRETRAINED, Settings, control
 from .snippets import torch_script
 
 BIND = "query-params"  # every control's value lives in the URL
@@ -47,6 +48,17 @@ def view() -> tuple[Settings, Example]:
 def plot(fig, key: str | None = None) -> None:
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "toImageButtonOptions": {
         "format": "png", "scale": 2}})
+
+
+def zoom_start(container, name: str, count: int) -> int:
+    """A zoom window's first row or column (zoom_query, zoom_key), 1..count, bound to the URL; a value past the last
+    row or column (a shorter text since) moves to the last one."""
+    c = control(name)
+    wanted = st.session_state.get(name) or int(st.query_params.get(name, 1))  # the link's (checked), on a first run
+    if wanted > count:
+        st.session_state[name] = count
+        container.info(f"The zoom window's start, {wanted}, is past the last one, {count}; it starts at {count}.")
+    return container.number_input(c.label, 1, count, key=name, bind=BIND, step=figures.ZOOM, help=c.help)
 
 
 def code_for_step(step: int, note: str = "") -> None:

@@ -122,6 +122,11 @@ def _check_tokens(values: dict, kept: dict, get) -> list[str]:
     if "query" in values and values["query"] > n:
         problems.append(f"`query` = {values['query']} but there are only {n} tokens; showing the last one, {n}.")
         values["query"], kept["query"] = n, str(n)
+    for name, count, what in (("zoom_query", n, "query rows"), ("zoom_key", m, "key columns")):
+        if name in values and values[name] > count:
+            problems.append(f"`{name}` = {values[name]} but there are only {count} {what}; the zoom window starts "
+                            f"at the last one, {count}.")
+            values[name], kept[name] = count, str(count)
     return problems
 
 

@@ -2,8 +2,10 @@
 
 One colour scale for attention weights (sequential, fixed 0..1) and one for signed values (diverging, centred
 at 0). Every axis carries token labels or dimension indices (every k-th one on long axes). No figure sends more
-than MAX_CELLS numbers to the browser: larger matrices are averaged over blocks of neighbouring cells, and the
-title, the axis labels and the hover text say so.
+than MAX_CELLS numbers to the browser: larger matrices are averaged over blocks of neighbouring cells (to
+OVERVIEW_CELLS, sent as float32), and the title, the axis labels and the hover text say so. The exact numbers of a
+long matrix are in zoom_figure's window (float64). Pooling is a plain function of arrays (pool_stack, pool_heads,
+pool_stage), so an app can compute it once and hand the result to the figure (the `pooled=` arguments).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ SIGNED_SCALE = "RdBu_r"     # any signed value, centred at 0 (red positive, blue
 HEAD_COLOURS = ["#4c6ef5", "#f76707", "#2f9e44", "#e03131", "#7048e8", "#1098ad", "#d6336c", "#74b816",
                 "#f59f00", "#495057", "#0b7285", "#ae3ec9", "#5c940d", "#c92a2a", "#364fc7", "#e8590c"]
 MAX_CELLS = 250_000
+# What a pooled overview keeps (200 x 200: about the pixels a chart has on a laptop screen). A page shows several
+# figures, and a float32 cell is ~5.3 bytes of base64 JSON, so this keeps a page near 1 MB whatever n is.
+OVERVIEW_CELLS = 40_000
 MAX_LABELLED_CELLS = 150  # up to this many cells, each one shows its number (the tiny example, short sentences)
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
 
@@ -44,19 +49,57 @@ def dim_labels(n: int, prefix: str = "d") -> list[str]:
     return [f"{prefix}{j + 1}" for j in range(n)]
 
 
-def pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int, int]:
-    """Average z (rows, cols) over blocks of s x s cells so that at most max_cells remain; returns (z, s, s)."""
-    rows, cols = z.shape
-    step = 1
+def block_step(rows: int, cols: int, max_cells: int) -> int:
+    """The smallest s such that blocks of s x s cells leave at most max_cells of a (rows, cols) matrix."""
+    step = max(1, int(np.sqrt(rows * cols / max_cells)))
     while -(-rows // step) * -(-cols // step) > max_cells:
         step += 1
+    return step
+
+
+def block_mean(z: np.ndarray, step: int) -> np.ndarray:
+    """The mean of each step x step block of z (rows, cols), in float64; NaN cells are left out of their block's
+    mean, and a block of NaN only is NaN. Edge blocks are smaller: each is the mean of the cells it has."""
+    z = np.asarray(z, dtype=np.float64)
+    starts_r, starts_c = np.arange(0, z.shape[0], step), np.arange(0, z.shape[1], step)
+    finite = np.isfinite(z)
+
+    def sums(a):
+        return np.add.reduceat(np.add.reduceat(a, starts_r, axis=0), starts_c, axis=1)
+
+    if finite.all():
+        rows = np.diff(np.append(starts_r, z.shape[0]))
+        cols = np.diff(np.append(starts_c, z.shape[1]))
+        return sums(z) / np.outer(rows, cols)
+    counts = sums(finite.astype(np.float64))
+    with np.errstate(invalid="ignore"):
+        return sums(np.where(finite, z, 0.0)) / np.where(counts > 0, counts, np.nan)
+
+
+def pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int, int]:
+    """Average z (rows, cols) over blocks of s x s cells so that at most max_cells remain; returns (z, s, s)."""
+    step = block_step(*z.shape, max_cells)
     if step == 1:
         return z, 1, 1
-    pad_r, pad_c = -rows % step, -cols % step
-    padded = np.pad(z.astype(np.float64), ((0, pad_r), (0, pad_c)), constant_values=np.nan)
-    blocks = padded.reshape(padded.shape[0] // step, step, padded.shape[1] // step, step)
-    with np.errstate(invalid="ignore"):
-        return np.nanmean(blocks, axis=(1, 3)), step, step
+    return block_mean(z, step), step, step
+
+
+def pool_stack(a: np.ndarray, max_cells: int) -> tuple[np.ndarray, int]:
+    """Every matrix of a stack (..., rows, cols), e.g. each head's weights, averaged over blocks of s x s cells (one s
+    for all) so that each keeps at most max_cells; returns (pooled, s). Pooled values are float32: they are only
+    colours and a rounded mean on hover, and half the bytes to send. With s = 1, `a` itself (exact)."""
+    step = block_step(*a.shape[-2:], max_cells)
+    if step == 1:
+        return a, 1
+    out = np.empty(a.shape[:-2] + tuple(-(-d // step) for d in a.shape[-2:]), dtype=np.float32)
+    for index in np.ndindex(a.shape[:-2]):  # one matrix at a time: a few n x m temporaries at most
+        out[index] = block_mean(a[index], step)
+    return out, step
+
+
+def shown(z: np.ndarray, step: int) -> np.ndarray:
+    """What a heatmap sends: exact values (float64) when nothing is pooled, else float32 block means."""
+    return np.asarray(z, dtype=np.float64 if step == 1 else np.float32)
 
 
 def _pooled_labels(labels: list[str], step: int) -> list[str]:
@@ -89,7 +132,7 @@ def _mark_pooled(fig: go.Figure, step: int) -> None:
 
 
 def pooled_note(step: int) -> str:
-    return f"  (averages over {step}×{step} blocks of cells, to stay readable)"
+    return f"  (averages over {step}×{step} blocks)"  # short: a long title is cut at the chart's edge
 
 
 def _layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
@@ -103,11 +146,17 @@ def _layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
 
 
 def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str, signed: bool = True,
-            x_title: str = "", y_title: str = "", zmax: float | None = None, max_cells: int = MAX_CELLS,
-            height: int | None = None, value_name: str = "value") -> go.Figure:
-    """One labelled heatmap: diverging around 0 when `signed`, else the 0..1 weight scale."""
-    z, r_step, c_step = pool(_finite_or_none(z), max_cells)
+            x_title: str = "", y_title: str = "", zmax: float | None = None, max_cells: int = OVERVIEW_CELLS,
+            height: int | None = None, value_name: str = "value", step: int | None = None) -> go.Figure:
+    """One labelled heatmap: diverging around 0 when `signed`, else the 0..1 weight scale.
+
+    step: z is already averaged over blocks of step x step cells (see pool_stack); None pools it here.
+    """
+    if step is None:
+        z, step, _ = pool(_finite_or_none(z), max_cells)
+    r_step = c_step = step
     pooled = r_step > 1
+    z = shown(z, step)
     fig = go.Figure(go.Heatmap(
         z=z, x=_pooled_labels(x_labels, c_step), y=_pooled_labels(y_labels, r_step),
         colorscale=SIGNED_SCALE if signed else WEIGHT_SCALE,
@@ -131,17 +180,20 @@ WEIGHT_AXIS = dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1)
 
 
 def _panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_labels: list[str], cols: int,
-                coloraxis: dict, hover: str, spacing: float = 0.03) -> tuple[go.Figure, int]:
+                coloraxis: dict, hover: str, spacing: float = 0.03, step: int | None = None) -> tuple[go.Figure, int]:
     """Small multiples: one heatmap per (title, z) panel on one shared colour axis; returns (figure, rows).
 
-    `hover` is the plotly hover text of a cell, e.g. "query %{y}<br>key %{x}<br>weight = %{z:.6g}".
+    `hover` is the plotly hover text of a cell, e.g. "query %{y}<br>key %{x}<br>weight = %{z:.6g}". step: every z
+    is already averaged over blocks of step x step cells (see grid_pooling); None pools each here.
     """
     rows = -(-len(panels) // cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[title for title, _ in panels],
                         horizontal_spacing=spacing, vertical_spacing=0.08 / rows + 0.03)
-    budget = MAX_CELLS // len(panels)
+    given = step
     for i, (title, z) in enumerate(panels):
-        z, step, _ = pool(z, budget)
+        if given is None:
+            z, step, _ = pool(z, grid_budget(len(panels)))
+        z = shown(z, step)
         _mark_pooled(fig, step)
         name = f"{title}, mean of a {step}×{step} block" if step > 1 else title
         fig.add_trace(go.Heatmap(z=z, x=_pooled_labels(x_labels, step), y=_pooled_labels(y_labels, step),
@@ -150,6 +202,11 @@ def _panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_lab
                       row=i // cols + 1, col=i % cols + 1)
     fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **coloraxis))
     return fig, rows
+
+
+def grid_budget(panels: int) -> int:
+    """The cells each of `panels` small multiples keeps: one overview's worth for the whole figure."""
+    return OVERVIEW_CELLS // panels
 
 
 def _label_outer_panels(fig: go.Figure, rows: int, show_x: bool = True, show_y: bool = True) -> None:
@@ -321,39 +378,102 @@ def stage_matrix(trace: Trace, head: int, stage: str) -> np.ndarray:
     raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
 
 
-def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "weights", scale: float = 1.0,
-                     key_tokens: list[str] | None = None) -> go.Figure:
-    """One head, large: rows are queries, columns are keys, exact values on hover; `scale` is named in the title."""
+def stage_values(trace: Trace, head: int, stage: str) -> np.ndarray:
+    """What the figures of a stage show: stage_matrix, with a blocked cell blank (NaN) where its score is -inf."""
     z = stage_matrix(trace, head, stage)
-    signed = stage in ("raw", "scaled")
     if stage == "scaled" and trace.mask is not None:
         z = np.where(trace.mask[head], np.nan, z)  # blocked cells show as gaps: softmax ignores them
+    return z
+
+
+def pool_stage(trace: Trace, head: int, stage: str) -> tuple[np.ndarray, int]:
+    """One head's matrix at a stage as attention_figure's overview shows it: (values, block size)."""
+    z, step, _ = pool(_finite_or_none(stage_values(trace, head, stage)), OVERVIEW_CELLS)
+    return shown(z, step), step
+
+
+def pool_heads(weights: np.ndarray) -> tuple[np.ndarray, int]:
+    """Every head's (n, m) weights as head_grid_figure's panels show them: (values (h, ., .), block size)."""
+    return pool_stack(weights, grid_budget(weights.shape[0]))
+
+
+def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
     title = f"Head {head + 1}: {STAGES[stage][1]}"
     if stage == "scaled":
         title += f" Q_i K_iᵀ × {scale:.4g}"
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
-    n = z.shape[0]
-    return heatmap(z, token_labels(key_tokens or tokens), token_labels(tokens), title, signed=signed,
-                   x_title="key", y_title="query", value_name="weight" if stage == "weights" else "score",
-                   height=min(700, max(360, 28 * n + 160)))
+    return title
+
+
+def _outline(fig: go.Figure, r0: float, r1: float, c0: float, c1: float, colour: str = "#e03131") -> None:
+    """A rectangle around cells r0..r1-1 x c0..c1-1 of a heatmap on category axes (cell i is centred at i)."""
+    fig.add_shape(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r0 - 0.5, y1=r1 - 0.5, line=dict(color=colour, width=2))
+
+
+def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "weights", scale: float = 1.0,
+                     key_tokens: list[str] | None = None, pooled: tuple[np.ndarray, int] | None = None,
+                     window: tuple[int, int, int, int] | None = None) -> go.Figure:
+    """One head, large: rows are queries, columns are keys, exact values on hover; `scale` is named in the title.
+
+    A long input is shown in blocks (their mean); pooled = pool_stage(...) when it is already computed. window =
+    zoom_window(...) outlines the cells that zoom_figure shows exactly.
+    """
+    z, step = pooled if pooled is not None else pool_stage(trace, head, stage)
+    n = trace.weights.shape[1]
+    fig = heatmap(z, token_labels(key_tokens or tokens), token_labels(tokens), _stage_title(trace, head, stage, scale),
+                  signed=stage in ("raw", "scaled"), x_title="key", y_title="query",
+                  value_name="weight" if stage == "weights" else "score", height=min(700, max(360, 28 * n + 160)),
+                  step=step)
+    if window is not None and step > 1:
+        r0, r1, c0, c1 = window
+        _outline(fig, r0 / step, r1 / step, c0 / step, c1 / step)
+    return fig
+
+
+ZOOM = 64  # the zoom window's side, in cells: every cell exact, every token named
+
+
+def zoom_window(n: int, m: int, query: int, key: int, size: int = ZOOM) -> tuple[int, int, int, int]:
+    """(r0, r1, c0, c1): the rows r0..r1-1 and columns c0..c1-1 (0-based) of the zoom window whose first query row
+    and first key column are `query` and `key` (1-based): size x size cells at most, cut at the matrix's edge."""
+    r0, c0 = min(max(query, 1), n) - 1, min(max(key, 1), m) - 1
+    return r0, min(r0 + size, n), c0, min(c0 + size, m)
+
+
+def zoom_figure(trace: Trace, head: int, tokens: list[str], stage: str, window: tuple[int, int, int, int],
+                scale: float = 1.0, key_tokens: list[str] | None = None) -> go.Figure:
+    """The cells of one head's matrix in `window` (zoom_window), exactly as the engine computed them, each named
+    by its query and key token on hover."""
+    r0, r1, c0, c1 = window
+    z = _finite_or_none(stage_values(trace, head, stage)[r0:r1, c0:c1])
+    title = (f"{_stage_title(trace, head, stage, scale)}: queries {r0 + 1}–{r1} × keys {c0 + 1}–{c1}, every cell "
+             "exact")
+    fig = heatmap(z, token_labels(key_tokens or tokens)[c0:c1], token_labels(tokens)[r0:r1], title,
+                  signed=stage in ("raw", "scaled"), x_title="key", y_title="query",
+                  value_name="weight" if stage == "weights" else "score",
+                  height=min(760, max(360, 11 * (r1 - r0) + 200)), step=1)
+    fig.update_traces(hoverongaps=False)  # a blocked cell is blank: no number to hover
+    return fig
 
 
 def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | None = None,
                      cols: int | None = None, title: str | None = None, group_size: int = 1,
-                     panel_height: int = 260) -> go.Figure:
+                     panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
     """All heads' attention weights side by side, on the one shared 0..1 scale.
 
     With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V
-    head's colour, and (for groups of up to 6) each row of panels is one group.
+    head's colour, and (for groups of up to 6) each row of panels is one group. Long inputs are shown in blocks
+    (their mean); pooled = pool_heads(trace.weights) when it is already computed.
     """
     n_heads = trace.weights.shape[0]
+    z, step = pooled if pooled is not None else pool_heads(trace.weights)
     names = [f"head {i + 1}" + (f" (K/V {i // group_size + 1})" if group_size > 1 else "") for i in range(n_heads)]
-    panels = [(names[i], trace.weights[i]) for i in range(n_heads)]
+    panels = [(names[i], z[i]) for i in range(n_heads)]
     # With a few query heads per key/value head, one row of panels per K/V head.
     cols = cols or (group_size if 1 < group_size <= 6 else min(n_heads, 4))
     fig, rows = _panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens),
-                            cols, WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}")
+                            cols, WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}", step=step)
     if group_size > 1:
         for i, annotation in enumerate(fig.layout.annotations[:n_heads]):
             annotation.font = dict(color=head_colour(i // group_size))
@@ -375,26 +495,50 @@ def query_weights_figure(trace: Trace, head: int, query: int, tokens: list[str],
                         f"{w.sum():.4f}", height=320)
 
 
+MIX_KEYS = 24  # the value mix shows a row per key up to this many keys (every row label then fits its height)
+
+
 def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], group_size: int = 1,
                      key_tokens: list[str] | None = None) -> go.Figure:
-    """weight_j · v_j for every key j (one row each) and their sum, which is head_i's output row for the query."""
+    """weight_j · v_j for every key j (one row each) and their sum, which is head_i's output row for the query.
+
+    With more than MIX_KEYS keys, the MIX_KEYS - 1 keys of largest weight get a row each (in key order) and one
+    row adds up the w·v of all the others, so the rows still sum to the head's output.
+    """
     v = trace.v[head // group_size]                             # (m, d_k)
-    mixed = trace.weights[head, query][:, None] * v             # (m, d_k)
-    z = np.vstack([mixed, trace.heads[head, query][None]])      # (m + 1, d_k)
-    rows = [f"w·v {lab}" for lab in token_labels(key_tokens or tokens)] + ["= sum (head output)"]
-    return heatmap(z, dim_labels(v.shape[1]), rows,
-                   f"Head {head + 1}: weight × value for each key, and their sum",
-                   x_title=f"dimension of V_{head // group_size + 1}" if group_size > 1 else "dimension of V_i",
-                   y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
+    w = trace.weights[head, query]                              # (m,)
+    mixed = w[:, None] * v                                      # (m, d_k)
+    labels = [f"w·v {lab}" for lab in token_labels(key_tokens or tokens)]
+    title = f"Head {head + 1}: weight × value for each key, and their sum"
+    if len(w) > MIX_KEYS:
+        top = np.sort(np.argsort(-w, kind="stable")[:MIX_KEYS - 1])
+        rest = np.ones(len(w), bool)
+        rest[top] = False
+        mixed = np.vstack([mixed[top], mixed[rest].sum(axis=0)[None]])
+        labels = [labels[j] for j in top] + [f"w·v of the other {int(rest.sum())} keys, added up"]
+        title += (f"<br>(a row for each of the {MIX_KEYS - 1} keys of largest weight, one for the "
+                  f"{int(rest.sum())} others)")
+    z = np.vstack([mixed, trace.heads[head, query][None]])      # (rows + 1, d_k)
+    rows = labels + ["= sum (head output)"]
+    fig = heatmap(z, dim_labels(v.shape[1]), rows, title,
+                  x_title=f"dimension of V_{head // group_size + 1}" if group_size > 1 else "dimension of V_i",
+                  y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
+    if "<br>" in title:
+        fig.update_layout(margin_t=84)  # room for the title's second line
+    return fig
 
 
-def entropy_figure(trace: Trace, tokens: list[str]) -> go.Figure:
-    """Row entropy (bits) per head and query: 0 = focused on one key, log2(m) = spread evenly."""
-    ent = row_entropy(trace.weights)                             # (h, n)
+def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> go.Figure:
+    """Row entropy (bits) per head and query: 0 = focused on one key, log2(m) = spread evenly.
+
+    entropy: row_entropy(trace.weights) when it is already computed.
+    """
+    ent = row_entropy(trace.weights) if entropy is None else entropy  # (h, n)
     m = trace.weights.shape[-1]
     top = float(np.log2(m))
     labels = [f"head {i + 1} (mean {e:.2f})" for i, e in enumerate(ent.mean(axis=1))]
-    z, step, _ = pool(ent, MAX_CELLS)
+    z, step, _ = pool(ent, OVERVIEW_CELLS)
+    z = z.astype(np.float32)  # shown to 4 decimals: float32's 7 digits are plenty, at half the bytes
     ticks = [float(t) for t in range(int(top)) if top - t > 0.3 or t == 0] + [top]
     fig = go.Figure(go.Heatmap(
         z=z, x=_pooled_labels(token_labels(tokens), step), y=labels, colorscale="Viridis", zmin=0,

@@ -7,7 +7,7 @@ brings the scores back to unit variance whatever d_k is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,6 +38,24 @@ def _row_mean(values: np.ndarray, blocked_rows: np.ndarray) -> float:
     return float(values[keep].mean()) if keep.any() else 0.0
 
 
+def with_head(comparison: ScaleComparison, trace: Trace, cfg: MHAConfig, head: int) -> ScaleComparison:
+    """The same comparison keeping another head's weights (the per-head means do not depend on the head kept)."""
+    if head == comparison.head:
+        return comparison
+    kept = head_weights(trace, cfg, head)
+    return replace(comparison, head=head, scaled=kept[SCALES[0]], unscaled=kept[SCALES[1]])
+
+
+def head_weights(trace: Trace, cfg: MHAConfig, head: int) -> dict:
+    """One head's weights under each of SCALES: its raw scores times the scale, masked, softmaxed."""
+    return _softmaxed(trace.raw_scores(head).astype(np.float64), None if trace.mask is None else trace.mask[head], cfg)
+
+
+def _softmaxed(raw: np.ndarray, blocked: np.ndarray | None, cfg: MHAConfig) -> dict:
+    return {name: softmax_rows(raw * scale if blocked is None else np.where(blocked, -np.inf, raw * scale))
+            for name, scale in zip(SCALES, (cfg.d_k**-0.5, 1.0), strict=True)}
+
+
 def compare_scaling(trace: Trace, cfg: MHAConfig, head: int = 0) -> ScaleComparison:
     """The trace's raw scores (Q_i K_i^T, Trace.raw_scores) softmaxed with 1/sqrt(d_k) and with 1.
 
@@ -52,9 +70,7 @@ def compare_scaling(trace: Trace, cfg: MHAConfig, head: int = 0) -> ScaleCompari
         blocked = None if trace.mask is None else trace.mask[i]
         open_cells = raw if blocked is None else raw[~blocked]
         total, squares, count = total + open_cells.sum(), squares + np.square(open_cells).sum(), count + open_cells.size
-        for name, scale in zip(SCALES, (cfg.d_k**-0.5, 1.0), strict=True):
-            scores = raw * scale
-            weights = softmax_rows(scores if blocked is None else np.where(blocked, -np.inf, scores))
+        for name, weights in _softmaxed(raw, blocked, cfg).items():
             entropy[name][i] = _row_mean(row_entropy(weights), trace.blocked_rows[i])
             peak[name][i] = _row_mean(weights.max(axis=-1), trace.blocked_rows[i])
             if i == head:

@@ -10,6 +10,8 @@ def row_entropy(weights: np.ndarray) -> np.ndarray:
 
     A fully blocked (all-zero) row has entropy 0.
     """
+    if np.ndim(weights) > 2:  # one matrix at a time: float64 temporaries of one (n, m), not of all heads at once
+        return np.stack([row_entropy(matrix) for matrix in weights])
     w = np.asarray(weights, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(w > 0, w * np.log2(w), 0.0)

@@ -534,3 +534,34 @@ def test_bad_experiment_link_warns_in_words(server, open_page):
     for words in ("`ablate` lists", "`kv_heads` = 5 does not divide", "`plant` must be one of", "`strength` should"):
         expect(alerts.filter(has_text=words.replace("`", "")).first).to_be_visible()
     assert "ablate" not in urlparse(share_link(page)).query
+
+
+def test_long_input_overview_zoom_and_stage_rerun_only_their_fragment(server, open_page):
+    """n = 2048: the attention page draws its overview and zoom window; the stage and zoom controls (a fragment)
+    move the address and the sidebar's share link along with the figures."""
+    page = open_page(f"{server}/attention?input=random&n=2048&d_model=1024&h=16")
+    no_exception(page)
+    expect(page.get_by_text("Zoom window", exact=False).first).to_be_visible()
+    screenshot(page, "attention-2048")
+    page.locator('[data-testid="stButtonGroup"]').get_by_text("mask", exact=True).click()
+    expect(page.locator(".js-plotly-plot .gtitle").filter(has_text="Head 1: Mask").first).to_be_visible(
+        timeout=CHANGE_MS)
+    zoom = page.get_by_role("spinbutton", name="Zoom: first query row")
+    zoom.fill("129")
+    zoom.press("Enter")
+    expect(page.locator(".js-plotly-plot .gtitle").filter(has_text="queries 129–192").first).to_be_visible(
+        timeout=CHANGE_MS)
+    wait_settled(page)
+    no_exception(page)
+    query = parse_qs(urlparse(page.url).query)
+    assert query.get("stage") == ["mask"] and query.get("zoom_query") == ["129"], page.url
+    link = parse_qs(urlparse(share_link(page)).query)
+    assert link.get("stage") == ["mask"] and link.get("zoom_query") == ["129"], share_link(page)
+    screenshot(page, "attention-2048-zoom")
+    # Back to the stage the page opened with: the link drops it again (the default needs no parameter).
+    page.locator('[data-testid="stButtonGroup"]').get_by_text("softmax weights", exact=True).click()
+    expect(page.locator(".js-plotly-plot .gtitle").filter(has_text="Head 1: Attention weights softmax(…): queries "
+                                                                   "129–192").first).to_be_visible(timeout=CHANGE_MS)
+    wait_settled(page)
+    link = parse_qs(urlparse(share_link(page)).query)
+    assert "stage" not in link and link.get("zoom_query") == ["129"], share_link(page)

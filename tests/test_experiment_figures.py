@@ -125,3 +125,18 @@ def test_pipeline_says_what_changes():
     assert "√d<sub>k</sub>" not in other and "7 × 32" in other
     assert "Q<sub>i</sub> = X W<sup>Q</sup>" in other and "K<sub>i</sub> = Y W<sup>K</sup>" in other
     assert "V<sub>i</sub> = Y W<sup>V</sup>" in other
+
+
+def test_keeping_another_head_changes_only_the_kept_weights():
+    """compute.scale_comparison keeps every head's means once per layer and softmaxes only the head on view."""
+    cfg = mc.MHAConfig(32, 4, causal=True)
+    trace = mc.forward(mc.random_input(7, 32, seed=3), mc.init_weights(cfg, seed=3), cfg)
+    other = scaling.with_head(scaling.compare_scaling(trace, cfg, head=0), trace, cfg, 2)
+    direct = scaling.compare_scaling(trace, cfg, head=2)
+    assert other.head == 2
+    for name in ("scaled", "unscaled"):
+        np.testing.assert_array_equal(getattr(other, name), getattr(direct, name))
+    raw = (trace.q[2] @ trace.k[2].T).astype(np.float64) / np.sqrt(cfg.d_k)
+    raw[np.triu_indices(7, 1)] = -np.inf
+    expected = np.exp(raw - raw.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(other.scaled, expected / expected.sum(axis=1, keepdims=True), rtol=1e-6)

@@ -188,10 +188,11 @@ def test_no_figure_carries_more_than_the_cell_budget_on_long_inputs():
     for fig in figs:
         assert cells(fig) <= F.MAX_CELLS, fig.layout.title.text
     pooled = F.attention_figure(tr, 0, tokens, "weights")
-    assert "averages over 3×3 blocks" in pooled.layout.title.text
+    # 40,000 cells at most (F.OVERVIEW_CELLS): 5×5 blocks leave 220² = 48,400, 6×6 leave 184² = 33,856
+    assert "averages over 6×6 blocks" in pooled.layout.title.text
     z = np.asarray(pooled.data[0].z, dtype=float)
-    assert z.shape == (367, 367)
-    np.testing.assert_allclose(z[0, 0], tr.weights[0, :3, :3].mean(), rtol=1e-6)
+    assert z.shape == (184, 184)
+    np.testing.assert_allclose(z[0, 0], tr.weights[0, :6, :6].mean(), rtol=1e-6)
     np.testing.assert_allclose(z[-1, -1], tr.weights[0, -2:, -2:].mean(), rtol=1e-6)  # a partial edge block
 
 
@@ -324,3 +325,17 @@ def test_contribution_sizes_are_the_mean_vector_lengths():
     expected = [np.mean([np.sqrt((contrib[i, t] ** 2).sum()) for t in range(6)]) for i in range(4)]
     np.testing.assert_allclose(np.asarray(fig.data[0].y, dtype=float), expected, rtol=1e-6)
     assert list(fig.data[0].x) == ["head 1", "head 2", "head 3", "head 4"]
+
+
+def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
+    n = 200
+    tr, _, _ = example(h=2, d_model=16, n=n)
+    fig = F.value_mix_figure(tr, 1, 7, [f"t{i}" for i in range(n)])
+    z, rows = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].y)
+    assert len(rows) == F.MIX_KEYS + 1  # 23 keys, the others, the sum
+    heaviest = np.argsort(-tr.weights[1, 7])[:F.MIX_KEYS - 1]
+    assert rows[:-2] == [f"w·v {j + 1} t{j}" for j in sorted(heaviest)]
+    assert rows[-2] == f"w·v of the other {n - F.MIX_KEYS + 1} keys, added up"
+    np.testing.assert_allclose(z[:-1].sum(axis=0), tr.heads[1, 7], atol=1e-6)
+    others = np.setdiff1d(np.arange(n), heaviest)
+    np.testing.assert_allclose(z[-2], (tr.weights[1, 7, others, None] * tr.v[1, others]).sum(axis=0), atol=1e-6)

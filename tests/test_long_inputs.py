@@ -1,0 +1,238 @@
+"""Long inputs (issue 11): at 2048 tokens every page renders within its budget of cells and bytes, and the attention
+page's zoom window shows exactly the engine's numbers, checked against attention written out here (or against
+transformers for the trained model), with a causal mask, grouped-query heads and cross-attention."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import mha_core as mc
+from app_pages import app_pages
+from conftest import as_array, figure_titled, figures, load_pretrained, run_app
+
+LONG = {"input": "random", "n": "2048", "d_model": "1024", "h": "16"}
+MAX_CELLS = 250_000        # the architecture's bound on one figure
+MAX_PAGE_BYTES = 2_000_000  # issue 11: bytes sent per rerun, whatever n is
+ZOOM = 64
+
+
+def cells(figure: dict) -> int:
+    return sum(as_array(trace["z"]).size for trace in figure["data"] if "z" in trace)
+
+
+def page_bytes(at) -> int:
+    """The JSON of every chart on the page, as sent to the browser."""
+    return sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+
+
+def reference_attention(x, x_kv, w, cfg, head: int, rows: slice):
+    """(scaled scores, weights) of query rows `rows` against every key, in float64: softmax(Q K^T / sqrt(d_k)) with
+    the causal mask written out (blocked = -inf, weight 0)."""
+    d_k, group = cfg.d_k, cfg.n_heads // cfg.kv_heads
+    q = x.astype(np.float64) @ w.W_Q.T.astype(np.float64)
+    k = x_kv.astype(np.float64) @ w.W_K.T.astype(np.float64)
+    if w.b_Q is not None:
+        q, k = q + w.b_Q, k + w.b_K
+    q = q[rows, head * d_k:(head + 1) * d_k]
+    kv = head // group
+    k = k[:, kv * d_k:(kv + 1) * d_k]
+    scores = q @ k.T / np.sqrt(d_k)
+    if cfg.causal:
+        query_pos = np.arange(x.shape[0])[rows][:, None]
+        scores = np.where(np.arange(k.shape[0])[None, :] > query_pos, -np.inf, scores)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return scores, weights / weights.sum(axis=1, keepdims=True)
+
+
+def zoom(at, prefix: str) -> tuple[np.ndarray, list[str], list[str]]:
+    fig = figure_titled(at, prefix)
+    trace = fig["data"][0]
+    return as_array(trace["z"]).reshape(len(trace["y"]), len(trace["x"])), trace["y"], trace["x"]
+
+
+def random_example(n: int, d_model: int, h: int, kv_heads: int | None = None, causal: bool = False):
+    cfg = mc.MHAConfig(d_model, h, n_kv_heads=kv_heads, causal=causal)
+    return mc.random_input(n, d_model, seed=0), mc.init_weights(cfg, seed=0), cfg
+
+
+# --- 2048 tokens ---------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def long_page():
+    return run_app({**LONG, "zoom_query": "1985", "zoom_key": "1"}, "pages/attention.py")
+
+
+def test_attention_page_renders_2048_tokens_in_blocks_with_an_exact_zoom(long_page):
+    at = long_page
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    x, w, cfg = random_example(2048, 1024, 16)
+    # The overview: the smallest block size that leaves at most 40,000 cells: ceil(2048 / 11)² = 187² = 34,969,
+    # while 10 would leave 205² = 42,025. Its title and caption say so, and each cell is that block's mean.
+    overview = figure_titled(at, "Head 1: Attention weights softmax(…)  (averages over 11×11 blocks")
+    z = as_array(overview["data"][0]["z"]).reshape(187, 187)
+    assert any("mean** of a block of 11 × 11" in c.value for c in at.caption)
+    _, first_rows = reference_attention(x, x, w, cfg, 0, slice(0, 11))
+    np.testing.assert_allclose(z[0, 0], first_rows[:, :11].mean(), rtol=1e-5)
+    np.testing.assert_allclose(z[0, 1], first_rows[:, 11:22].mean(), rtol=1e-5)
+    _, last_rows = reference_attention(x, x, w, cfg, 0, slice(11 * 186, 2048))  # a partial edge block: 2 rows
+    np.testing.assert_allclose(z[-1, -1], last_rows[:, 11 * 186:].mean(), rtol=1e-5)
+    # The zoom window: rows 1985-2048, keys 1-64, every cell the engine's exact weight, every token named.
+    cells_, queries, keys = zoom(at, "Head 1: Attention weights softmax(…): queries 1985–2048 × keys 1–64")
+    _, expected = reference_attention(x, x, w, cfg, 0, slice(1984, 2048))
+    assert cells_.shape == (ZOOM, ZOOM)
+    np.testing.assert_allclose(cells_, expected[:, :ZOOM], rtol=1e-4, atol=1e-9)
+    assert queries[0] == "1985 t1985" and queries[-1] == "2048 t2048" and keys == [f"{j} t{j}" for j in range(1, 65)]
+    # The outline on the overview frames the zoom window's blocks.
+    box = overview["layout"]["shapes"][0]
+    assert box["y0"] == pytest.approx(1984 / 11 - 0.5) and box["x1"] == pytest.approx(64 / 11 - 0.5)
+
+
+def test_every_page_at_2048_tokens_stays_within_cells_and_bytes(long_page):
+    for page in app_pages():
+        at = run_app(LONG, page.script)
+        assert not at.exception, (page.script, [e.value for e in at.exception])
+        for fig in figures(at):
+            assert cells(fig) <= MAX_CELLS, (page.script, fig["layout"]["title"]["text"])
+        assert page_bytes(at) <= MAX_PAGE_BYTES, (page.script, page_bytes(at))
+
+
+# --- the zoom window in every mode -------------------------------------------------------------------------------
+
+def test_zoom_with_the_causal_mask_leaves_blocked_scores_blank_and_their_weights_zero():
+    params = {"input": "random", "n": "300", "d_model": "64", "h": "4", "causal": "true", "head": "2",
+              "zoom_query": "100", "zoom_key": "90", "stage": "scaled scores"}
+    at = run_app(params, "pages/attention.py")
+    assert not at.exception
+    x, w, cfg = random_example(300, 64, 4, causal=True)
+    scores, weights = reference_attention(x, x, w, cfg, 1, slice(99, 163))
+    shown, _, _ = zoom(at, "Head 2: Scaled scores Q_i K_iᵀ × 0.25 (blocked cells left blank): queries 100–163 × keys "
+                           "90–153")
+    blocked = np.isinf(scores[:, 89:153])
+    assert blocked.any() and (~blocked).any()
+    assert np.isnan(shown[blocked]).all()  # blank, never a number
+    np.testing.assert_allclose(shown[~blocked], scores[:, 89:153][~blocked], rtol=1e-4, atol=1e-5)
+    at.button_group(key="stage").set_value("softmax weights").run()
+    shown, _, _ = zoom(at, "Head 2: Attention weights softmax(…): queries 100–163")
+    np.testing.assert_allclose(shown, weights[:, 89:153], rtol=1e-4, atol=1e-9)
+    assert (shown[blocked] == 0).all()
+
+
+def test_zoom_of_a_grouped_query_head_reads_its_key_value_head():
+    params = {"input": "random", "n": "200", "d_model": "64", "h": "8", "kv_heads": "2", "head": "6",
+              "zoom_query": "50", "zoom_key": "150"}
+    at = run_app(params, "pages/attention.py")
+    assert not at.exception
+    x, w, cfg = random_example(200, 64, 8, kv_heads=2)
+    _, weights = reference_attention(x, x, w, cfg, 5, slice(49, 113))  # query head 6 reads K/V head 2
+    shown, _, keys = zoom(at, "Head 6: Attention weights softmax(…): queries 50–113 × keys 150–200")
+    assert shown.shape == (64, 51) and keys[-1] == "200 t200"  # cut at the last key
+    np.testing.assert_allclose(shown, weights[:, 149:200], rtol=1e-4, atol=1e-9)
+
+
+def test_zoom_in_cross_attention_has_query_and_key_tokens_of_their_own():
+    text = " ".join(f"q{i}" for i in range(80))
+    text_kv = " ".join(f"k{i}" for i in range(100))
+    params = {"input": "pair", "text": text, "text_kv": text_kv, "d_model": "64", "h": "4", "zoom_query": "10",
+              "zoom_key": "30"}
+    at = run_app(params, "pages/attention.py")
+    assert not at.exception
+    cfg = mc.MHAConfig(64, 4)
+    tokens, key_tokens = mc.tokenize(text), mc.tokenize(text_kv)
+    x, x_kv = mc.embed(tokens, 64, seed=0, positional=True), mc.embed(key_tokens, 64, seed=0, positional=True)
+    _, weights = reference_attention(x, x_kv, mc.init_weights(cfg, seed=0), cfg, 0, slice(9, 73))
+    shown, queries, keys = zoom(at, "Head 1: Attention weights softmax(…): queries 10–73 × keys 30–93")
+    np.testing.assert_allclose(shown, weights[:, 29:93], rtol=1e-4, atol=1e-9)
+    assert queries[0] == "10 q9" and keys[0] == "30 k29"
+
+
+def test_zoom_of_the_trained_model_matches_transformers(bert):
+    from mha_core.pretrained import load_minilm
+
+    load_pretrained(load_minilm)
+    net, tokenizer = bert
+    text = " ".join(["the cat sat on the mat because it was tired and the dog slept"] * 8)
+    at = run_app({"model": "all-MiniLM-L6-v2", "text": text, "layer": "2", "head": "3", "zoom_query": "30",
+                  "zoom_key": "20"}, "pages/attention.py")
+    assert not at.exception
+    import torch
+
+    with torch.no_grad():
+        attentions = net(**tokenizer(text, return_tensors="pt"), output_attentions=True).attentions
+    expected = attentions[1][0, 2].double().numpy()
+    shown, queries, keys = zoom(at, "Head 3: Attention weights softmax(…): queries 30–93 × keys 20–83")
+    np.testing.assert_allclose(shown, expected[29:93, 19:83], atol=2e-5)
+    names = tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
+    assert queries[0] == f"30 {names[29]}" and keys[-1] == f"83 {names[82]}"
+
+
+@pytest.mark.parametrize("model", ["all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"])
+def test_trained_model_at_its_token_cap_stays_within_budget(model):
+    """At the cap of 256 tokens: the attention page, model view and head summary render within cells and bytes."""
+    from mha_core.pretrained import MODELS
+
+    load_pretrained(MODELS[model].load)
+    text = " ".join(f"word{i}" for i in range(400))  # cut to the model's cap
+    for page in ("pages/attention.py", "pages/model_view.py", "pages/head_summary.py"):
+        at = run_app({"model": model, "text": text}, page)
+        assert not at.exception, (page, [e.value for e in at.exception])
+        assert at.session_state["view"][1].n == 256
+        for fig in figures(at):
+            assert cells(fig) <= MAX_CELLS, (page, fig["layout"]["title"]["text"])
+        assert page_bytes(at) <= MAX_PAGE_BYTES, (page, page_bytes(at))
+
+
+# --- the zoom controls -----------------------------------------------------------------------------------------
+
+def test_zoom_controls_move_the_window_and_go_into_the_link():
+    at = run_app({"input": "random", "n": "100", "d_model": "32", "h": "2"}, "pages/attention.py")
+    assert figure_titled(at, "Head 1: Attention weights softmax(…): queries 1–64 × keys 1–64")
+    at.number_input(key="zoom_query").set_value(40).run()
+    at.number_input(key="zoom_key").set_value(70).run()
+    assert not at.exception
+    assert figure_titled(at, "Head 1: Attention weights softmax(…): queries 40–100 × keys 70–100")
+    link = [c.value for c in at.code if c.value.startswith("http")][0]
+    assert "zoom_query=40" in link and "zoom_key=70" in link
+
+
+def test_short_inputs_need_no_zoom_window():
+    at = run_app({"input": "random", "n": "20", "d_model": "32", "h": "2"}, "pages/attention.py")
+    assert not at.exception
+    assert not any("every cell exact" in f["layout"]["title"]["text"] for f in figures(at))
+    assert not [w for w in at.number_input if w.key in ("zoom_query", "zoom_key")]
+
+
+@pytest.mark.parametrize(("params", "words", "start"), [
+    ({"zoom_query": "300"}, "`zoom_query` = 300 but there are only 100 query rows", "queries 100–100"),
+    ({"zoom_key": "5000"}, "`zoom_key` = 5000 is outside 1…2048", "keys 1–64"),
+    ({"zoom_query": "two"}, "`zoom_query` should be a whole number", "queries 1–64"),
+])
+def test_bad_zoom_values_in_a_link_get_a_warning(params, words, start):
+    at = run_app({"input": "random", "n": "100", "d_model": "32", "h": "2", **params}, "pages/attention.py")
+    assert not at.exception and not at.error
+    assert any(words in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any(start in f["layout"]["title"]["text"] for f in figures(at))
+
+
+def test_a_trained_models_zoom_past_its_last_token_moves_to_the_last_one():
+    from mha_core.pretrained import load_minilm
+
+    load_pretrained(load_minilm)
+    text = " ".join(["the cat sat on the mat"] * 15)
+    at = run_app({"model": "all-MiniLM-L6-v2", "text": text, "zoom_query": "900"}, "pages/attention.py")
+    assert not at.exception
+    n = at.session_state["view"][1].n
+    assert any(f"queries {n}–{n} ×" in f["layout"]["title"]["text"] for f in figures(at))
+    assert any(f"start, 900, is past the last one, {n}" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_figure_json_is_small_enough_to_send():
+    """The pooled overviews are float32 (colour only); the zoom window's exact cells stay float64."""
+    at = run_app({"input": "random", "n": "600", "d_model": "64", "h": "4"}, "pages/attention.py")
+    overview = figure_titled(at, "Head 1: Attention weights softmax(…)  (averages over")
+    assert overview["data"][0]["z"]["dtype"] == "f4"
+    exact = figure_titled(at, "Head 1: Attention weights softmax(…): queries 1–64")
+    assert exact["data"][0]["z"]["dtype"] == "f8"
+    assert json.dumps(overview)  # plain JSON
