@@ -184,7 +184,7 @@ def _panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_lab
     """Small multiples: one heatmap per (title, z) panel on one shared colour axis; returns (figure, rows).
 
     `hover` is the plotly hover text of a cell, e.g. "query %{y}<br>key %{x}<br>weight = %{z:.6g}". step: every z
-    is already averaged over blocks of step x step cells (see grid_pooling); None pools each here.
+    is already averaged over blocks of step x step cells (see pool_heads); None pools each here.
     """
     rows = -(-len(panels) // cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[title for title, _ in panels],
