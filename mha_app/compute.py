@@ -15,7 +15,7 @@ import functools
 
 import streamlit as st
 
-from mha_core import ablation, figures, reference, scaling
+from mha_core import ablation, figures, head_stats, reference, scaling
 from mha_core.pretrained import MODELS
 from mha_core.stats import row_entropy
 
@@ -92,6 +92,18 @@ def pooled_stage(spec: Spec, layer: int, head: int, stage: str) -> tuple:
 def entropy(spec: Spec, layer: int):
     """Row entropy in bits, (h, n), of the shown layer's weights."""
     return row_entropy(example(spec, layer).trace.weights)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)  # a few numbers for each of the model's heads
+def _head_summary(spec: Spec, ablated_layer: int) -> list[dict]:
+    model = pretrained_model(spec.model)
+    return head_stats.head_summary(example(spec, ablated_layer).run, parts=head_stats.parts_for(model))
+
+
+def head_summary(spec: Spec, layer: int) -> list[dict]:
+    """Every head's statistics on a trained model's run of spec.text (mha_core.head_stats.head_summary): computed
+    once per text, not on every rerun; the layer counts only when heads are switched off in it (see example)."""
+    return _head_summary(spec, layer if spec.ablate else 1)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)  # one number each

@@ -29,7 +29,13 @@ MAX_CELLS = 250_000
 # figures, and a float32 cell is ~5.3 bytes of base64 JSON, so this keeps a page near 1 MB whatever n is.
 OVERVIEW_CELLS = 40_000
 MAX_LABELLED_CELLS = 150  # up to this many cells, each one shows its number (the tiny example, short sentences)
+MAX_GROUP_ROW = 6  # groups of up to this many query heads (sharing one K/V head) get a row of panels each
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
+
+
+def group_rows(group_size: int) -> bool:
+    """Whether small multiples of the query heads show one key/value group per row (grouped-query attention)."""
+    return 1 < group_size <= MAX_GROUP_ROW
 
 
 def head_colour(i: int) -> str:
@@ -342,11 +348,11 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
     """Small multiples of a per-head array (heads, tokens, d_k), e.g. Q_i for every head i.
 
     With grouped-query attention (group_size query heads per key/value head), the titles take the colour of the
-    key/value head: for query heads (and groups of up to 6) one row of panels per group; kv=True for K and V.
+    key/value head: for query heads (see group_rows) one row of panels per group; kv=True for K and V.
     """
     n_heads, n, d_k = a.shape
     panels = [(f"{name}_{i + 1}", a[i]) for i in range(min(n_heads, max_heads))]
-    cols = group_size if 1 < group_size <= 6 and not kv else min(len(panels), 4)
+    cols = group_size if group_rows(group_size) and not kv else min(len(panels), 4)
     fig, rows = _panel_grid(panels, dim_labels(d_k), token_labels(tokens), cols,
                             _signed_axis(float(np.abs(a).max()) or 1.0),
                             "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.04)
@@ -468,7 +474,7 @@ def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | No
     """All heads' attention weights side by side, on the one shared 0..1 scale.
 
     With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V
-    head's colour, and (for groups of up to 6) each row of panels is one group. Long inputs are shown in blocks
+    head's colour, and (see group_rows) each row of panels is one group. Long inputs are shown in blocks
     (their mean); pooled = pool_heads(trace.weights) when it is already computed.
     """
     n_heads = trace.weights.shape[0]
@@ -476,7 +482,7 @@ def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | No
     names = [f"head {i + 1}" + (f" (K/V {i // group_size + 1})" if group_size > 1 else "") for i in range(n_heads)]
     panels = [(names[i], z[i]) for i in range(n_heads)]
     # With a few query heads per key/value head, one row of panels per K/V head.
-    cols = cols or (group_size if 1 < group_size <= 6 else min(n_heads, 4))
+    cols = cols or (group_size if group_rows(group_size) else min(n_heads, 4))
     fig, rows = _panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens),
                             cols, WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}", step=step)
     if group_size > 1:

@@ -46,7 +46,7 @@ if tr.blocked_rows.any():
 predict("strongest_key")
 plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size,
                               pooled=compute.pooled_heads(settings.spec, ex.layer)), key="grid")
-if 1 < cfg.group_size <= 6:
+if figures.group_rows(cfg.group_size):
     st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value head "
                "(the colour of their titles). They share K and V, yet their weights differ, because each has its own "
                "queries.")

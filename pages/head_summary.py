@@ -12,7 +12,6 @@ from mha_core.head_stats import (
     DOMINANT_MIN_SHARE,
     INDUCTION_MIN_SCORE,
     dominant_pattern,
-    head_summary,
     induction_pairs,
     kind_counts,
     parts_for,
@@ -26,7 +25,7 @@ run = needs_pretrained(ex)
 parts = parts_for(compute.pretrained_model(settings.spec.model))
 st.markdown(summary_intro(parts))
 experiments.model_ablation_note(settings)
-rows = head_summary(run, parts=parts)
+rows = compute.head_summary(settings.spec, ex.layer)
 if all(math.isnan(r["entropy"]) for r in rows):
     st.info("This text has no token to average over: " + ("the first token is left out as a query (it can only "
             "look at itself)" if parts.kind == "decoder" else f"only {parts.start} and {parts.end}, which are left "

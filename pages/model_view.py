@@ -28,9 +28,9 @@ st.caption(f"Outlined in red: layer {layer}, head {head}, the one the step-throu
 
 st.subheader(f"Layer {layer}, large")
 st.caption("The layer chosen in the sidebar (or below), with its tokens on the axes: big enough for a projector."
-           + (f" Each row of panels is one key/value group of {g} query heads." if 1 < g <= 6 else ""))
-plot(figures.head_grid_figure(run.layers[layer - 1], run.tokens, cols=g if 1 < g <= 6 else 3, panel_height=330,
-                              group_size=g,
+           + (f" Each row of panels is one key/value group of {g} query heads." if figures.group_rows(g) else ""))
+plot(figures.head_grid_figure(run.layers[layer - 1], run.tokens, cols=g if figures.group_rows(g) else 3,
+                              panel_height=330, group_size=g,
                               title=f"Layer {layer}: all {n_heads} heads (rows: queries, columns: keys)"),
      key="layer_grid")
 open_head_in_step_through(n_layers, n_heads, settings)
