@@ -37,7 +37,7 @@ os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 import torch  # noqa: E402
 
 import mha_core as mc
-from mha_core import engine as mc_engine
+from mha_core.attention import engine as mc_engine
 
 # (n tokens, d_model, heads)
 SIZES = [(16, 64, 8), (128, 512, 8), (512, 768, 12), (1024, 1024, 16)]

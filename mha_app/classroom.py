@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from mha_core import cost, questions
+from mha_core import cost
 from mha_core.figures import token_labels
-from mha_core.lesson_figures import dot_product_figure, flops_figure
-from mha_core.worked import DECIMALS, WorkedCell, fmt, latex_lines, work_cell
+from mha_core.figures.lesson import dot_product_figure, flops_figure
+from mha_core.teaching import questions
+from mha_core.teaching.worked import DECIMALS, WorkedCell, fmt, latex_lines, work_cell
 
 from .cost_table import STEPS
 from .example import Example

@@ -15,9 +15,10 @@ import functools
 
 import streamlit as st
 
-from mha_core import ablation, figures, head_stats, reference, scaling
+from mha_core.analysis import head_stats, pooling, reference
+from mha_core.analysis.stats import row_entropy
+from mha_core.experiments import ablation, scaling
 from mha_core.pretrained import MODELS
-from mha_core.stats import row_entropy
 
 from .cache import BoundedCache, read_only
 from .example import Example, build_example, model_head_mask
@@ -78,14 +79,14 @@ def full_example(spec: Spec, layer: int = 1) -> Example:
 
 @shared(32, 64 * 2**20, "Averaging the weights over blocks…")
 def pooled_heads(spec: Spec, layer: int) -> tuple:
-    """Every head's weights as the head grid shows them (figures.pool_heads)."""
-    return figures.pool_heads(example(spec, layer).trace.weights)
+    """Every head's weights as the head grid shows them (pooling.pool_heads)."""
+    return pooling.pool_heads(example(spec, layer).trace.weights)
 
 
 @shared(64, 64 * 2**20)
 def pooled_stage(spec: Spec, layer: int, head: int, stage: str) -> tuple:
-    """One head's matrix at a stage of step 2 as its overview shows it (figures.pool_stage; head 0-based)."""
-    return figures.pool_stage(example(spec, layer).trace, head, stage)
+    """One head's matrix at a stage of step 2 as its overview shows it (pooling.pool_stage; head 0-based)."""
+    return pooling.pool_stage(example(spec, layer).trace, head, stage)
 
 
 @shared(32, 64 * 2**20, "Measuring how focused each head is…")

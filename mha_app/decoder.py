@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from mha_core import decoder_figures as dfig
-from mha_core import formulas, rope
+from mha_core.attention import rope
+from mha_core.figures import decoder as dfig
+from mha_core.teaching import formulas
 
 from . import compute
 from .example import Example

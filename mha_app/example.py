@@ -19,8 +19,8 @@ from mha_core import (
     random_input,
     tokenize,
 )
-from mha_core.plant import PATTERNS, plant_head
-from mha_core.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
+from mha_core.experiments.plant import PATTERNS, plant_head
+from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
 
 from .settings import APP_MAX_TOKENS, BACKENDS, Spec
 

@@ -10,9 +10,10 @@ import math
 import numpy as np
 import streamlit as st
 
-from mha_core import ablation, cost, plant, scaling
-from mha_core import experiment_figures as xfig
-from mha_core.decoder_figures import next_token_label
+from mha_core import cost
+from mha_core.experiments import ablation, plant, scaling
+from mha_core.figures import experiments as xfig
+from mha_core.figures.decoder import next_token_label
 
 from . import compute
 from .example import Example

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mha_core.head_stats import Parts
-from mha_core.presets import TINY_CONFIG, TINY_TOKENS
+from mha_core.analysis.head_stats import Parts
+from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 
 from .settings import Spec
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from urllib.parse import urlencode
 
-from mha_core import engine, figures
-from mha_core.plant import PATTERNS
-from mha_core.presets import TINY_CONFIG
+from mha_core import figures
+from mha_core.attention import engine
+from mha_core.experiments.plant import PATTERNS
+from mha_core.experiments.scaling import SCALES
 from mha_core.pretrained import MODELS as PRETRAINED
-from mha_core.published import presets
-from mha_core.scaling import SCALES
+from mha_core.teaching.presets import TINY_CONFIG
+from mha_core.teaching.published import presets
 
 from .lesson import SCREENS
 

@@ -12,9 +12,9 @@ import dataclasses
 import streamlit as st
 
 from mha_core import ConfigError, divisors
-from mha_core.export import trace_npz
-from mha_core.presets import TINY_CONFIG, TINY_TOKENS
+from mha_core.analysis.export import trace_npz
 from mha_core.pretrained import ModelNotInstalledError
+from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 
 from . import compute, url
 from .about import footer

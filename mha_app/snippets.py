@@ -94,9 +94,9 @@ def _cfg_code(spec: Spec) -> str:
     extra = "".join([f", n_kv_heads={spec.kv_heads}" if gqa else "",
                      f", scale={spec.softmax_scale}" if spec.softmax_scale is not None else ""])
     if spec.input == "tiny":
-        return ("import dataclasses\n\nfrom mha_core.presets import TINY_CONFIG, tiny_example\n\n"
+        return ("import dataclasses\n\nfrom mha_core.teaching.presets import TINY_CONFIG, tiny_example\n\n"
                 f"cfg = dataclasses.replace(TINY_CONFIG{extra})" if extra else
-                "from mha_core.presets import TINY_CONFIG as cfg, tiny_example")
+                "from mha_core.teaching.presets import TINY_CONFIG as cfg, tiny_example")
     return f"cfg = mc.MHAConfig(d_model={spec.d_model}, n_heads={spec.h}{extra})"
 
 

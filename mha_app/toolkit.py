@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from mha_core import figures
-from mha_core.source import step_source
+from mha_core.teaching.source import step_source
 
 from .example import Example
 from .settings import MODELS, PRETRAINED, Settings, control

@@ -10,8 +10,8 @@ import re
 from collections.abc import Mapping
 
 from mha_core import divisors
-from mha_core.inputs import token_spans
-from mha_core.presets import TINY_TOKENS
+from mha_core.attention.inputs import token_spans
+from mha_core.teaching.presets import TINY_TOKENS
 
 from .settings import APP_MAX_HEADS, APP_MAX_TOKENS, FIELDS, Spec, control, default, to_url
 from .text import quote

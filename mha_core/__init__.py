@@ -1,4 +1,8 @@
-"""mha_core: multi-head attention computed step by step, with every intermediate kept for display."""
+"""mha_core: multi-head attention computed step by step, with every intermediate kept for display.
+
+Sub-packages by job, from the bottom up: `attention` (the engine), `analysis` and `pretrained` (reading traces;
+two trained models), `experiments` (on heads), `teaching` (formulas, questions, worked examples) and `figures`.
+"""
 
 import os
 
@@ -6,14 +10,29 @@ import os
 # tensors are allocated on every call, and huge pages make those allocations several times cheaper.
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
-from . import cost, stats
-from .config import MAX_D_MODEL, MAX_HEADS, MAX_TOKENS, ConfigError, MHAConfig, divisors
-from .engine import forward
-from .inputs import embed, positional_encoding, random_input, tokenize
-from .masks import causal_mask, padding_mask
-from .plant import plant_head
-from .trace import Trace
-from .weights import MHAWeights, config_from_torch, init_weights, weights_from_torch, weights_to_torch
+from .analysis import cost, stats
+from .attention import (
+    MAX_D_MODEL,
+    MAX_HEADS,
+    MAX_TOKENS,
+    ConfigError,
+    MHAConfig,
+    MHAWeights,
+    Trace,
+    causal_mask,
+    config_from_torch,
+    divisors,
+    embed,
+    forward,
+    init_weights,
+    padding_mask,
+    positional_encoding,
+    random_input,
+    tokenize,
+    weights_from_torch,
+    weights_to_torch,
+)
+from .experiments.plant import plant_head
 
 __all__ = [
     "MAX_D_MODEL", "MAX_HEADS", "MAX_TOKENS", "ConfigError", "MHAConfig", "MHAWeights", "Trace",

@@ -7,7 +7,8 @@ from mha_app.classroom import predict
 from mha_app.settings import STAGES, View
 from mha_app.sidebar import refresh_share_link
 from mha_app.toolkit import BIND, code_for_step, next_step, plot, untrained_note, view, zoom_start
-from mha_core import figures, formulas
+from mha_core import figures
+from mha_core.teaching import formulas
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg

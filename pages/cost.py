@@ -7,9 +7,9 @@ from mha_app.cost_table import cost_rows, rope_note, what_grows
 from mha_app.settings import BACKENDS
 from mha_app.toolkit import plot, view
 from mha_core import cost
-from mha_core.lesson_figures import kv_cache_figure, weight_shapes_figure
-from mha_core.published import kv_cache_table, kv_variants, preset, presets
-from mha_core.timing import time_heads
+from mha_core.analysis.timing import time_heads
+from mha_core.figures.lesson import kv_cache_figure, weight_shapes_figure
+from mha_core.teaching.published import kv_cache_table, kv_variants, preset, presets
 
 settings, ex = view()
 s, one, many = step_costs(ex)

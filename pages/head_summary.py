@@ -8,7 +8,7 @@ from mha_app import compute, experiments
 from mha_app.model_text import pattern_caption, summary_intro, summary_reading
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
-from mha_core.head_stats import (
+from mha_core.analysis.head_stats import (
     DOMINANT_MIN_SHARE,
     INDUCTION_MIN_SCORE,
     dominant_pattern,

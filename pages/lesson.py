@@ -9,9 +9,10 @@ from mha_app.classroom import plot_step_costs, predict, scaled_latex, show_worke
 from mha_app.lesson import SCREENS
 from mha_app.text import quote
 from mha_app.toolkit import plot, untrained_note, view
-from mha_core import cost, figures, questions
-from mha_core.lesson_figures import kv_cache_figure
-from mha_core.published import kv_cache_table, preset, presets
+from mha_core import cost, figures
+from mha_core.figures.lesson import kv_cache_figure
+from mha_core.teaching import questions
+from mha_core.teaching.published import kv_cache_table, preset, presets
 
 settings, ex = view()
 presenting = settings.view.present == 1

@@ -6,8 +6,9 @@ import streamlit as st
 from mha_app import decoder, experiments
 from mha_app.classroom import predict
 from mha_app.toolkit import bias_note, code_for_step, plot, reproduce_in_pytorch, untrained_note, view
-from mha_core import figures, formulas
-from mha_core.decompose import head_contributions
+from mha_core import figures
+from mha_core.analysis.decompose import head_contributions
+from mha_core.teaching import formulas
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights

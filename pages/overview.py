@@ -6,7 +6,9 @@ from mha_app import compute, decoder, experiments
 from mha_app.cost_table import cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
 from mha_app.toolkit import bias_note, next_step, plot, untrained_note, view
-from mha_core import figures, formulas, reference
+from mha_core import figures
+from mha_core.analysis import reference
+from mha_core.teaching import formulas
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg

@@ -5,9 +5,9 @@ import streamlit as st
 from mha_app.classroom import setting_widget
 from mha_app.toolkit import plot, view
 from mha_core import cost
-from mha_core.lesson_figures import weight_shapes_figure
-from mha_core.practice import practice_questions
-from mha_core.published import preset
+from mha_core.figures.lesson import weight_shapes_figure
+from mha_core.teaching.practice import practice_questions
+from mha_core.teaching.published import preset
 
 settings, ex = view()
 st.title("Practice: the numbers of real models")

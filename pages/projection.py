@@ -6,7 +6,8 @@ from mha_app import decoder, experiments
 from mha_app.classroom import predict
 from mha_app.model_text import input_source
 from mha_app.toolkit import bias_note, code_for_step, next_step, plot, untrained_note, view
-from mha_core import figures, formulas
+from mha_core import figures
+from mha_core.teaching import formulas
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights

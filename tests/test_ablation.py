@@ -17,8 +17,8 @@ import torch.nn.functional as F
 
 import mha_core as mc
 from conftest import biased_weights, zero_heads_hook
-from mha_core import ablation
-from mha_core.decompose import head_contributions
+from mha_core.analysis.decompose import head_contributions
+from mha_core.experiments import ablation
 from mha_core.pretrained import load_minilm
 
 BACKENDS = ["numpy", "torch"]

@@ -30,7 +30,7 @@ from conftest import (
     run_python,
 )
 from mha_app.sentences import DECODER_SENTENCES
-from mha_core import head_stats
+from mha_core.analysis import head_stats
 
 MODEL = "SmolLM2-135M-Instruct"
 INDUCTION = DECODER_SENTENCES["Repeated phrase (induction heads)"]

@@ -14,7 +14,7 @@ from app_pages import ROOT, app_pages
 from conftest import load_pretrained
 from mha_app import url
 from mha_app.settings import FIELDS, Settings, Spec, View, control, default, to_url
-from mha_core import engine
+from mha_core.attention import engine
 from mha_core.pretrained import MODELS
 
 

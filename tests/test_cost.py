@@ -10,8 +10,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import mha_core as mc
 from conftest import load_pretrained
-from mha_core import published
 from mha_core.pretrained import MODELS
+from mha_core.teaching import published
 
 
 @pytest.mark.parametrize("d_model, h, bias", [(64, 8, True), (64, 8, False), (384, 12, True), (30, 5, True)])

@@ -144,7 +144,7 @@ def _run_python(code: str) -> subprocess.CompletedProcess:
 NUMPY_ONLY = """
 import sys
 import mha_core as mc
-import mha_core.stats
+import mha_core.analysis.stats
 cfg = mc.MHAConfig(16, 4, causal=True)
 w = mc.init_weights(cfg, seed=0)
 x = mc.embed(mc.tokenize("The cat sat."), 16)

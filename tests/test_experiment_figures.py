@@ -10,9 +10,9 @@ from scipy.stats import entropy as scipy_entropy
 
 import mha_core as mc
 from conftest import as_array
-from mha_core import ablation, plant, scaling
-from mha_core import experiment_figures as X
 from mha_core import figures as F
+from mha_core.experiments import ablation, plant, scaling
+from mha_core.figures import experiments as X
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 

@@ -13,7 +13,7 @@ import torch
 from mha_app.example import build_example
 from mha_app.settings import Spec
 from mha_app.snippets import settings_json, torch_script
-from mha_core.export import trace_npz
+from mha_core.analysis.export import trace_npz
 
 CASES = [
     Spec(input="sentence", text="The cat sat on the mat.", n=8, d_model=64, h=8, seed=0, pe=True, causal=False, pad=0),

@@ -9,7 +9,8 @@ from scipy.stats import entropy as scipy_entropy
 import mha_core as mc
 from conftest import as_array, mosaic_outline, mosaic_panels
 from mha_core import figures as F
-from mha_core.decompose import head_contributions
+from mha_core.analysis import pooling
+from mha_core.analysis.decompose import head_contributions
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 
@@ -42,11 +43,11 @@ def test_token_labels_escape_markup():
 
 def test_pool_keeps_small_matrices_and_averages_large_ones():
     z = np.arange(12.0).reshape(3, 4)
-    same, r, c = F.pool(z, 100)
-    assert (r, c) == (1, 1) and np.array_equal(same, z)
+    same, r = pooling.pool(z, 100)
+    assert r == 1 and np.array_equal(same, z)
     big = np.random.default_rng(0).random((1000, 1000))
-    pooled, r, c = F.pool(big, 250_000)
-    assert pooled.size <= 250_000 and r == c == 2
+    pooled, r = pooling.pool(big, 250_000)
+    assert pooled.size <= 250_000 and r == 2
     np.testing.assert_allclose(pooled[0, 0], big[:2, :2].mean())
     np.testing.assert_allclose(pooled.mean(), big.mean(), rtol=1e-12)
 
@@ -186,9 +187,9 @@ def test_no_figure_carries_more_than_the_cell_budget_on_long_inputs():
             F.input_output_figure(tr.x, tr.output, tokens),
             F.contributions_figure(head_contributions(tr, w), tr.output, tokens)]
     for fig in figs:
-        assert cells(fig) <= F.MAX_CELLS, fig.layout.title.text
+        assert cells(fig) <= pooling.MAX_CELLS, fig.layout.title.text
     pooled = F.attention_figure(tr, 0, tokens, "weights")
-    # 40,000 cells at most (F.OVERVIEW_CELLS): 5×5 blocks leave 220² = 48,400, 6×6 leave 184² = 33,856
+    # 40,000 cells at most (pooling.OVERVIEW_CELLS): 5×5 blocks leave 220² = 48,400, 6×6 leave 184² = 33,856
     assert "averages over 6×6 blocks" in pooled.layout.title.text
     z = np.asarray(pooled.data[0].z, dtype=float)
     assert z.shape == (184, 184)
@@ -197,7 +198,7 @@ def test_no_figure_carries_more_than_the_cell_budget_on_long_inputs():
 
 
 def test_small_heatmaps_print_their_numbers_and_large_ones_do_not():
-    from mha_core.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
+    from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
 
     x, w = tiny_example()
     tr = mc.forward(x, w, TINY_CONFIG)
@@ -250,7 +251,7 @@ def test_raw_scores_are_the_products_themselves():
 
 
 def test_head_split_bars_stack_the_shares_to_one():
-    from mha_core.head_stats import head_summary
+    from mha_core.analysis.head_stats import head_summary
 
     rng = np.random.default_rng(1)
     attn = rng.random((2, 3, 6, 6))
@@ -300,7 +301,7 @@ def test_model_grid_of_270_long_rows_stays_within_the_cell_budget():
     n = 256
     attn = np.random.default_rng(2).random((30, 9, n, n)).astype(np.float32)
     fig = F.model_grid_figure(attn, [f"t{i}" for i in range(n)], group_size=3)
-    assert np.asarray(fig.data[0].z).size <= F.MAX_CELLS
+    assert np.asarray(fig.data[0].z).size <= pooling.MAX_CELLS
     assert "averages over" in fig.layout.title.text and "mean weight" in fig.data[0].hovertemplate
     z = mosaic_panels(fig.to_plotly_json())[(1, 1)]
     step = -(-n // z.shape[0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import mha_core as mc
-from mha_core import formulas
+from mha_core.teaching import formulas
 
 
 def test_projection_has_biases_exactly_when_the_layer_has_them():

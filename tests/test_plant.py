@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from mha_core.plant import PATTERNS, fit, rule_matrix
+from mha_core.experiments.plant import PATTERNS, fit, rule_matrix
 
 BACKENDS = ["numpy", "torch"]
 

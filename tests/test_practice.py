@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mha_core.practice import BATCH, UNFIXED_CONTEXT, practice_questions
-from mha_core.published import preset, presets
+from mha_core.teaching.practice import BATCH, UNFIXED_CONTEXT, practice_questions
+from mha_core.teaching.published import preset, presets
 
 
 def _answers(name: str) -> dict[str, object]:

@@ -11,7 +11,7 @@ import torch
 import mha_core as mc
 from conftest import BLOCK_NETWORK, remembered_runs, run_python
 from mha_app.sentences import EXAMPLE_SENTENCES
-from mha_core.head_stats import (
+from mha_core.analysis.head_stats import (
     COLUMNS,
     CONTENT,
     DOMINANT_MIN_SHARE,

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mha_core as mc
-from mha_core.stats import row_entropy
+from mha_core.analysis.stats import row_entropy
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BACKENDS = ["numpy", "torch"]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from mha_core import questions
-from mha_core.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
+from mha_core.teaching import questions
+from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
 
 SENTENCE = "The cat sat on the mat because it was tired."
 

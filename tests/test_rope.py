@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 import mha_core as mc
 from conftest import complex_rope
-from mha_core import engine, torch_backend
+from mha_core.attention import engine, torch_backend
 
 BACKENDS = ["numpy", "torch"]
 

@@ -11,8 +11,8 @@ import pytest
 from scipy.special import softmax
 
 import mha_core as mc
-from mha_core.presets import TINY_CONFIG, tiny_example
-from mha_core.worked import DECIMALS, agreed_decimals, fmt, latex_lines, work_cell
+from mha_core.teaching.presets import TINY_CONFIG, tiny_example
+from mha_core.teaching.worked import DECIMALS, agreed_decimals, fmt, latex_lines, work_cell
 
 
 def _tiny():

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import ConfigError
-from ..engine import BACKENDS
-from ..trace import Trace
+from ..attention.config import ConfigError
+from ..attention.engine import BACKENDS
+from ..attention.trace import Trace
 from .functional import frozen
 
 

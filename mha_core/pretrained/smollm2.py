@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import ConfigError, MHAConfig
-from ..engine import forward
-from ..trace import Trace
-from ..weights import MHAWeights
+from ..attention.config import ConfigError, MHAConfig
+from ..attention.engine import forward
+from ..attention.trace import Trace
+from ..attention.weights import MHAWeights
 from .common import ModelNotInstalledError, PretrainedModel, PretrainedRun, TokenizedText, torch_view
 from .functional import frozen, rms_norm, swiglu
 

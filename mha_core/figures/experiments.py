@@ -10,11 +10,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .ablation import LayerChange, OutputChange
-from .figures import WEIGHT_AXIS, _label_outer_panels, _layout, _panel_grid, _rgba, head_colour, token_labels
-from .plant import PlantFit
-from .scaling import SCALES, ScaleComparison
-from .trace import Trace
+from ..attention.trace import Trace
+from ..experiments.ablation import LayerChange, OutputChange
+from ..experiments.plant import PlantFit
+from ..experiments.scaling import SCALES, ScaleComparison
+from .base import WEIGHT_AXIS, head_colour, layout, panel_grid, rgba, token_labels
 
 SCALE_COLOURS = {SCALES[0]: "#1c7ed6", SCALES[1]: "#e8590c"}  # with 1/sqrt(d_k), without
 
@@ -23,10 +23,9 @@ def _weights_side_by_side(panels: list[tuple[str, np.ndarray]], tokens: list[str
                           title: str) -> go.Figure:
     """Two (n, m) weight matrices next to each other on the shared 0..1 scale."""
     n = panels[0][1].shape[0]
-    fig, _ = _panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens), 2, WEIGHT_AXIS,
-                         "query %{y}<br>key %{x}<br>weight = %{z:.6g}", spacing=0.08)
-    _label_outer_panels(fig, 1)  # long axes: every k-th label
-    return _layout(fig, title, height=min(640, max(320, 24 * n + 170)))
+    fig, _, step = panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens), 2, WEIGHT_AXIS,
+                              "query %{y}<br>key %{x}<br>weight = %{z:.6g}", spacing=0.08)
+    return layout(fig, title, height=min(640, max(320, 24 * n + 170)), pooled=step)
 
 
 # --- Grouped-query attention -----------------------------------------------------------------------------------
@@ -42,13 +41,13 @@ def kv_groups_figure(n_heads: int, n_kv_heads: int) -> go.Figure:
     for i in range(n_heads):
         colour = head_colour(i // group)
         fig.add_shape(type="rect", x0=i - 0.4, x1=i + 0.4, y0=0.78, y1=1.0, line=dict(color=colour, width=2),
-                      fillcolor=_rgba(colour, 0.15))
+                      fillcolor=rgba(colour, 0.15))
         fig.add_annotation(x=i, y=0.89, text=f"Q{i + 1}", showarrow=False, font=dict(color=colour, size=12))
     for j in range(n_kv_heads):
         colour, x = head_colour(j), (j + 0.5) * group - 0.5
         half = max(0.4, group / 2 - 0.1)
         fig.add_shape(type="rect", x0=x - half, x1=x + half, y0=0.0, y1=0.22, line=dict(color=colour, width=2),
-                      fillcolor=_rgba(colour, 0.3))
+                      fillcolor=rgba(colour, 0.3))
         fig.add_annotation(x=x, y=0.11, text=f"K/V {j + 1}", showarrow=False, font=dict(color=colour, size=12))
     fig.add_annotation(x=-0.6, y=0.89, text="query heads", showarrow=False, xanchor="right", font=dict(size=12))
     fig.add_annotation(x=-0.6, y=0.11, text="key/value heads", showarrow=False, xanchor="right", font=dict(size=12))
@@ -57,7 +56,7 @@ def kv_groups_figure(n_heads: int, n_kv_heads: int) -> go.Figure:
     kind = ("multi-query attention: one K/V head for all" if n_kv_heads == 1
             else "plain multi-head attention: one K/V head each" if n_kv_heads == n_heads
             else f"grouped-query attention: {group} query heads per K/V head")
-    return _layout(fig, f"{n_heads} query heads, {n_kv_heads} key/value head{'s' if n_kv_heads > 1 else ''} "
+    return layout(fig, f"{n_heads} query heads, {n_kv_heads} key/value head{'s' if n_kv_heads > 1 else ''} "
                         f"({kind})", height=200)
 
 
@@ -88,7 +87,7 @@ def scale_summary_figure(comparison: ScaleComparison) -> go.Figure:
     fig.update_yaxes(range=[0, 1], row=1, col=2)
     fig.update_xaxes(type="category")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
-    return _layout(fig, f"Every head, with and without 1/√d_k (d_k = {comparison.d_k})", height=340)
+    return layout(fig, f"Every head, with and without 1/√d_k (d_k = {comparison.d_k})", height=340)
 
 
 # --- Planted heads ---------------------------------------------------------------------------------------------
@@ -123,7 +122,7 @@ def output_change_figure(change: OutputChange, tokens: list[str], off: tuple[int
     fig.update_xaxes(type="category", tickangle=-45 if len(labels) > 6 else 0)
     fig.update_layout(barmode="overlay", legend=dict(orientation="h", y=1.12, x=1, xanchor="right"))
     heads = ", ".join(map(str, off))
-    return _layout(fig, f"How far each token's output moved with head{'s' if len(off) > 1 else ''} {heads} "
+    return layout(fig, f"How far each token's output moved with head{'s' if len(off) > 1 else ''} {heads} "
                         "switched off", height=460)
 
 
@@ -134,7 +133,7 @@ def removal_figure(values: np.ndarray, title: str, y_title: str, off: tuple[int,
                            hovertemplate="%{x}<br>%{y:.4g}<extra></extra>"))
     fig.update_xaxes(title="switched off alone", type="category")
     fig.update_yaxes(title=y_title)
-    return _layout(fig, title, height=320)
+    return layout(fig, title, height=320)
 
 
 def layer_change_figure(change: LayerChange, layer: int) -> go.Figure:
@@ -151,4 +150,4 @@ def layer_change_figure(change: LayerChange, layer: int) -> go.Figure:
     fig.update_xaxes(title="output of", type="category")
     fig.update_yaxes(title="|h changed − h| / |h|", rangemode="tozero")
     fig.update_layout(legend=dict(orientation="h", y=1.1, x=1, xanchor="right"))
-    return _layout(fig, f"Heads switched off in layer {layer + 1}: how far every layer's output moved", height=340)
+    return layout(fig, f"Heads switched off in layer {layer + 1}: how far every layer's output moved", height=340)

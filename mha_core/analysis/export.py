@@ -6,7 +6,7 @@ import io
 
 import numpy as np
 
-from .trace import Trace
+from ..attention.trace import Trace
 
 
 def trace_arrays(trace: Trace) -> dict[str, np.ndarray]:

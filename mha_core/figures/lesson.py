@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import _layout, _rgba, dim_labels, head_colour, heatmap
-from .published import ModelShape
-from .worked import WorkedCell, fmt
+from ..teaching.published import ModelShape
+from ..teaching.worked import WorkedCell, fmt
+from .base import dim_labels, head_colour, heatmap, layout, rgba
 
 ONE_HEAD_COLOUR = "#868e96"
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
@@ -33,7 +33,7 @@ def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_head
     fig.update_xaxes(title="multiply-adds")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
     same = "the same in every step" if one == many else "they differ"
-    return _layout(fig, f"Multiply-adds of each step: 1 head or {n_heads} heads ({same})", height=380)
+    return layout(fig, f"Multiply-adds of each step: 1 head or {n_heads} heads ({same})", height=380)
 
 
 def weight_shapes_figure(shape: ModelShape) -> go.Figure:
@@ -46,7 +46,7 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
     for i, (name, width, height, blocks, label) in enumerate(mats):
         colour = head_colour(i)
         fig.add_shape(type="rect", x0=x, x1=x + width, y0=0, y1=height, line=dict(color=colour, width=2),
-                      fillcolor=_rgba(colour, 0.12))
+                      fillcolor=rgba(colour, 0.12))
         if 1 < blocks <= 32:
             vertical = name != "W_O"  # W_O's head blocks are its rows
             for b in range(1, blocks):
@@ -62,7 +62,7 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
         x += width + gap
     fig.update_xaxes(visible=False, range=[-gap / 2, x - gap / 2], constrain="domain")
     fig.update_yaxes(visible=False, range=[-0.3 * d, 1.2 * d], scaleanchor="x")
-    return _layout(fig, f"{shape.name}: the four matrices of one attention block, to scale<br>"
+    return layout(fig, f"{shape.name}: the four matrices of one attention block, to scale<br>"
                         f"<sup>d_model = {d:,}, h = {h}, K/V heads = {kv}; thin lines: one block per head "
                         "(up to 32)</sup>",
                    height=360)
@@ -92,4 +92,4 @@ def kv_cache_figure(rows: dict[str, dict[str, int | None]], seq_len: int, batch:
     fig.update_yaxes(type="log", title="GiB (log scale)")
     fig.update_xaxes(type="category")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.25))
-    return _layout(fig, f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number", height=380)
+    return layout(fig, f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number", height=380)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import cost
-from .trace import Trace
-from .weights import MHAWeights
+from ..analysis import cost
+from ..attention.trace import Trace
+from ..attention.weights import MHAWeights
 
 TIE = 1e-6  # weights closer than this count as a tie
 KINDS = ("x_size", "q_shape", "strongest_key", "concat_width", "w_o_size", "heads_cost")

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import MHAConfig
-from .engine import forward
-from .weights import init_weights
+from ..attention.config import MHAConfig
+from ..attention.engine import forward
+from ..attention.weights import init_weights
 
 
 @dataclass(frozen=True)

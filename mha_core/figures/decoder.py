@@ -12,18 +12,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figures import (
-    SIGNED_SCALE,
-    _label_outer_panels,
-    _layout,
-    _panel_grid,
-    _signed_axis,
-    dim_labels,
-    head_colour,
-    token_labels,
-)
-from .rope import RelativeScores
-from .trace import Trace
+from ..attention.rope import RelativeScores
+from ..attention.trace import Trace
+from .base import SIGNED_SCALE, dim_labels, head_colour, layout, panel_grid, signed_axis, token_labels
 
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}
 
@@ -50,12 +41,12 @@ def rope_figure(trace: Trace, head: int, tokens: list[str], group_size: int = 1)
               ("the change (after − before)", k1 - k0)]
     limit = float(max(np.abs(z).max() for _, z in panels)) or 1.0
     d_k = trace.q.shape[-1]
-    fig, rows = _panel_grid(panels, dim_labels(d_k), token_labels(tokens), 3, _signed_axis(limit),
+    fig, rows, step = panel_grid(panels, dim_labels(d_k), token_labels(tokens), 3, signed_axis(limit),
                             "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.05)
-    _label_outer_panels(fig, rows)
     n = len(tokens)
-    return _layout(fig, f"Query head {head + 1} and key/value head {kv + 1}: each row turned by its position "
-                        "(row 1 not at all), one colour scale", height=2 * min(420, max(220, 18 * n + 120)))
+    return layout(fig, f"Query head {head + 1} and key/value head {kv + 1}: each row turned by its position "
+                       "(row 1 not at all), one colour scale", height=2 * min(420, max(220, 18 * n + 120)),
+                  pooled=step)
 
 
 def rope_distance_figure(rel: RelativeScores, query: str, key: str, head: int) -> go.Figure:
@@ -83,7 +74,7 @@ def rope_distance_figure(rel: RelativeScores, query: str, key: str, head: int) -
     fig.update_xaxes(title="distance a − b (tokens)", row=1, col=2)
     fig.update_yaxes(title="q · k", row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=-0.25))
-    return _layout(fig, f"Head {head + 1}: the query of {html.escape(query)} and the key of {html.escape(key)}, "
+    return layout(fig, f"Head {head + 1}: the query of {html.escape(query)} and the key of {html.escape(key)}, "
                         f"placed at every pair of positions 1 … {P}", height=440)
 
 
@@ -97,5 +88,5 @@ def next_token_figure(next_tokens, last_token: str) -> go.Figure:
                            hovertemplate="%{y}<br>probability = %{x:.4f}<extra></extra>"))
     fig.update_xaxes(title="probability", range=[0, 1])
     fig.update_yaxes(type="category", autorange="reversed")
-    return _layout(fig, f"The {len(labels)} most likely next tokens after “{html.escape(last_token)}”",
+    return layout(fig, f"The {len(labels)} most likely next tokens after “{html.escape(last_token)}”",
                    height=110 + 34 * len(labels))

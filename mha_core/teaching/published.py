@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import cost
-from .pretrained import MODELS
+from ..analysis import cost
+from ..pretrained import MODELS
 
 ATTENTION_KINDS = ("MHA", "GQA", "MQA")
 GQA_GROUPS = 8  # Llama 2 70B shares K/V among 8 groups, as Ainslie et al. (2023) recommend (GQA-8)

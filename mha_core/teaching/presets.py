@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import MHAConfig
-from .weights import MHAWeights
+from ..attention.config import MHAConfig
+from ..attention.weights import MHAWeights
 
 TINY_TOKENS = ["I", "like", "tea"]
 TINY_CONFIG = MHAConfig(d_model=4, n_heads=2, bias=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 
-from . import engine
+from ..attention import engine
 
 
 def step_source(step: int) -> str:

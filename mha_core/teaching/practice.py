@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cost import latex_count as _n
+from ..analysis.cost import latex_count as _n
 from .published import ModelShape
 
 GIB, MIB = 2**30, 2**20

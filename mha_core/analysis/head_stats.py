@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .config import ConfigError
+from ..attention.config import ConfigError
 from .stats import row_entropy
 
 # A head follows a pattern when more than this share of its attention goes there, on average.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .trace import Trace
+from ..attention.trace import Trace
 
 DECIMALS = 4
 MAX_TERMS = 4  # up to this many products a sum is written out in full (a line must fit a projector's width)

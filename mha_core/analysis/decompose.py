@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trace import Trace
-from .weights import MHAWeights
+from ..attention.trace import Trace
+from ..attention.weights import MHAWeights
 
 
 def block_outputs(heads: np.ndarray, W_O: np.ndarray) -> np.ndarray:

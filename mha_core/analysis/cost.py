@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 
-from .config import ConfigError
+from ..attention.config import ConfigError
 
 
 def _whole(name: str, value) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import MHAConfig
+from ..attention.config import MHAConfig
 
 
 def _bias(cfg: MHAConfig, name: str, head: str = "_i") -> str:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .config import MHAConfig
-from .engine import softmax_rows
-from .stats import row_entropy
-from .trace import Trace
+from ..analysis.stats import row_entropy
+from ..attention.config import MHAConfig
+from ..attention.engine import softmax_rows
+from ..attention.trace import Trace
 
 SCALES = ("1/√d_k", "none")  # the factor on Q K^T: Vaswani et al.'s, or none (1)
 

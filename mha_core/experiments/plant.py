@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import ConfigError, MHAConfig
-from .engine import _check_input, linear, softmax_rows
-from .trace import Trace
-from .weights import MHAWeights
+from ..attention.config import ConfigError, MHAConfig
+from ..attention.engine import _check_input, linear, softmax_rows
+from ..attention.trace import Trace
+from ..attention.weights import MHAWeights
 
 # pattern -> what the head does, in words.
 PATTERNS = {

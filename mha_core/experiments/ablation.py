@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .decompose import block_outputs
-from .engine import linear
-from .pretrained.minilm import mean_pooled
-from .trace import Trace
-from .weights import MHAWeights
+from ..analysis.decompose import block_outputs
+from ..attention.engine import linear
+from ..attention.trace import Trace
+from ..attention.weights import MHAWeights
+from ..pretrained.minilm import mean_pooled
 
 
 def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:

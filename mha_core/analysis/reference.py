@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import MHAConfig
-from .trace import Trace
-from .weights import MHAWeights, weights_to_torch
+from ..attention.config import MHAConfig
+from ..attention.trace import Trace
+from ..attention.weights import MHAWeights, weights_to_torch
 
 MODULE = "torch.nn.MultiheadAttention"
 PER_HEAD = "F.scaled_dot_product_attention per head, then W_O"

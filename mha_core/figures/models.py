@@ -1,0 +1,130 @@
+"""Figures of a trained model: every head of every layer at once, and per-head summaries.
+
+Pure functions (arrays in, a plotly figure out), on the colour language of figures.base.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..analysis.head_stats import ENCODER, Parts
+from ..analysis.pooling import MAX_CELLS, pool
+from .base import HIGHLIGHT, WEIGHT_AXIS, WEIGHT_SCALE, head_colour, layout, pooled_labels, token_labels
+
+
+def _mosaic_step(n: int, n_layers: int, n_heads: int, groups: int) -> tuple[int, int, int]:
+    """(pooling step, panel size, gap) so that the model view's mosaic, gaps included, stays within MAX_CELLS."""
+    step = 1
+    while True:
+        size = -(-n // step)
+        gap = max(1, size // 10)
+        rows = n_layers * (size + gap) - gap
+        cols = n_heads * (size + gap) - gap + (groups - 1) * 2 * gap  # a wider gap between K/V groups
+        if rows * cols <= MAX_CELLS:
+            return step, size, gap
+        step += 1
+
+
+def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple[int, int] | None = None,
+                      group_size: int = 1) -> go.Figure:
+    """Every head of every layer, (layers, heads, n, n), as one mosaic of small heatmaps on the shared 0..1 scale.
+
+    One heatmap with empty rows and columns between the panels (hundreds of subplots would be slow to build and to
+    draw). `selected` = (layer, head), 0-based, is outlined. With grouped-query attention (group_size query heads
+    per key/value head), the heads of one K/V head stand closer together and their titles share its colour.
+    """
+    n_layers, n_heads, n, _ = attentions.shape
+    groups = n_heads // group_size
+    step, size, gap = _mosaic_step(n, n_layers, n_heads, groups)
+    labels = pooled_labels(token_labels(tokens), step)
+    col0 = [h * (size + gap) + (h // group_size) * 2 * gap * (group_size < n_heads) for h in range(n_heads)]
+    row0 = [l * (size + gap) for l in range(n_layers)]
+    z = np.full((row0[-1] + size, col0[-1] + size), np.nan, dtype=np.float32)  # half the bytes of float64
+    for l in range(n_layers):
+        for h in range(n_heads):
+            z[row0[l]:row0[l] + size, col0[h]:col0[h] + size] = pool(attentions[l, h], size * size)[0] \
+                if step > 1 else attentions[l, h]
+    # Category labels for the hover text; each gap gets a distinct label of its own (its cells are empty, never
+    # hovered, and no tick label is drawn).
+    x = [f"·{i}" for i in range(z.shape[1])]
+    y = [f"·{i}" for i in range(z.shape[0])]
+    for h, c in enumerate(col0):
+        x[c:c + size] = [f"head {h + 1}, key {label}" for label in labels]
+    for l, r in enumerate(row0):
+        y[r:r + size] = [f"layer {l + 1}, query {label}" for label in labels]
+    mean = "mean " if step > 1 else ""
+    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, coloraxis="coloraxis", hoverongaps=False,
+                               hovertemplate=f"%{{y}}<br>%{{x}}<br>{mean}weight = %{{z:.4f}}<extra></extra>"))
+    # A colour bar of fixed length at the top: the figure can be thousands of pixels tall.
+    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12, lenmode="pixels", len=320, y=1, yanchor="top"),
+                                     **WEIGHT_AXIS), plot_bgcolor="rgba(0,0,0,0)")
+    bare = dict(type="category", showticklabels=False, ticks="", showgrid=False, zeroline=False, showline=False)
+    fig.update_xaxes(**bare)
+    fig.update_yaxes(autorange="reversed", **bare)
+    titles = [dict(x=c + (size - 1) / 2, y=1, yref="paper", yanchor="bottom", showarrow=False, text=f"head {h + 1}",
+                   font=dict(size=12, color=head_colour(h // group_size) if group_size > 1 else None))
+              for h, c in enumerate(col0)]
+    if group_size > 1:  # one label over each group of query heads that share a key/value head
+        titles += [dict(x=(col0[j * group_size] + col0[(j + 1) * group_size - 1] + size - 1) / 2, y=1,
+                        yref="paper", yanchor="bottom", yshift=18, showarrow=False,
+                        text=f"query heads {j * group_size + 1}–{(j + 1) * group_size}: K/V head {j + 1}",
+                        font=dict(size=12, color=head_colour(j))) for j in range(groups)]
+    titles += [dict(x=0, xref="paper", xanchor="right", xshift=-4, y=r + (size - 1) / 2, showarrow=False,
+                    text=f"layer {l + 1}", font=dict(size=12)) for l, r in enumerate(row0)]
+    fig.update_layout(annotations=titles)  # at once: one add_annotation each would take ~20 ms apiece
+    if selected is not None:
+        l, h = selected
+        fig.add_shape(type="rect", x0=col0[h] - 0.5, x1=col0[h] + size - 0.5, y0=row0[l] - 0.5,
+                      y1=row0[l] + size - 0.5, line=dict(color=HIGHLIGHT, width=3))
+    panel = min(110, max(60, 800 // n_heads))  # pixels per panel: about square on a page 800 pixels wide
+    layout(fig, f"All {n_layers} × {n_heads} heads on this sentence (rows: queries, columns: keys)",
+           height=panel * n_layers + 130, pooled=step)
+    fig.update_layout(margin=dict(l=70, t=110 if group_size > 1 else 90))
+    return fig
+
+
+def head_summary_figure(values: np.ndarray, metric: str, parts: Parts = ENCODER) -> go.Figure:
+    """One summary number per (layer, head) as a layer x head heatmap; parts names the metric."""
+    n_layers, n_heads = values.shape
+    is_share = metric != "entropy"
+    words = parts.labels[metric]
+    label = f"mean {words}" if not is_share else words if metric in parts.extra else f"share: {words}"
+    fig = go.Figure(go.Heatmap(
+        z=values, x=[f"head {h + 1}" for h in range(n_heads)], y=[f"layer {l + 1}" for l in range(n_layers)],
+        colorscale=WEIGHT_SCALE if is_share else "Viridis", zmin=0, zmax=1 if is_share else None,
+        text=[["" if np.isnan(v) else f"{v:.2f}" for v in row] for row in values], texttemplate="%{text}",
+        textfont=dict(size=10),
+        hovertemplate=f"%{{y}}, %{{x}}<br>{label} = %{{z:.4f}}<extra></extra>",
+        colorbar=dict(thickness=12)))
+    fig.update_yaxes(autorange="reversed")
+    return layout(fig, f"{label[0].upper()}{label[1:]}, per layer and head", height=80 + (45 if n_layers <= 12
+                                                                                           else 26) * n_layers)
+
+
+# One colour per part of a head's attention: greys for the special tokens and the first token, greens and blues for
+# the positions, orange for the rest.
+PART_COLOURS = {"cls": "#868e96", "sep": "#ced4da", "first": "#868e96", "self": "#2f9e44", "prev": "#4c6ef5",
+                "next": "#15aabf", "local": "#15aabf", "elsewhere": "#f76707"}
+
+
+def head_split_figure(rows: list[dict], title: str, parts: Parts = ENCODER) -> go.Figure:
+    """Where each head's attention goes, as one stacked bar per head: the shares of head_stats, which sum to 1.
+
+    `rows` are head_summary rows (of one layer, say); a part whose token the text lacks (NaN) is drawn as 0.
+    """
+    heads = [f"head {r['head'] + 1}" for r in rows]
+    fig = go.Figure()
+    for name in parts.columns:
+        share = [0.0 if np.isnan(r[name]) else r[name] for r in rows]
+        label = html.escape(parts.labels[name])
+        fig.add_trace(go.Bar(y=heads, x=share, name=label, orientation="h", marker_color=PART_COLOURS[name],
+                             hovertemplate=f"%{{y}}<br>{label}: %{{x:.3f}}<extra></extra>"))
+    fig.update_xaxes(title="share of the head's attention", range=[0, 1])
+    fig.update_yaxes(type="category", autorange="reversed")
+    layout(fig, title, height=150 + 26 * len(rows))
+    fig.update_layout(barmode="stack", margin_t=90,
+                      legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", traceorder="normal"))
+    return fig
