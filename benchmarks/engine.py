@@ -203,7 +203,7 @@ class Stopwatch:
 
 
 def profile_numpy(cfg, w, x, repeats: int) -> list[tuple[str, float]]:
-    """Median time of each step of the NumPy path, done the same way as mha_core.engine.attention_steps."""
+    """Median time of each step of the NumPy path, done the same way as mha_core.attention.engine.attention_steps."""
     h, n = cfg.n_heads, x.shape[0]
     sw = Stopwatch()
     for _ in range(repeats):

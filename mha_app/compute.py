@@ -102,14 +102,14 @@ def _head_summary(spec: Spec, ablated_layer: int) -> list[dict]:
 
 
 def head_summary(spec: Spec, layer: int) -> list[dict]:
-    """Every head's statistics on a trained model's run of spec.text (mha_core.head_stats.head_summary): computed
+    """Every head's statistics on a trained model's run of spec.text (mha_core.analysis.head_stats.head_summary): computed
     once per text, not on every rerun; the layer counts only when heads are switched off in it (see example)."""
     return _head_summary(spec, layer if spec.ablate else 1)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)  # one number each
 def torch_difference(spec: Spec, layer: int) -> float:
-    """Largest |difference| from PyTorch's own attention on the shown layer (see mha_core.reference)."""
+    """Largest |difference| from PyTorch's own attention on the shown layer (see mha_core.analysis.reference)."""
     ex = example(spec, layer)
     return reference.torch_difference(ex.trace, ex.weights, ex.cfg)
 

@@ -19,8 +19,8 @@ from mha_core.pretrained import MODELS
 
 
 def test_the_engine_imports_no_streamlit():
-    code = ("import mha_core, mha_core.figures, mha_core.pretrained, mha_core.head_stats, mha_core.export, "
-            "mha_core.formulas, sys; "
+    code = ("import mha_core, mha_core.figures, mha_core.pretrained, mha_core.analysis.head_stats, "
+            "mha_core.analysis.export, mha_core.teaching.formulas, sys; "
             "assert 'streamlit' not in sys.modules, 'streamlit was imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -33,7 +33,7 @@ def test_no_app_words_in_the_engine_package():
 
 
 def test_the_two_backends_read_alike():
-    torch_backend = pytest.importorskip("mha_core.torch_backend")
+    torch_backend = pytest.importorskip("mha_core.attention.torch_backend")
     for name in ("linear", "split_heads", "softmax_rows", "attention_steps"):
         assert callable(getattr(engine, name)) and callable(getattr(torch_backend, name)), name
 
