@@ -580,6 +580,7 @@ def profile(cases: list[Case], repeats: int = 5) -> list[str]:
     from mha_app.example import build_example
     from mha_app.settings import Spec
     from mha_core import figures
+    from mha_core.analysis import pooling
 
     lines = []
     for case in cases:
@@ -606,7 +607,7 @@ def profile(cases: list[Case], repeats: int = 5) -> list[str]:
             build = time.perf_counter() - start
             tr, tokens = ex.trace, ex.tokens
             builders = {"head_grid_figure": lambda tr=tr, tokens=tokens: figures.head_grid_figure(tr, tokens)}
-            for stage in figures.STAGES:
+            for stage in pooling.STAGES:
                 builders[f"attention_figure[{stage}]"] = (
                     lambda stage=stage, tr=tr, tokens=tokens, ex=ex:
                     figures.attention_figure(tr, 0, tokens, stage, ex.cfg.softmax_scale))

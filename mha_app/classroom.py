@@ -12,11 +12,12 @@ from mha_core.figures.lesson import dot_product_figure, flops_figure
 from mha_core.teaching import questions
 from mha_core.teaching.worked import DECIMALS, WorkedCell, fmt, latex_lines, work_cell
 
+from . import widgets
 from .cost_table import STEPS
 from .example import Example
-from .settings import Settings, control, default
+from .settings import Settings, control
 from .text import quote
-from .toolkit import BIND, plot, view
+from .toolkit import plot, view
 
 
 def predict(kind: str, key: str | None = None) -> None:
@@ -127,8 +128,5 @@ def plot_step_costs(ex: Example, enlarge=None) -> None:
 
 
 def setting_widget(name: str, container=st):
-    """The widget of a page setting (a number or a choice), made from its field and bound to the link."""
-    c = control(name)
-    if c.choices:
-        return container.selectbox(c.label, c.choices, key=name, bind=BIND, help=c.help)
-    return container.number_input(c.label, c.lo, c.hi, default(name), key=name, bind=BIND, help=c.help)
+    """The widget of a page setting (a number or a choice), made from its field and kept in the link."""
+    return widgets.choice(container, name) if control(name).choices else widgets.number(container, name)

@@ -22,11 +22,11 @@ from mha_core.pretrained import MODELS
 
 from .cache import BoundedCache, read_only
 from .example import Example, build_example, model_head_mask
-from .settings import BACKENDS, Spec
+from .settings import Spec
 
 MAX_EXAMPLES = 16
 # In all. The largest example the app allows (n = 2048, h = 16, with a mask: scores, masked scores, weights and the
-# mask, ~0.9 GB) fits, so a rerun at n = 2048 finds it instead of recomputing it for ~2-6 s; the next one evicts it.
+# mask, about 0.9 GB) fits, so a rerun at n = 2048 finds it instead of recomputing it; the next one evicts it.
 MAX_EXAMPLE_BYTES = 1024 * 2**20
 
 
@@ -102,8 +102,8 @@ def _head_summary(spec: Spec, ablated_layer: int) -> list[dict]:
 
 
 def head_summary(spec: Spec, layer: int) -> list[dict]:
-    """Every head's statistics on a trained model's run of spec.text (mha_core.analysis.head_stats.head_summary): computed
-    once per text, not on every rerun; the layer counts only when heads are switched off in it (see example)."""
+    """Every head's statistics on a trained model's run of spec.text (head_stats.head_summary): computed once per
+    text, not on every rerun; the layer counts only when heads are switched off in it (see example)."""
     return _head_summary(spec, layer if spec.ablate else 1)
 
 
@@ -132,7 +132,7 @@ def scale_comparison(spec: Spec, layer: int, head: int) -> scaling.ScaleComparis
 def model_head_ranking(spec: Spec, layer: int) -> ablation.ModelRanking:
     """For a trained model: what removing each head of `layer` alone does to the rest of the model."""
     full = full_example(spec, layer)
-    return ablation.rank_heads_in_model(pretrained_model(spec.model), full.run, layer - 1, BACKENDS[spec.backend])
+    return ablation.rank_heads_in_model(pretrained_model(spec.model), full.run, layer - 1, spec.backend)
 
 
 @st.cache_data(max_entries=16, show_spinner="Reading the second sentence…")  # two numbers
@@ -140,4 +140,4 @@ def sentence_similarity(spec: Spec, layer: int, other: str) -> tuple[float, floa
     """Cosine similarity of the sentence vectors of spec.text and `other`: with every head, and with spec.ablate off."""
     model = pretrained_model(spec.model)
     return ablation.embedding_similarity(model, spec.text, other, model_head_mask(spec, model, layer),
-                                         BACKENDS[spec.backend])
+                                         spec.backend)

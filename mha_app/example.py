@@ -19,10 +19,11 @@ from mha_core import (
     random_input,
     tokenize,
 )
+from mha_core.attention.masks import padding_problem
 from mha_core.experiments.plant import PATTERNS, plant_head
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
 
-from .settings import APP_MAX_TOKENS, BACKENDS, Spec
+from .settings import APP_MAX_TOKENS, Spec
 
 
 @dataclass(frozen=True)
@@ -61,15 +62,12 @@ class Example:
                                    weights=model.layer_weights[layer - 1].attention, layer=layer)
 
 
-def _padding(n: int, pad: int) -> np.ndarray | None:
+def _padding(m: int, pad: int) -> np.ndarray | None:
     if pad <= 0:
         return None
-    if pad >= n:
-        raise ConfigError(
-            f"Masking the last {pad} of {n} tokens as padding would leave no token to attend to. "
-            f"Choose at most {n - 1}."
-        )
-    return padding_mask(n, pad)
+    if problem := padding_problem(m, pad):
+        raise ConfigError(problem)
+    return padding_mask(m, pad)
 
 
 def head_mask(spec: Spec, n_heads: int) -> np.ndarray | None:
@@ -93,9 +91,12 @@ def model_head_mask(spec: Spec, model, layer: int) -> np.ndarray | None:
 def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") -> Example:
     """The example a spec describes, run through mc.forward; `model` is the loaded pretrained model, if any.
 
+    The spec is taken as given (the app passes Spec.normalised()); what cannot be computed raises the engine's
+    ConfigError.
+
     With a trained model, the switched-off heads (spec.ablate) are those of layer `layer`.
     """
-    backend = BACKENDS[spec.backend]
+    backend = spec.backend
     if spec.card is not None:
         run = model.run(spec.text, backend=backend, device=device, head_mask=model_head_mask(spec, model, layer))
         first = Example(tokens=list(run.tokens), cfg=model.config, weights=model.layer_weights[0].attention,
@@ -111,7 +112,7 @@ def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") 
                      + (" (except the planted head's queries)." if spec.plant != "none" else "."))
     else:
         cfg = MHAConfig(spec.d_model, spec.h, n_kv_heads=spec.kv_heads or None,
-                        causal=spec.causal and spec.input != "pair", scale=spec.softmax_scale)
+                        causal=spec.causal, scale=spec.softmax_scale)
         if spec.input in ("sentence", "pair"):
             tokens = tokenize(spec.text, max_tokens=APP_MAX_TOKENS)
             x = embed(tokens, spec.d_model, seed=spec.seed, positional=spec.pe)

@@ -15,11 +15,11 @@ from mha_core.experiments import ablation, plant, scaling
 from mha_core.figures import experiments as xfig
 from mha_core.figures.decoder import next_token_label
 
-from . import compute
+from . import compute, widgets
 from .example import Example
 from .settings import Settings, control, default
 from .text import quote
-from .toolkit import BIND, plot
+from .toolkit import plot
 
 # Sources, as cited in running text: "(Voita et al. 2019)".
 MICHEL = "Michel et al. 2019"
@@ -279,7 +279,7 @@ def model_effects(settings: Settings, ex: Example) -> None:
                 "the mean of the last layer's token vectors, scaled to length 1. Compare two sentences"
                 + (f", with every head and with {_heads(off)} of layer {layer} off:" if off else ":"))
     c = control("compare")
-    other = st.text_input(c.label, value=default("compare"), max_chars=c.max_chars, key="compare", bind=BIND,
+    other = st.text_input(c.label, value=default("compare"), max_chars=c.max_chars, key="compare", bind=widgets.BIND,
                           help=c.help)
     if not other.strip():
         st.info("Type a second sentence to compare with.")

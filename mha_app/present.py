@@ -11,6 +11,7 @@ import dataclasses
 
 import streamlit as st
 
+from . import url
 from .lesson import SCREENS
 from .settings import Settings
 
@@ -30,8 +31,8 @@ FIGURE_HEIGHT = 480  # px at most, so that a screen's figure fits under its text
 
 
 def requested() -> bool:
-    """Whether the link asks for presentation mode: exactly present=1 (any other value is explained by url.check)."""
-    return st.query_params.get("present") == "1"
+    """Whether the link asks for presentation mode (a value that is not on or off is explained by url.check)."""
+    return "present" in st.query_params and url.parse("present", st.query_params["present"]) is True
 
 
 def large_type() -> None:
@@ -53,7 +54,7 @@ def enlarge(fig):
     return fig.update_layout(font_size=FIGURE_FONT, title_font_size=FIGURE_TITLE_FONT, height=height)
 
 
-def screen_url(settings: Settings, base: str, screen: int, present: int = 1) -> str:
+def screen_url(settings: Settings, base: str, screen: int, present: bool = True) -> str:
     """The link that opens `screen` (1-based) of the lesson on this example, in presentation mode by default."""
     view = dataclasses.replace(settings.view, screen=screen, present=present)
     return Settings(settings.spec, view).share_url(base)

@@ -8,15 +8,20 @@ the fields that differ from their defaults. A new control is one field here, one
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from urllib.parse import urlencode
 
-from mha_core import figures
+from mha_core import divisors, figures
+from mha_core.analysis.pooling import STAGES
 from mha_core.attention import engine
+from mha_core.attention.config import head_split_problem, kv_split_problem
+from mha_core.attention.inputs import token_spans
+from mha_core.attention.masks import padding_problem
 from mha_core.experiments.plant import PATTERNS
 from mha_core.experiments.scaling import SCALES
 from mha_core.pretrained import MODELS as PRETRAINED
-from mha_core.teaching.presets import TINY_CONFIG
+from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 from mha_core.teaching.published import presets
 
 from .lesson import SCREENS
@@ -30,11 +35,9 @@ MAX_SEQ_LEN = 2**20   # tokens, in the K/V cache tables (1M: the longest context
 MAX_BATCH = 1024
 MAX_HEADS_SHOWN = max(APP_MAX_HEADS, *(card.n_heads for card in PRETRAINED.values()))  # random or trained heads
 
-RANDOM = "random weights"
+RANDOM = "random"
 MODELS = (RANDOM, *PRETRAINED)
 INPUTS = ("sentence", "random", "tiny", "pair")
-BACKENDS = dict(zip(("NumPy", "PyTorch"), engine.BACKENDS, strict=True))  # the label shown -> the engine's name
-STAGES = {label: key for key, (label, _) in figures.STAGES.items()}      # the label shown -> figures' stage key
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
 DEFAULT_TEXT_KV = "Le chat s'est assis sur le tapis parce qu'il était fatigué."
 DEFAULT_COMPARE = "A tired cat was lying on the rug."
@@ -44,15 +47,33 @@ MAX_STRENGTH = 30.0                     # at 30 a rule key keeps all but 2e-10 o
 
 @dataclass(frozen=True)
 class Control:
-    """How a setting is offered: its label and help, and the values it may take (choices, or lo..hi)."""
+    """How a setting is offered: its label and help, and the values it may take (choices, or lo..hi).
+
+    A choice is a short key that links carry and never change (stage=weights); `labels` says how a control shows
+    each key, and `aliases` are older spellings that links may still carry (any letter case works too).
+    """
 
     label: str
     help: str | None = None
     what: str = ""       # what the value is, in a link's warning (default: the label)
     choices: tuple = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
     lo: float = 0        # bounds of a number, or of each number in a tuple setting
     hi: float = 0
     max_chars: int = 0
+
+    def label_of(self, key) -> str:
+        """What a control shows for a choice (its format_func)."""
+        return self.labels.get(key, str(key))
+
+    def choice(self, raw: str) -> str | None:
+        """The key a link's text names, by key, label or alias, in any letter case; None when it names none."""
+        wanted = raw.strip().casefold()
+        for key in self.choices:
+            if wanted in (key.casefold(), self.label_of(key).casefold()):
+                return key
+        return next((key for alias, key in self.aliases.items() if alias.casefold() == wanted), None)
 
 
 def setting(default, label: str, **control):
@@ -60,10 +81,31 @@ def setting(default, label: str, **control):
 
 
 @dataclass(frozen=True)
+class Problem:
+    """A setting that does not work with the others: why, in plain words, and the value used instead."""
+
+    name: str
+    message: str
+    fixed: object
+
+
+def head_options(d_model: int) -> list[int]:
+    """Head counts the app offers for this d_model: those that divide it, up to APP_MAX_HEADS."""
+    return divisors(d_model, APP_MAX_HEADS)
+
+
+def closest_head_count(d_model: int, wanted: int) -> int:
+    """The valid head count nearest to `wanted` (the larger one on a tie)."""
+    return min(head_options(d_model), key=lambda h: (abs(h - wanted), -h))
+
+
+@dataclass(frozen=True)
 class Spec:
     """What decides the computation: the model, the input and the layer's sizes."""
 
-    model: str = setting(RANDOM, "Weights", choices=MODELS,
+    model: str = setting(RANDOM, "Weights", choices=MODELS, labels={RANDOM: "random weights"},
+                         aliases={"random weights": RANDOM, "minilm": "all-MiniLM-L6-v2",
+                                  "smollm2": "SmolLM2-135M-Instruct"},
                          help="Random weights show the mechanics at any size; a trained model shows real heads.")
     input: str = setting("sentence", "Input", choices=INPUTS)
     text: str = setting(DEFAULT_TEXT, "Sentence", max_chars=APP_MAX_TEXT_CHARS)
@@ -80,7 +122,8 @@ class Spec:
     pad: int = setting(0, "Mask the last tokens as padding", lo=0, hi=APP_MAX_TOKENS - 1,
                        what="how many tokens to mask as padding",
                        help="Blocks these keys for every query, as padding is blocked in a batch.")
-    backend: str = setting("NumPy", "Backend", choices=tuple(BACKENDS),
+    backend: str = setting("numpy", "Backend", choices=engine.BACKENDS, labels={"numpy": "NumPy", "torch": "PyTorch"},
+                           aliases={"pytorch": "torch"},
                            help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")
     text_kv: str = setting(DEFAULT_TEXT_KV, "Keys and values: the second sentence", max_chars=APP_MAX_TEXT_CHARS,
                            help="Cross-attention: the queries come from the first sentence, the keys and values "
@@ -88,7 +131,8 @@ class Spec:
     kv_heads: int = setting(0, "Key/value heads", lo=0, hi=APP_MAX_HEADS, what="the number of key/value heads",
                             help="Grouped-query attention (Ainslie et al. 2023): fewer key/value heads than query "
                                  "heads, each shared by a group of query heads. 1 = multi-query attention.")
-    scale: str = setting(SCALES[0], "Scale the scores by", choices=SCALES,
+    scale: str = setting(SCALES[0], "Scale the scores by", choices=SCALES, labels={"sqrt_dk": "1/√d_k"},
+                         aliases={"1/sqrt(d_k)": "sqrt_dk", "1/√dk": "sqrt_dk"},
                          help="Vaswani et al. (2017) multiply Q K^T by 1/√d_k; 'none' leaves the scores as they are.")
     ablate: tuple = setting((), "Switch heads off", lo=1, hi=MAX_HEADS_SHOWN, what="the heads to switch off",
                             help="Each chosen head's output is multiplied by 0 before W_O (Michel et al. 2019).")
@@ -105,17 +149,91 @@ class Spec:
 
     @property
     def heads(self) -> int:
-        """The number of heads this spec computes."""
+        """The number of (query) heads this spec computes."""
         if self.card:
             return self.card.n_heads
         return TINY_CONFIG.n_heads if self.input == "tiny" else self.h
+
+    @property
+    def sizes_fixed(self) -> bool:
+        """Whether d_model and h are fixed (a trained model, or the tiny example) rather than chosen."""
+        return self.card is not None or self.input == "tiny"
 
     @property
     def softmax_scale(self) -> float | None:
         """MHAConfig's scale: None for 1/sqrt(d_k), 1.0 for none."""
         return None if self.scale == SCALES[0] else 1.0
 
+    def token_counts(self) -> tuple[int, int] | None:
+        """(n, m): the query and key tokens, for random weights (a trained model's own tokenizer counts them);
+        None for a text without words (the page says so)."""
+        if self.card is not None:
+            return None
+        if self.input in ("sentence", "pair"):
+            n = min(len(token_spans(self.text)), APP_MAX_TOKENS)
+        else:
+            n = len(TINY_TOKENS) if self.input == "tiny" else self.n
+        m = min(len(token_spans(self.text_kv)), APP_MAX_TOKENS) if self.input == "pair" else n
+        return (n, m) if n and m else None
 
+    def problems(self) -> list[Problem]:
+        """The rules between this spec's settings that it breaks, each with the value that works instead.
+
+        Later rules see the earlier fixes (the key/value heads are checked against the corrected h). The link
+        checker warns with these words, the sidebar offers only values that pass, and example.py runs on
+        `normalised()`.
+        """
+        found: list[Problem] = []
+        spec = self
+
+        def broke(name: str, message: str, fixed) -> None:
+            nonlocal spec
+            found.append(Problem(name, message, fixed))
+            spec = replace(spec, **{name: fixed})
+
+        card, weights = self.card, (f"{self.card.name}'s trained weights" if self.card else
+                                    "the tiny example's fixed weights")
+        if not self.sizes_fixed and (problem := head_split_problem(self.d_model, self.h, APP_MAX_HEADS)):
+            fixed = closest_head_count(self.d_model, self.h)
+            broke("h", f"{problem} Using h = {fixed} instead.", fixed)
+        if spec.kv_heads and spec.sizes_fixed:
+            own = ("one key/value head per query head" if not card or card.n_kv_heads == card.n_heads else
+                   f"their own {card.n_kv_heads} key/value heads, each shared by {card.n_heads // card.n_kv_heads} "
+                   "query heads")
+            broke("kv_heads", f"The number of key/value heads applies to random weights; {weights} have {own}, so "
+                              "it was ignored.", 0)
+        elif spec.kv_heads and (problem := kv_split_problem(spec.h, spec.kv_heads)):
+            broke("kv_heads", f"{problem} Using one key/value head per query head (plain multi-head attention).", 0)
+        if card and spec.scale != SCALES[0]:
+            broke("scale", f"Switching the scaling off applies to random weights; {card.name} was trained with the "
+                           "1/√d_k scaling and keeps it (the attention page compares both anyway).", SCALES[0])
+        if card and spec.plant != PLANTS[0]:
+            broke("plant", f"Planting a head applies to random weights; {card.name}'s heads are shown as trained.",
+                  PLANTS[0])
+        if spec.plant_head > spec.heads:
+            broke("plant_head", f"Head {spec.plant_head} cannot be planted: there are only {spec.heads} heads; "
+                                "planting head 1.", 1)
+        if spec.ablate and max(spec.ablate) > spec.heads:
+            kept = tuple(i for i in spec.ablate if i <= spec.heads)
+            broke("ablate", f"Head {max(spec.ablate)} cannot be switched off: there are only {spec.heads} heads; "
+                  + (f"switching off {to_url(kept)} only." if kept else "no head is switched off."), kept)
+        if spec.input == "pair" and spec.causal:
+            broke("causal", "A causal mask hides later tokens of the same sequence; in cross-attention the queries "
+                            "read another sequence, which a decoder sees whole. The causal mask is off for two "
+                            "sentences.", False)
+        counts = spec.token_counts()
+        if counts and (problem := padding_problem(counts[1], spec.pad)):
+            broke("pad", f"{problem} No padding is used.", 0)
+        return found
+
+    def allows(self, **values) -> bool:
+        """Whether these settings (e.g. causal=True) keep to the rules, with this spec's others."""
+        changed = replace(self, **values)
+        return not any(p.name in values for p in changed.problems())
+
+    def normalised(self) -> Spec:
+        """The spec with every broken rule fixed (see problems)."""
+        return replace(self, **{p.name: p.fixed for p in self.problems()})
 @dataclass(frozen=True)
 class View:
     """What only decides what is shown: the layer, head and query token in focus, and the stage of step 2."""
@@ -125,7 +243,8 @@ class View:
     head: int = setting(1, "Head", lo=1, hi=MAX_HEADS_SHOWN, what="the selected head")
     query: int = setting(1, "Query token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected query token",
                          help="Pick a token by its position; the figures show its row.")
-    stage: str = setting("softmax weights", "Stage", choices=tuple(STAGES))
+    stage: str = setting("weights", "Stage", choices=STAGES, aliases={"softmax weights": "weights"},
+                         labels={"raw": "raw scores", "scaled": "scaled scores", "weights": "softmax weights"})
     zoom_query: int = setting(1, "Zoom: first query row", lo=1, hi=APP_MAX_TOKENS,
                               what="the zoom window's first query row",
                               help=f"The zoom window shows up to {figures.ZOOM} query rows from this one, every cell "
@@ -135,16 +254,40 @@ class View:
                             help=f"The zoom window shows up to {figures.ZOOM} key columns from this one.")
     key: int = setting(1, "Key token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected key token",
                        help="The key of the attention weight that is worked out by hand.")
-    preset: str = setting(presets()[0].name, "Model", choices=tuple(shape.name for shape in presets()),
+    preset: str = setting(presets()[0].key, "Model", choices=tuple(shape.key for shape in presets()),
+                          labels={shape.key: shape.name for shape in presets()},
                           help="A model with published sizes, or a trained model of this app.")
     seq_len: int = setting(4096, "Sequence length (tokens)", lo=1, hi=MAX_SEQ_LEN,
                            what="the sequence length of the K/V cache")
     batch: int = setting(1, "Batch (sequences at once)", lo=1, hi=MAX_BATCH, what="the batch size of the K/V cache")
-    present: int = setting(0, "Presentation mode", lo=0, hi=1, what="presentation mode: 1 = on, 0 = off")
+    present: bool = setting(False, "Presentation mode")
     screen: int = setting(1, "Screen", lo=1, hi=len(SCREENS), what="the screen of the lesson")
     compare: str = setting(DEFAULT_COMPARE, "Compare with", max_chars=APP_MAX_TEXT_CHARS,
                            help="A second sentence: the trained model's sentence vectors of both are compared, "
                                 "with and without the switched-off heads.")
+
+
+    def problems(self, spec: Spec) -> list[Problem]:
+        """The rules between what is shown and what is computed (a normalised spec) that this view breaks."""
+        found = []
+        if self.head > spec.heads:
+            found.append(Problem("head", f"Head {self.head} does not exist: there are only {spec.heads} heads; showing "
+                                         "head 1.", 1))
+        card = spec.card
+        if card and self.layer > card.n_layers:
+            found.append(Problem("layer", f"Layer {self.layer} does not exist: {card.name} has only {card.n_layers} "
+                                          "layers; showing layer 1.", 1))
+        counts = spec.token_counts()
+        if counts:
+            n, m = counts
+            if self.query > n:
+                found.append(Problem("query", f"Query token {self.query} does not exist: there are only {n} tokens; "
+                                              f"showing the last one, {n}.", n))
+            for name, count, what in (("zoom_query", n, "query rows"), ("zoom_key", m, "key columns")):
+                if getattr(self, name) > count:
+                    found.append(Problem(name, f"The zoom window cannot start at {getattr(self, name)}: there are "
+                                               f"only {count} {what}; it starts at the last one, {count}.", count))
+        return found
 
 
 FIELDS = {f.name: f for cls in (Spec, View) for f in fields(cls)}  # every setting by name (= URL parameter)
@@ -174,6 +317,16 @@ class Settings:
         return cls(Spec(**{f.name: values[f.name] for f in fields(Spec) if f.name in values}),
                    View(**{f.name: values[f.name] for f in fields(View) if f.name in values}))
 
+    def problems(self) -> list[Problem]:
+        """Every rule between the settings that these break (Spec.problems, then View.problems)."""
+        spec = self.spec.normalised()
+        return self.spec.problems() + self.view.problems(spec)
+
+    def normalised(self) -> Settings:
+        """The settings with every broken rule fixed."""
+        spec = self.spec.normalised()
+        return Settings(spec, replace(self.view, **{p.name: p.fixed for p in self.view.problems(spec)}))
+
     def values(self) -> dict:
         """Every setting by name, as plain values (the JSON export)."""
         return {**asdict(self.spec), **asdict(self.view)}
@@ -188,9 +341,9 @@ class Settings:
 
 
 def to_url(value) -> str:
-    """A setting's value as the URL spells it: true/false, 2,5 for a tuple, 4 for 4.0."""
+    """A setting's value as the links the app writes spell it: true/false, 2,5 for a tuple, 4 for 4.0."""
     if isinstance(value, bool):
-        return str(value).lower()
+        return "true" if value else "false"
     if isinstance(value, tuple):
         return ",".join(map(to_url, value))
     if isinstance(value, float):

@@ -16,14 +16,13 @@ from mha_core.analysis.export import trace_npz
 from mha_core.pretrained import ModelNotInstalledError
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 
-from . import compute, url
+from . import compute, url, widgets
 from .about import footer
 from .model_text import model_text, sentence_help, token_gloss
 from .sentences import examples
-from .settings import PRETRAINED, RANDOM, STAGES, Settings, Spec, View, control, default, to_url
+from .settings import PRETRAINED, RANDOM, Settings, Spec, View, closest_head_count, control, default, head_options
 from .snippets import settings_json
 from .text import quote
-from .toolkit import BIND
 
 INPUT_CAPTIONS = ["your own words", "n random vectors",
                   f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}: check by hand",
@@ -46,68 +45,16 @@ def check_link() -> None:
         st.warning(problem, icon=":material/warning:")
 
 
-# --- widgets made from their settings' fields ------------------------------------------------------------------
-
-def _number(container, name: str, **kw):
-    c = control(name)
-    kw.setdefault("help", c.help)
-    return container.number_input(c.label, c.lo, c.hi, default(name), key=name, bind=BIND, **kw)
-
-
-def _radio(container, name: str, **kw):
-    c = control(name)
-    kw.setdefault("help", c.help)
-    return container.radio(c.label, c.choices, key=name, bind=BIND, **kw)
-
-
-def _checkbox(container, name: str, **kw):
-    c = control(name)
-    kw.setdefault("help", c.help)
-    return container.checkbox(c.label, default(name), key=name, bind=BIND, **kw)
-
-
-def _select(container, name: str, options: list, **kw):
-    """A selectbox over options that depend on other settings; a remembered value that is no longer one resets."""
-    c = control(name)
-    kw.setdefault("help", c.help)
-    if name in st.session_state and st.session_state[name] not in options:
-        st.session_state[name] = options[0]
-    return container.selectbox(c.label, options, key=name, bind=BIND, **kw)
-
-
-def _slider(container, name: str, **kw):
-    c = control(name)
-    kw.setdefault("help", c.help)
-    return container.slider(c.label, c.lo, c.hi, default(name), key=name, bind=BIND, **kw)
-
-
-def _multiselect(container, name: str, options: list, **kw) -> tuple:
-    """A multiselect for a tuple setting. The URL keeps the value as one comma-separated parameter (ablate=2,5),
-    which bind="query-params" would spell as a repeated one (ablate=2&ablate=5), so this widget syncs it itself."""
-    c = control(name)
-    kw.setdefault("help", c.help)
-    if name not in st.session_state:  # the first run: the link's value (already checked by check_link)
-        st.session_state[name] = list(url.parse(name, st.query_params[name]) or ()) if name in st.query_params \
-            else list(default(name))
-    st.session_state[name] = [v for v in st.session_state[name] if v in options]  # h may have changed
-    value = tuple(sorted(container.multiselect(c.label, options, key=name, **kw)))
-    if value and st.query_params.get(name) != to_url(value):
-        st.query_params[name] = to_url(value)
-    elif not value and name in st.query_params:
-        del st.query_params[name]
-    return value
-
-
 def _head_count(sb, d_model: int) -> int:
-    options = url.head_options(d_model)
+    options = head_options(d_model)
     old = st.session_state.get("h")
     if old is not None and old not in options:
-        st.session_state.h = url.closest_head_count(d_model, old)
+        st.session_state.h = closest_head_count(d_model, old)
         sb.info(f"h = {old} does not divide d_model = {d_model}, so h is now {st.session_state.h}.")
     return sb.selectbox(
-        control("h").label, options, index=options.index(url.closest_head_count(d_model, default("h"))), key="h",
-        bind=BIND, help=f"Only head counts that divide d_model = {d_model} are offered: each head gets d_model / h "
-                        "dimensions.")
+        control("h").label, options, index=options.index(closest_head_count(d_model, default("h"))), key="h",
+        bind=widgets.BIND, help=f"Only head counts that divide d_model = {d_model} are offered: each head gets "
+                                "d_model / h dimensions.")
 
 
 def _kv_heads(sb, h: int) -> int:
@@ -120,7 +67,7 @@ def _kv_heads(sb, h: int) -> int:
         st.session_state.kv_heads = h
         sb.info(f"{old} key/value heads do not divide h = {h}, so each query head has its own again.")
     st.session_state.kv_heads_for_h = h
-    kv = sb.selectbox(control("kv_heads").label, options, index=0, key="kv_heads", bind=BIND,
+    kv = sb.selectbox(control("kv_heads").label, options, index=0, key="kv_heads", bind=widgets.BIND,
                       help=control("kv_heads").help + f" Only divisors of h = {h} work.")
     if kv == h:
         sb.caption("One key/value head per query head: plain multi-head attention.")
@@ -158,17 +105,17 @@ def experiment_controls(sb, card, input_mode: str, heads: int, layer: int) -> di
                    "shown as trained), another number of key/value heads (its own are fixed) and cross-attention "
                    "(it reads one text) need random weights.")
     else:
-        values["scale"] = _radio(sb, "scale", horizontal=True)
+        values["scale"] = widgets.choice(sb, "scale", "radio", horizontal=True)
     where = f" (in layer {layer}, the one on view)" if card else ""
-    values["ablate"] = _multiselect(sb, "ablate", list(range(1, heads + 1)), placeholder="no head is off")
+    values["ablate"] = widgets.multiselect(sb, "ablate", list(range(1, heads + 1)), placeholder="no head is off")
     if values["ablate"]:
         sb.caption(f"Switched off{where}: head{'s' if len(values['ablate']) > 1 else ''} "
                    f"{', '.join(map(str, values['ablate']))}. Step 4 shows what changed.")
     if not card:
-        values["plant"] = _select(sb, "plant", list(control("plant").choices))
+        values["plant"] = widgets.select(sb, "plant", list(control("plant").choices))
         if values["plant"] != d.plant:
-            values["plant_head"] = _select(sb, "plant_head", list(range(1, heads + 1)))
-            values["strength"] = float(_slider(sb, "strength", step=0.5))
+            values["plant_head"] = widgets.select(sb, "plant_head", list(range(1, heads + 1)))
+            values["strength"] = float(widgets.slider(sb, "strength", step=0.5))
     return values
 
 
@@ -181,15 +128,15 @@ def spec_controls() -> tuple[Spec, int]:
     """Draw the controls that decide the computation; return the spec they hold and the chosen layer."""
     sb, d = st.sidebar, Spec()
     sb.header("Model")
-    model = _radio(sb, "model", captions=model_captions())
+    model = widgets.choice(sb, "model", "radio", captions=model_captions())
     card = Spec(model=model).card
     layer = View.layer
     if card:
-        layer = _select(sb, "layer", list(range(1, card.n_layers + 1)),
+        layer = widgets.select(sb, "layer", list(range(1, card.n_layers + 1)),
                         help=f"{card.name} has {card.n_layers} layers; the step-through pages show this layer's "
                              "attention.")
     sb.header("Input")
-    input_mode = "sentence" if card else _radio(sb, "input", captions=INPUT_CAPTIONS, horizontal=False)
+    input_mode = "sentence" if card else widgets.choice(sb, "input", "radio", captions=INPUT_CAPTIONS)
     text, n = d.text, d.n
     if card:
         if st.session_state.get("example") not in (None, *examples(model)):  # another model's example
@@ -199,16 +146,12 @@ def spec_controls() -> tuple[Spec, int]:
                      help="Fills the sentence box; you can edit it afterwards.")
     text_kv = d.text_kv
     if input_mode in ("sentence", "pair"):
-        c = control("text")
-        text = sb.text_area("Queries: the first sentence" if input_mode == "pair" else c.label, value=d.text,
-                            max_chars=c.max_chars, key="text", bind=BIND,
+        text = widgets.text(sb, "text", "Queries: the first sentence" if input_mode == "pair" else None,
                             help=sentence_help(Spec(model=model)))
         if input_mode == "pair":
-            c = control("text_kv")
-            text_kv = sb.text_area(c.label, value=d.text_kv, max_chars=c.max_chars, key="text_kv", bind=BIND,
-                                   help=c.help)
+            text_kv = widgets.text(sb, "text_kv")
     elif input_mode == "random":
-        n = _number(sb, "n")
+        n = widgets.number(sb, "n")
     d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
     if card:
         kv = f", {card.n_kv_heads} key/value heads" if card.n_kv_heads != card.n_heads else ""
@@ -218,7 +161,7 @@ def spec_controls() -> tuple[Spec, int]:
         t = TINY_CONFIG
         sb.caption(f"The tiny example fixes d_model = {t.d_model} and h = {t.n_heads} (d_k = {t.d_k}).")
     else:
-        d_model = _number(sb, "d_model")
+        d_model = widgets.number(sb, "d_model")
         h = _head_count(sb, d_model)
         sb.caption(f"Each head works in d_k = d_model / h = {d_model} / {h} = {d_model // h} dimensions.")
         kv_heads = _kv_heads(sb, h)
@@ -227,50 +170,47 @@ def spec_controls() -> tuple[Spec, int]:
         sb.caption(model_text(card.name).masks)
     else:
         if input_mode != "tiny":
-            seed = _number(sb, "seed")
-        pe = _checkbox(sb, "pe", disabled=input_mode not in ("sentence", "pair"))
+            seed = widgets.number(sb, "seed")
+        pe = widgets.checkbox(sb, "pe", disabled=input_mode not in ("sentence", "pair"))
         sb.header("Masks")
-        if input_mode == "pair":
-            st.session_state.causal = causal = False
-            _checkbox(sb, "causal", disabled=True, help="Cross-attention reads the whole other sentence, so there is "
-                                                        "no causal mask here.")
-            pad = _number(sb, "pad", help="Blocks the last keys (of the second sentence) for every query.")
+        if Spec(input=input_mode).allows(causal=True):
+            causal = widgets.checkbox(sb, "causal")
         else:
-            causal, pad = _checkbox(sb, "causal"), _number(sb, "pad")
-    heads = card.n_heads if card else TINY_CONFIG.n_heads if input_mode == "tiny" else int(h)
+            st.session_state.causal = False
+            widgets.checkbox(sb, "causal", disabled=True, help="Cross-attention reads the whole other sentence, so "
+                                                               "there is no causal mask here.")
+        pad = widgets.number(sb, "pad", help="Blocks the last keys (of the second sentence) for every query."
+                             if input_mode == "pair" else None)
+    heads = Spec(model=model, input=input_mode, h=int(h)).heads
     experiments = experiment_controls(sb, card, input_mode, heads, int(layer))
-    backend = _radio(sb, "backend", horizontal=True)
+    backend = widgets.choice(sb, "backend", "radio", horizontal=True)
     spec = Spec(model=model, input=input_mode, text=text, n=int(n), d_model=int(d_model), h=int(h), seed=int(seed),
                 pe=bool(pe), causal=bool(causal), pad=int(pad), backend=backend, text_kv=text_kv,
                 kv_heads=kv_heads, **experiments)
-    return spec, int(layer)
+    return spec.normalised(), int(layer)
 
 
 def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     """The selected head and query token, in the sidebar so they persist across pages (and in the URL)."""
     sb = st.sidebar
     sb.header("Focus")
-    head = _select(sb, "head", list(range(1, example.cfg.n_heads + 1)))
+    head = widgets.select(sb, "head", list(range(1, example.cfg.n_heads + 1)))
     wanted = st.session_state.get("query") or int(st.query_params.get("query", 1))  # the link's, on a first run
     if wanted > example.n:
         st.session_state.query = example.n
         sb.info(f"Query token {wanted} is past the last token, so `query` is now {example.n}.")
-    query = sb.number_input(control("query").label, 1, example.n, key="query", bind=BIND,
-                            help=control("query").help)
+    query = widgets.number(sb, "query", 1, example.n)
     token = example.tokens[query - 1]
     gloss = token_gloss(spec or Spec(), example.tokens, query - 1)
     sb.caption(f"Query token {query}: {quote(token)}" + (f" ({gloss})" if gloss else ""))
-    # The stage control lives on the attention page, which runs later; its value is already in the session state
-    # (or, on the first run, only in the URL).
-    stage = st.session_state.get("stage") or st.query_params.get("stage")
-    compare = st.session_state.get("compare") or st.query_params.get("compare") or View.compare  # the output page's
-    return View(layer=layer, head=int(head), query=int(query), stage=stage if stage in STAGES else View.stage,
-                compare=compare, **page_settings())
+    return View(layer=layer, head=int(head), query=int(query), **page_settings())
 
 
-# Settings without a sidebar widget: a page's own control (preset, seq_len, batch, zoom_query, zoom_key; key, set by
-# its page's callback), or a link and the lesson's buttons (present, screen).
-PAGE_SETTINGS = ("key", "preset", "seq_len", "batch", "present", "screen", "zoom_query", "zoom_key")
+# Settings without a sidebar widget: a page's own control, drawn later in the run (stage, zoom_query, zoom_key,
+# compare, preset, seq_len, batch; key, set by its page's callback), or a link and the lesson's buttons (present,
+# screen).
+PAGE_SETTINGS = ("stage", "zoom_query", "zoom_key", "compare", "key", "preset", "seq_len", "batch", "present",
+                 "screen")
 
 
 def page_settings() -> dict:
@@ -290,7 +230,7 @@ def describe(settings: Settings, example) -> str:
     if spec.card:
         weights = f"{spec.card.name}, layer {settings.view.layer} of {spec.card.n_layers}"
     else:
-        weights = "tiny example" if spec.input == "tiny" else f"{RANDOM}, seed {spec.seed}"
+        weights = "tiny example" if spec.input == "tiny" else f"{control('model').label_of(RANDOM)}, seed {spec.seed}"
     tokens = f"{example.n} tokens" if example.key_tokens is None else \
         f"{example.n} query tokens, {len(example.key_tokens)} key tokens"
     kv = f" · {cfg.kv_heads} K/V heads" if cfg.kv_heads != cfg.n_heads else ""

@@ -8,11 +8,10 @@ import streamlit as st
 from mha_core import figures
 from mha_core.teaching.source import step_source
 
+from . import widgets
 from .example import Example
-from .settings import MODELS, PRETRAINED, Settings, control
+from .settings import MODELS, PRETRAINED, Settings
 from .snippets import torch_script
-
-BIND = "query-params"  # every control's value lives in the URL
 
 # One line under each step's code: the names in it that the pages have not introduced.
 CODE_NAMES = {
@@ -53,12 +52,11 @@ def plot(fig, key: str | None = None) -> None:
 def zoom_start(container, name: str, count: int) -> int:
     """A zoom window's first row or column (zoom_query, zoom_key), 1..count, bound to the URL; a value past the last
     row or column (a shorter text since) moves to the last one."""
-    c = control(name)
     wanted = st.session_state.get(name) or int(st.query_params.get(name, 1))  # the link's (checked), on a first run
     if wanted > count:
         st.session_state[name] = count
         container.info(f"The zoom window's start, {wanted}, is past the last one, {count}; it starts at {count}.")
-    return container.number_input(c.label, 1, count, key=name, bind=BIND, step=figures.ZOOM, help=c.help)
+    return widgets.number(container, name, 1, count, step=figures.ZOOM)
 
 
 def code_for_step(step: int, note: str = "") -> None:

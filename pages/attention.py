@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from mha_app import compute, experiments
+from mha_app import compute, experiments, widgets
 from mha_app.classroom import predict
-from mha_app.settings import STAGES, View
 from mha_app.sidebar import refresh_share_link
-from mha_app.toolkit import BIND, code_for_step, next_step, plot, untrained_note, view, zoom_start
+from mha_app.toolkit import code_for_step, next_step, plot, untrained_note, view, zoom_start
 from mha_core import figures
 from mha_core.teaching import formulas
 
@@ -60,8 +59,7 @@ st.caption("Choose the head and the query token in the sidebar, and the stage of
 @st.fragment
 def up_close() -> None:
     """The stage, the head's matrix and its zoom window, and the query's weights: their controls rerun only this."""
-    stage = st.segmented_control("Stage", list(STAGES), default=View.stage, required=True, key="stage", bind=BIND)
-    key = STAGES[stage]
+    key = widgets.choice(st, "stage", "segmented_control")
     overview = st.container()
     window, starts = None, {}
     if n > figures.ZOOM or m > figures.ZOOM:
@@ -80,7 +78,7 @@ def up_close() -> None:
                        "outline is the zoom window below.")
     if window is not None:
         plot(figures.zoom_figure(tr, head, ex.tokens, key, window, cfg.softmax_scale, ex.key_tokens), key="zoom")
-    refresh_share_link(settings, stage=stage, **starts)
+    refresh_share_link(settings, stage=key, **starts)
     experiments.switched_off_note(settings, ex)
 
     left, right = st.columns(2)

@@ -4,7 +4,6 @@ import streamlit as st
 
 from mha_app.classroom import plot_step_costs, predict, setting_widget, step_costs
 from mha_app.cost_table import cost_rows, rope_note, what_grows
-from mha_app.settings import BACKENDS
 from mha_app.toolkit import plot, view
 from mha_core import cost
 from mha_core.analysis.timing import time_heads
@@ -68,7 +67,7 @@ timing_key = (settings.spec, ex.layer, h)
 
 
 def _measure() -> None:
-    st.session_state.head_timing = (timing_key, time_heads(ex.trace.x, h, kv, backend=BACKENDS[settings.spec.backend],
+    st.session_state.head_timing = (timing_key, time_heads(ex.trace.x, h, kv, backend=settings.spec.backend,
                                                            causal=ex.cfg.causal))
 
 

@@ -15,7 +15,7 @@ from mha_core.teaching import questions
 from mha_core.teaching.published import kv_cache_table, preset, presets
 
 settings, ex = view()
-presenting = settings.view.present == 1
+presenting = settings.view.present
 if presenting:
     present.large_type()
 number = settings.view.screen
@@ -140,7 +140,7 @@ def cache_screen():
     st.markdown("To write each next token, a decoder keeps the keys and values of every earlier token, in every "
                 "layer: the K/V cache, 2 · layers · K/V heads · d_k numbers of 2 bytes per token. Sharing K/V heads "
                 "among query heads (GQA, MQA) shrinks it.")
-    for shape in (preset("GPT-3 175B"), preset("Llama 2 70B")):
+    for shape in (preset("gpt-3-175b"), preset("llama-2-70b")):
         st.latex(r"\text{%s (%s): } 2 \cdot %d \cdot %d \cdot %d \cdot 2 = %s\text{ bytes per token}"
                  % (shape.name, shape.attention, shape.n_layers, shape.n_kv_heads, shape.d_k,
                     cost.latex_count(shape.kv_cache_bytes())))

@@ -16,6 +16,7 @@ from app_pages import app_pages, step_pages
 from conftest import run_app
 from mha_app.settings import APP_MAX_TEXT_CHARS, APP_MAX_TOKENS, MAX_SEED
 from mha_core import figures
+from mha_core.analysis import pooling
 from mha_core.pretrained import MODELS
 from screen import messages, non_finite_in_figure, non_finite_on_screen
 
@@ -124,7 +125,7 @@ def test_figures_of_a_fully_masked_trace_show_no_nan(all_blocked):
     for head in range(cfg.n_heads):
         made += [figures.query_weights_figure(trace, head, 1, tokens),
                  figures.value_mix_figure(trace, head, 1, tokens, cfg.group_size)]
-        made += [figures.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in figures.STAGES]
+        made += [figures.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in pooling.STAGES]
     for fig in made:
         assert not non_finite_in_figure(fig.to_plotly_json()), non_finite_in_figure(fig.to_plotly_json())
 

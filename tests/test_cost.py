@@ -44,13 +44,13 @@ def _linears_on_meta(d_model: int, h: int, kv: int, bias: bool) -> list[torch.nn
 def test_published_models_params_match_modules_of_their_size():
     # Real sizes, far above what the engine computes with: nn.MultiheadAttention on the meta device allocates nothing.
     gpt3 = torch.nn.MultiheadAttention(12288, 96, device="meta")
-    assert published.preset("GPT-3 175B").params_per_layer() == sum(p.numel() for p in gpt3.parameters())
+    assert published.preset("gpt-3-175b").params_per_layer() == sum(p.numel() for p in gpt3.parameters())
     bert = torch.nn.MultiheadAttention(768, 12)
-    assert published.preset("BERT-base").params_per_layer() == sum(p.numel() for p in bert.parameters())
+    assert published.preset("bert-base").params_per_layer() == sum(p.numel() for p in bert.parameters())
     base = torch.nn.MultiheadAttention(512, 8, bias=False)
-    assert published.preset("Transformer base").params_per_layer() == sum(p.numel() for p in base.parameters())
+    assert published.preset("transformer-base").params_per_layer() == sum(p.numel() for p in base.parameters())
     llama = _linears_on_meta(8192, 64, 8, bias=False)
-    assert published.preset("Llama 2 70B").params_per_layer() == sum(
+    assert published.preset("llama-2-70b").params_per_layer() == sum(
         p.numel() for layer in llama for p in layer.parameters()) == 150_994_944
 
 
@@ -117,12 +117,12 @@ def test_kv_cache_bytes_of_published_models():
 
 
 def test_kv_cache_of_the_presets_and_their_variants_by_hand():
-    gpt3, llama = published.preset("GPT-3 175B"), published.preset("Llama 2 70B")
+    gpt3, llama = published.preset("gpt-3-175b"), published.preset("llama-2-70b")
     assert gpt3.kv_cache_bytes() == 2 * 96 * 96 * 128 * 2
     assert llama.kv_cache_bytes(seq_len=4096) == 2 * 80 * 8 * 128 * 4096 * 2
     assert published.kv_variants(llama) == {"MHA": 64, "GQA": 8, "MQA": 1}
     assert published.kv_variants(gpt3) == {"MHA": 96, "GQA": 8, "MQA": 1}
-    assert published.kv_variants(published.preset("BERT-base"))["GQA"] == 6
+    assert published.kv_variants(published.preset("bert-base"))["GQA"] == 6
     assert published.gqa_heads(5, 5) is None and published.gqa_heads(9, 3) == 3 and published.gqa_heads(8, 8) == 4
     rows = {(r["model"], r["attention"]): r for r in published.kv_cache_table(4096, batch=2)}
     assert rows["Llama 2 70B", "GQA"]["own"] and not rows["Llama 2 70B", "MHA"]["own"]

@@ -12,7 +12,7 @@ from ..attention.trace import Trace
 
 MAX_CELLS = 250_000  # no figure sends more numbers than this to the browser
 # What a pooled overview keeps (200 x 200: about the pixels a chart has on a laptop screen). A page shows several
-# figures, and a float32 cell is ~5.3 bytes of base64 JSON, so this keeps a page near 1 MB whatever n is.
+# figures, and a float32 cell is about 5.3 bytes of base64 JSON, so this keeps a page near 1 MB whatever n is.
 OVERVIEW_CELLS = 40_000
 STAGES = ("raw", "scaled", "mask", "weights")  # the stages of step 2, in order
 

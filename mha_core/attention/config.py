@@ -23,6 +23,23 @@ def divisors(n: int, limit: int = MAX_HEADS) -> list[int]:
     return [h for h in range(1, min(n, limit) + 1) if n % h == 0]
 
 
+def head_split_problem(d_model: int, n_heads: int, limit: int = MAX_HEADS) -> str | None:
+    """Why h cannot split d_model into heads (each gets d_model / h whole dimensions), or None when it can."""
+    if d_model % n_heads == 0:
+        return None
+    return (f"Each head gets d_model / h dimensions, so h must divide d_model evenly: {d_model} / {n_heads} = "
+            f"{d_model / n_heads:.2f} is not a whole number. Head counts that work for d_model = {d_model}: "
+            f"{', '.join(map(str, divisors(d_model, limit)))}.")
+
+
+def kv_split_problem(n_heads: int, n_kv_heads: int) -> str | None:
+    """Why the query heads cannot be shared out evenly among n_kv_heads key/value heads, or None when they can."""
+    if n_heads % n_kv_heads == 0:
+        return None
+    return (f"Query heads are shared out evenly among the key/value heads, so the number of key/value heads must "
+            f"divide h = {n_heads}; {n_kv_heads} does not. Values that work: {', '.join(map(str, divisors(n_heads)))}.")
+
+
 def _check_size(name: str, value, cap: int) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ConfigError(f"{name} must be a whole number, got {value!r}.")
@@ -59,21 +76,12 @@ class MHAConfig:
                 object.__setattr__(self, name, int(value))  # NumPy integers become plain ints
         _check_size("d_model", self.d_model, MAX_D_MODEL)
         _check_size("n_heads", self.n_heads, MAX_HEADS)
-        if self.d_model % self.n_heads:
-            options = ", ".join(map(str, divisors(self.d_model)))
-            raise ConfigError(
-                f"Each head gets d_model / h dimensions, so h must divide d_model evenly: "
-                f"{self.d_model} / {self.n_heads} = {self.d_model / self.n_heads:.2f} is not a whole number. "
-                f"Head counts that work for d_model = {self.d_model}: {options}."
-            )
+        if problem := head_split_problem(self.d_model, self.n_heads):
+            raise ConfigError(problem)
         if self.n_kv_heads is not None:
             _check_size("n_kv_heads", self.n_kv_heads, MAX_HEADS)
-            if self.n_heads % self.n_kv_heads:
-                options = ", ".join(map(str, divisors(self.n_heads)))
-                raise ConfigError(
-                    f"Query heads are shared out evenly among the key/value heads, so n_kv_heads must divide "
-                    f"n_heads = {self.n_heads}; {self.n_kv_heads} does not. Values that work: {options}."
-                )
+            if problem := kv_split_problem(self.n_heads, self.n_kv_heads):
+                raise ConfigError(problem)
         if self.scale is not None and (isinstance(self.scale, bool) or not isinstance(self.scale, numbers.Real)
                                        or not math.isfinite(self.scale) or self.scale <= 0):
             raise ConfigError(f"scale must be a positive, finite number (or None for 1/sqrt(d_k)), got {self.scale!r}.")

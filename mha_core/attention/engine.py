@@ -102,7 +102,7 @@ def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConf
                 heads=heads, concat=concat, output=output)
 
 
-def _check_input(x, cfg: MHAConfig, name: str) -> np.ndarray:
+def check_input(x, cfg: MHAConfig, name: str) -> np.ndarray:
     x = np.asarray(x)
     if x.dtype.kind not in "biuf":
         raise ConfigError(f"{name} must hold real numbers, got values of type {x.dtype}.")
@@ -156,8 +156,8 @@ def forward(x, w: MHAWeights, cfg: MHAConfig, kv=None, key_padding_mask=None, at
     # Checks: every problem is a ConfigError in plain words, before any arithmetic.
     device = _check_backend(backend, device)
     w.check(cfg)
-    x = _check_input(x, cfg, "x")
-    x_kv = x if kv is None else _check_input(kv, cfg, "kv")
+    x = check_input(x, cfg, "x")
+    x_kv = x if kv is None else check_input(kv, cfg, "kv")
     cells = cfg.n_heads * x.shape[0] * x_kv.shape[0]
     if cells > MAX_SCORE_CELLS:
         raise ConfigError(f"h × n × m = {cells:,} attention scores is above this tool's limit of {MAX_SCORE_CELLS:,}: "

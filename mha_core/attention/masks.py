@@ -13,6 +13,14 @@ def causal_mask(n: int, m: int | None = None) -> np.ndarray:
     return np.triu(np.ones((n, m), dtype=bool), k=1)
 
 
+def padding_problem(m: int, n_padded: int) -> str | None:
+    """Why blocking the last n_padded of m keys cannot work (no key would be left to attend to), or None."""
+    if n_padded < m:
+        return None
+    return (f"Masking the last {n_padded} of {m} tokens as padding would leave no token to attend to. "
+            f"Choose at most {m - 1}.")
+
+
 def padding_mask(m: int, n_padded: int) -> np.ndarray:
     """(m,) key padding mask that blocks the last `n_padded` keys."""
     mask = np.zeros(m, dtype=bool)

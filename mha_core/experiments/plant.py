@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention.config import ConfigError, MHAConfig
-from ..attention.engine import _check_input, linear, softmax_rows
+from ..attention.engine import check_input, linear, softmax_rows
 from ..attention.trace import Trace
 from ..attention.weights import MHAWeights
 
@@ -72,8 +72,8 @@ def plant_head(w: MHAWeights, cfg: MHAConfig, head: int, pattern: str, strength:
     """
     w.check(cfg)
     head, strength = _check_head(head, cfg), _check_strength(strength)
-    x = _check_input(x, cfg, "x").astype(np.float64)
-    x_kv = x if kv is None else _check_input(kv, cfg, "kv").astype(np.float64)
+    x = check_input(x, cfg, "x").astype(np.float64)
+    x_kv = x if kv is None else check_input(kv, cfg, "kv").astype(np.float64)
     d_k = cfg.d_k
     kv_head = head // cfg.group_size                    # with grouped-query attention, the K/V head it reads
     rows = slice(kv_head * d_k, (kv_head + 1) * d_k)

@@ -16,7 +16,7 @@ from ..attention.config import MHAConfig
 from ..attention.engine import softmax_rows
 from ..attention.trace import Trace
 
-SCALES = ("1/√d_k", "none")  # the factor on Q K^T: Vaswani et al.'s, or none (1)
+SCALES = ("sqrt_dk", "none")  # the factor on Q K^T: 1/sqrt(d_k), Vaswani et al.'s, or none (1)
 
 
 @dataclass(frozen=True)

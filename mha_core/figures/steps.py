@@ -140,17 +140,17 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
 
 # --- Step 2: attention per head -------------------------------------------------------------------------
 
-# The stages of step 2: key -> (the name a control shows, the figure's title).
-STAGES = {
-    "raw": ("raw scores", "Raw scores Q_i K_iᵀ"),
-    "scaled": ("scaled scores", "Scaled scores"),  # the title adds the scale used
-    "mask": ("mask", "Mask (1 = blocked)"),
-    "weights": ("softmax weights", "Attention weights softmax(…)"),
+# The title of each stage of step 2 (analysis.pooling.STAGES).
+STAGE_TITLES = {
+    "raw": "Raw scores Q_i K_iᵀ",
+    "scaled": "Scaled scores",  # the title adds the scale used
+    "mask": "Mask (1 = blocked)",
+    "weights": "Attention weights softmax(…)",
 }
 
 
 def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
-    title = f"Head {head + 1}: {STAGES[stage][1]}"
+    title = f"Head {head + 1}: {STAGE_TITLES[stage]}"
     if stage == "scaled":
         title += f" Q_i K_iᵀ × {scale:.4g}"
     if stage == "scaled" and trace.mask is not None:

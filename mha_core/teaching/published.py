@@ -21,6 +21,7 @@ class ModelShape:
     """The attention sizes of one model: every attention block has these, in each of its n_layers layers."""
 
     name: str
+    key: str             # how a link names it: short, and never changed once published
     kind: str            # "encoder", "decoder" or "encoder-decoder"
     n_layers: int        # layers of one stack (the decoder's, for the K/V cache)
     d_model: int
@@ -56,18 +57,19 @@ class ModelShape:
 
 
 PUBLISHED = (
-    ModelShape("Transformer base", "encoder-decoder", n_layers=6, d_model=512, n_heads=8, n_kv_heads=8, bias=False,
-               context=None, source="Vaswani et al. 2017, Attention Is All You Need, Table 3 (base): N = 6 layers, "
-                                   "d_model = 512, h = 8, d_k = d_v = 64; §3.2.2: the projections are the matrices "
-                                   "W^Q_i, W^K_i, W^V_i, W^O (no bias is listed)."),
-    ModelShape("BERT-base", "encoder", n_layers=12, d_model=768, n_heads=12, n_kv_heads=12, bias=True,
+    ModelShape("Transformer base", "transformer-base", "encoder-decoder", n_layers=6, d_model=512, n_heads=8,
+               n_kv_heads=8, bias=False, context=None,
+               source="Vaswani et al. 2017, Attention Is All You Need, Table 3 (base): N = 6 layers, d_model = 512, "
+                      "h = 8, d_k = d_v = 64; §3.2.2: the projections are the matrices W^Q_i, W^K_i, W^V_i, W^O (no "
+                      "bias is listed)."),
+    ModelShape("BERT-base", "bert-base", "encoder", n_layers=12, d_model=768, n_heads=12, n_kv_heads=12, bias=True,
                context=512, source="Devlin et al. 2019, BERT, §3: L = 12 layers, H = 768, A = 12 heads; §A.2: inputs "
                                    "of up to 512 tokens; the released model's attention projections have biases."),
-    ModelShape("GPT-3 175B", "decoder", n_layers=96, d_model=12288, n_heads=96, n_kv_heads=96, bias=True,
+    ModelShape("GPT-3 175B", "gpt-3-175b", "decoder", n_layers=96, d_model=12288, n_heads=96, n_kv_heads=96, bias=True,
                context=2048, source="Brown et al. 2020, Language Models are Few-Shot Learners, Table 2.1: n_layers = "
                                     "96, d_model = 12288, n_heads = 96, d_head = 128; §2.1: a context of 2048 tokens; "
                                     "the architecture (with biases) is GPT-2's."),
-    ModelShape("Llama 2 70B", "decoder", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, bias=False,
+    ModelShape("Llama 2 70B", "llama-2-70b", "decoder", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, bias=False,
                context=4096, source="Touvron et al. 2023, Llama 2, Table 1 (the 70B model uses GQA, a context of 4k "
                                     "tokens); sizes from Meta's released params.json: dim = 8192, n_layers = 80, "
                                     "n_heads = 64, n_kv_heads = 8; no biases."),
@@ -82,8 +84,8 @@ def attention_kind(n_heads: int, n_kv_heads: int) -> str:
 
 def trained_shape(card) -> ModelShape:
     """A trained model of this app (a pretrained.ModelCard) as a row of the table."""
-    return ModelShape(card.name, card.kind, n_layers=card.n_layers, d_model=card.d_model, n_heads=card.n_heads,
-                      n_kv_heads=card.n_kv_heads, bias=card.bias, context=card.max_tokens,
+    return ModelShape(card.name, card.name, card.kind, n_layers=card.n_layers, d_model=card.d_model,
+                      n_heads=card.n_heads, n_kv_heads=card.n_kv_heads, bias=card.bias, context=card.max_tokens,
                       source=f"The trained model in this app (pip package {card.package}): sizes from its "
                              "configuration, checked against its loaded weights.")
 
@@ -93,11 +95,12 @@ def presets() -> tuple[ModelShape, ...]:
     return PUBLISHED + tuple(trained_shape(card) for card in MODELS.values())
 
 
-def preset(name: str) -> ModelShape:
+def preset(key: str) -> ModelShape:
+    """The shape a link's key names (see ModelShape.key)."""
     for shape in presets():
-        if shape.name == name:
+        if shape.key == key:
             return shape
-    raise KeyError(name)
+    raise KeyError(key)
 
 
 def gqa_heads(n_heads: int, n_kv_heads: int) -> int | None:
