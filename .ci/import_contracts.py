@@ -2,7 +2,8 @@
 
 A leading underscore says "private to this module". Importing such a name (`from .engine import _check_input`) or
 reading it off an imported module (`engine._check_input`) ties two modules to a detail one of them may change.
-Configured in pyproject.toml; lint-imports finds this file with PYTHONPATH=.ci (see .ci/run).
+Configured in pyproject.toml; lint-imports finds this file with PYTHONPATH=.ci (tests/unit/test_import_contracts.py
+runs it so).
 """
 
 from __future__ import annotations
