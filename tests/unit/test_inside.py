@@ -21,7 +21,6 @@ import pytest
 import mha_core as mc
 from conftest import biased_weights
 from mha_core import figures, head_stats, inside_figures, weighted_norms
-from mha_core.config import ConfigError
 
 RNG = np.random.default_rng(21)
 
@@ -92,7 +91,7 @@ def test_weighted_transformed_values_summed_over_keys_and_heads_plus_the_bias_ar
 def test_contributions_refuse_weights_of_another_layer():
     trace, _ = make(mc.MHAConfig(24, 4), 3)
     _, other = make(mc.MHAConfig(32, 4), 3)
-    with pytest.raises(ConfigError, match="do not belong to this trace"):
+    with pytest.raises(mc.ConfigError, match="do not belong to this trace"):
         mc.contributions(trace, other)
 
 
@@ -173,15 +172,15 @@ def test_rollout_counts_heads_by_their_head_mask_factor():
 
 @pytest.mark.parametrize("residual", [-0.1, 1.5, True, "0.5", float("nan")])
 def test_rollout_refuses_a_residual_share_outside_0_to_1(residual):
-    with pytest.raises(ConfigError, match="from 0 to 1"):
+    with pytest.raises(mc.ConfigError, match="from 0 to 1"):
         mc.rollout(layers_of(mc.MHAConfig(8, 2), 3, 1), residual=residual)
 
 
 def test_rollout_refuses_cross_attention_and_no_layers():
     trace, _ = make(mc.MHAConfig(8, 2), 3, 4)
-    with pytest.raises(ConfigError, match="self-attention"):
+    with pytest.raises(mc.ConfigError, match="self-attention"):
         mc.rollout([trace])
-    with pytest.raises(ConfigError, match="no layers"):
+    with pytest.raises(mc.ConfigError, match="no layers"):
         mc.rollout([])
 
 
@@ -303,14 +302,14 @@ def test_plane_of_a_degenerate_head_is_finite(cfg, n):
 
 def test_plane_refuses_unknown_heads_methods_queries_and_readings():
     trace, _ = CASES["self-attention"]()
-    with pytest.raises(ConfigError, match="head = 4 does not exist"):
+    with pytest.raises(mc.ConfigError, match="head = 4 does not exist"):
         mc.qk_plane(trace, 4)
-    with pytest.raises(ConfigError, match="method must be one of pca"):
+    with pytest.raises(mc.ConfigError, match="method must be one of pca"):
         mc.qk_plane(trace, 0, method="tsne")
     plane = mc.qk_plane(trace, 0)
-    with pytest.raises(ConfigError, match="query = 5 does not exist"):
+    with pytest.raises(mc.ConfigError, match="query = 5 does not exist"):
         plane.order_kept(5)
-    with pytest.raises(ConfigError, match="by must be one of"):
+    with pytest.raises(mc.ConfigError, match="by must be one of"):
         plane.order_kept(0, by="angle")
 
 
