@@ -11,6 +11,9 @@ import os
 os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
 from .analysis import cost, stats
+from .analysis.contributions import contributions
+from .analysis.qk_plane import QKPlane, qk_plane
+from .analysis.rollout import rollout
 from .attention import (
     MAX_D_MODEL,
     MAX_HEADS,
@@ -35,7 +38,8 @@ from .attention import (
 from .experiments.plant import plant_head
 
 __all__ = [
-    "MAX_D_MODEL", "MAX_HEADS", "MAX_TOKENS", "ConfigError", "MHAConfig", "MHAWeights", "Trace",
-    "causal_mask", "config_from_torch", "cost", "divisors", "embed", "forward", "init_weights", "padding_mask",
-    "plant_head", "positional_encoding", "random_input", "stats", "tokenize", "weights_from_torch", "weights_to_torch",
+    "MAX_D_MODEL", "MAX_HEADS", "MAX_TOKENS", "ConfigError", "MHAConfig", "MHAWeights", "QKPlane", "Trace",
+    "causal_mask", "config_from_torch", "contributions", "cost", "divisors", "embed", "forward", "init_weights",
+    "padding_mask", "plant_head", "positional_encoding", "qk_plane", "random_input", "rollout", "stats", "tokenize",
+    "weights_from_torch", "weights_to_torch",
 ]

@@ -11,7 +11,8 @@ from ..attention.weights import MHAWeights
 def block_outputs(heads: np.ndarray, W_O: np.ndarray) -> np.ndarray:
     """(h, n, d_model): heads[i] @ W_O[:, block i].T, where block i is head i's d_k columns of W_O."""
     h, n, d_k = heads.shape
-    W_O_blocks = W_O.reshape(W_O.shape[0], h, d_k).transpose(1, 2, 0)  # (h, d_k, d_model)
+    # A contiguous copy: on the transposed view, NumPy's float64 matmul leaves its BLAS path (many times slower).
+    W_O_blocks = np.ascontiguousarray(W_O.reshape(W_O.shape[0], h, d_k).transpose(1, 2, 0))  # (h, d_k, d_model)
     return heads @ W_O_blocks                                         # (h, n, d_model)
 
 

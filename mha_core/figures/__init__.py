@@ -17,6 +17,14 @@ from .experiments import (
     scale_summary_figure,
     scale_weights_figure,
 )
+from .inside import (
+    contribution_grid_figure,
+    qk_plane_figure,
+    query_row_figure,
+    rollout_figure,
+    rollout_layers,
+    special_share_figure,
+)
 from .lesson import dot_product_figure, flops_figure, kv_cache_figure, weight_shapes_figure
 from .models import head_split_figure, head_summary_figure, model_grid_figure
 from .steps import (
@@ -29,6 +37,7 @@ from .steps import (
     contributions_figure,
     entropy_figure,
     head_grid_figure,
+    head_panels,
     input_figure,
     input_output_figure,
     output_weight_figure,
@@ -43,11 +52,13 @@ from .steps import (
 
 __all__ = [
     "HEAD_COLOURS", "MIX_KEYS", "SIGNED_SCALE", "STAGE_TITLES", "WEIGHT_SCALE", "ZOOM", "attention_figure",
-    "concat_figure", "contribution_size_figure", "contributions_figure", "dot_product_figure", "entropy_figure",
-    "flops_figure", "group_rows", "head_colour", "head_grid_figure", "head_split_figure", "head_summary_figure",
-    "heatmap", "input_figure", "input_output_figure", "kv_cache_figure", "kv_groups_figure", "layer_change_figure",
-    "model_grid_figure", "next_token_figure", "next_token_label", "output_change_figure", "output_weight_figure",
-    "per_head_figure", "pipeline_figure", "plant_figure", "projection_weight_figure", "query_weights_figure",
-    "removal_figure", "rope_distance_figure", "rope_figure", "scale_summary_figure", "scale_weights_figure",
-    "token_labels", "value_mix_figure", "visible", "weight_shapes_figure", "zoom_figure", "zoom_window",
+    "concat_figure", "contribution_grid_figure", "contribution_size_figure", "contributions_figure",
+    "dot_product_figure", "entropy_figure", "flops_figure", "group_rows", "head_colour", "head_grid_figure",
+    "head_panels", "head_split_figure", "head_summary_figure", "heatmap", "input_figure", "input_output_figure",
+    "kv_cache_figure", "kv_groups_figure", "layer_change_figure", "model_grid_figure", "next_token_figure",
+    "next_token_label", "output_change_figure", "output_weight_figure", "per_head_figure", "pipeline_figure",
+    "plant_figure", "projection_weight_figure", "qk_plane_figure", "query_row_figure", "query_weights_figure",
+    "removal_figure", "rollout_figure", "rollout_layers", "rope_distance_figure", "rope_figure",
+    "scale_summary_figure", "scale_weights_figure", "special_share_figure", "token_labels", "value_mix_figure",
+    "visible", "weight_shapes_figure", "zoom_figure", "zoom_window",
 ]

@@ -204,28 +204,38 @@ def zoom_figure(trace: Trace, head: int, tokens: list[str], stage: str, window: 
     return fig
 
 
-def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | None = None,
-                     cols: int | None = None, title: str | None = None, group_size: int = 1,
-                     panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
-    """All heads' attention weights side by side, on the one shared 0..1 scale.
+def head_panels(z: np.ndarray, step: int, tokens: list[str], key_tokens: list[str] | None, title: str,
+                group_size: int = 1, cols: int | None = None, panel_height: int = 260,
+                value_name: str = "weight") -> go.Figure:
+    """One 0..1 panel per head of z (h, rows, cols), already pooled over step x step blocks: queries as rows, keys as
+    columns, on one shared colour axis.
 
-    With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V
-    head's colour, and (see group_rows) each row of panels is one group. Long inputs are shown in blocks
-    (their mean); pooled = pool_heads(trace.weights) when it is already computed.
+    With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V head's
+    colour, and (see group_rows) each row of panels is one group.
     """
-    n_heads = trace.weights.shape[0]
-    z, step = pooled if pooled is not None else pool_heads(trace.weights)
+    n_heads = z.shape[0]
     names = [f"head {i + 1}" + (f" (K/V {i // group_size + 1})" if group_size > 1 else "") for i in range(n_heads)]
-    panels = [(names[i], z[i]) for i in range(n_heads)]
-    # With a few query heads per key/value head, one row of panels per K/V head.
     cols = cols or (group_size if group_rows(group_size) else min(n_heads, 4))
-    fig, rows, step = panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens),
-                                 cols, WEIGHT_AXIS, "query %{y}<br>key %{x}<br>weight = %{z:.6g}", step=step)
+    fig, rows, step = panel_grid([(names[i], z[i]) for i in range(n_heads)], token_labels(key_tokens or tokens),
+                                 token_labels(tokens), cols, WEIGHT_AXIS,
+                                 f"query %{{y}}<br>key %{{x}}<br>{value_name} = %{{z:.6g}}", step=step)
     if group_size > 1:
         for i, annotation in enumerate(fig.layout.annotations[:n_heads]):
             annotation.font = dict(color=head_colour(i // group_size))
-    return layout(fig, title or f"Attention weights of all {n_heads} heads (rows: queries, columns: keys)",
-                  height=max(280, panel_height * rows), pooled=step)
+    return layout(fig, title, height=max(280, panel_height * rows), pooled=step)
+
+
+def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | None = None,
+                     cols: int | None = None, title: str | None = None, group_size: int = 1,
+                     panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
+    """All heads' attention weights side by side, on the one shared 0..1 scale (see head_panels).
+
+    Long inputs are shown in blocks (their mean); pooled = pool_heads(trace.weights) when it is already computed.
+    """
+    z, step = pooled if pooled is not None else pool_heads(trace.weights)
+    return head_panels(z, step, tokens, key_tokens,
+                       title or f"Attention weights of all {z.shape[0]} heads (rows: queries, columns: keys)",
+                       group_size, cols, panel_height)
 
 
 def query_weights_figure(trace: Trace, head: int, query: int, tokens: list[str],

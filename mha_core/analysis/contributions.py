@@ -1,0 +1,73 @@
+"""What each key really adds to each query's output, head by head (Kobayashi et al. 2020, "Attention is not only a
+weight").
+
+Through head i, key s adds α_ts · v_s W_O,iᵀ to query t's output, where W_O,i is head i's block of d_k columns of W_O
+(PyTorch's (out, in) layout) and v_s W_O,iᵀ is the value "transformed" into the output space. Summed over the keys
+and the heads, plus b_O, these vectors are exactly the layer's output. A large weight on a key whose transformed value
+is short adds little: the size ‖α_ts · v_s W_O,iᵀ‖ says how much the key really adds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attention.config import ConfigError
+from ..attention.trace import Trace
+from ..attention.weights import MHAWeights
+from .decompose import block_outputs
+from .head_stats import ENCODER, Parts, head_summary, summary_array
+
+
+def transformed_values(trace: Trace, weights: MHAWeights) -> np.ndarray:
+    """(h, m, d_model) float64: f_i(v_s) = v_s W_O,iᵀ, each key's value as head i hands it to the output.
+
+    With grouped-query attention, query head i reads key/value head i // group_size; with a head mask, head i's
+    values are multiplied by its factor, as W_O sees them.
+    """
+    h, _, d_k = trace.q.shape
+    d_model = trace.output.shape[1]
+    if weights.W_O.shape != (d_model, h * d_k):
+        raise ConfigError(f"These weights do not belong to this trace: W_O has shape {weights.W_O.shape}, the trace "
+                          f"needs ({d_model}, {h * d_k}).")
+    group = h // trace.v.shape[0]
+    v = np.repeat(trace.v, group, axis=0).astype(np.float64)                  # (h, m, d_k)
+    if trace.head_mask is not None:
+        v *= trace.head_mask[:, None, None]
+    return block_outputs(v, weights.W_O.astype(np.float64))                    # (h, m, d_model)
+
+
+def contributions(trace: Trace, weights: MHAWeights) -> np.ndarray:
+    """(h, n, m) float64: ‖α_ts · v_s W_O,iᵀ‖, the size of what key s adds to query t's output through head i.
+
+    A blocked key has weight 0 and adds 0; a head switched off by a head mask adds 0.
+    """
+    sizes = np.linalg.norm(transformed_values(trace, weights), axis=-1)      # (h, m) ‖f_i(v_s)‖
+    return trace.weights.astype(np.float64) * sizes[:, None, :]               # (h, n, m)
+
+
+def contribution_shares(sizes: np.ndarray) -> np.ndarray:
+    """(h, n, m): each query row of `contributions` divided by its sum, so rows sum to 1 as weights do (a row that
+    adds nothing stays 0). Shares can be drawn and summarised exactly as weights are."""
+    total = sizes.sum(axis=-1, keepdims=True)                                  # (h, n, 1)
+    return np.divide(sizes, total, out=np.zeros_like(sizes, dtype=np.float64), where=total > 0)
+
+
+def contribution_summary(run, layer_weights: list[MHAWeights], parts: Parts = ENCODER) -> list[dict]:
+    """head_stats.head_summary's rows, made from each head's contribution shares instead of its weights.
+
+    run: a model's run (its .layers and .tokens); layer_weights: each layer's attention weights, e.g.
+    [w.attention for w in model.layer_weights]. Same columns, same parts (head_stats.parts_for(model)).
+    """
+    if len(layer_weights) != len(run.layers):
+        raise ConfigError(f"The run has {len(run.layers)} layers but {len(layer_weights)} sets of weights were given.")
+    shares = [contribution_shares(contributions(trace, w)) for trace, w in zip(run.layers, layer_weights, strict=True)]
+    return head_summary(shares, run.tokens, parts)
+
+
+def parked_share(rows: list[dict], parts: Parts = ENCODER) -> np.ndarray:
+    """(layers, heads): each head's share on the tokens where heads park ([CLS] and [SEP] for an encoder, the first
+    token for a decoder: parts.parked), from head_summary or contribution_summary rows. A part whose token the text
+    lacks counts 0; NaN only when every part is NaN (a head with no query)."""
+    columns = np.stack([summary_array(rows, name) for name in parts.parked])  # (parked, layers, heads)
+    total = np.nansum(columns, axis=0)
+    return np.where(np.isnan(columns).all(axis=0), np.nan, total)

@@ -1,0 +1,169 @@
+"""Figures for looking inside a head: queries and keys as points (analysis.qk_plane), what each key really adds
+(analysis.contributions) and attention followed through the layers (analysis.rollout). Pure functions, arrays in,
+figure out, in the colour language of figures.base: weights and shares on the sequential 0..1 scale, queries as
+rows, keys as columns; the chosen query in the red that attention figures use for outlines.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..analysis.head_stats import ENCODER, Parts
+from ..analysis.pooling import grid_budget, pool_heads, pool_stack, pool_stage
+from ..analysis.qk_plane import QKPlane
+from ..attention.trace import Trace
+from .base import HIGHLIGHT, WEIGHT_AXIS, WEIGHT_SCALE, layout, outline, panel_grid, token_labels
+from .steps import attention_figure, head_panels
+
+CHOSEN = HIGHLIGHT          # the chosen query, here and in the score matrix (attention figures' outline colour)
+QUERY_COLOUR = "#868e96"
+TOP_KEYS = 5                # the chosen query's strongest keys that get a line
+MAX_POINT_LABELS = 24       # up to this many tokens, every point shows its token; beyond, hover only
+MAX_ROLLOUT_PANELS = 6
+
+
+def _plane_hover(labels: list[str], what: str) -> list[str]:
+    return [f"{what} {label}" for label in labels]
+
+
+def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: list[str] | None = None,
+                    top: int = TOP_KEYS, group_size: int = 1) -> go.Figure:
+    """The head's queries (●) and keys (◆) in one plane, keys coloured by the chosen query's weight (0..1); lines
+    join the query to its `top` strongest visible keys, as wide as the weight. The arrow from the space's zero (✚) to
+    the query is the direction along which its keys' scores grow. With RoPE, the keys before their rotary turn (○)
+    are joined to where the turn took them. Axes keep equal units, so distances are drawn true to the plane.
+    """
+    q_labels, k_labels = token_labels(tokens), token_labels(key_tokens or tokens)
+    n, m = plane.queries.shape[0], plane.keys.shape[0]
+    w = plane.weights[query].astype(np.float64)                       # (m,)
+    visible = plane.visible(query)
+    fig = go.Figure()
+    if plane.keys_before_rope is not None:
+        before, after = plane.keys_before_rope, plane.keys
+        xs = np.column_stack([before[:, 0], after[:, 0], np.full(m, np.nan)]).ravel()  # before, after, gap per key
+        ys = np.column_stack([before[:, 1], after[:, 1], np.full(m, np.nan)]).ravel()
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#ced4da", width=1), hoverinfo="skip",
+                                 name="rotary turn of each key", legendgroup="rope"))
+        fig.add_trace(go.Scatter(x=before[:, 0], y=before[:, 1], mode="markers", name="keys before RoPE",
+                                 legendgroup="rope", marker=dict(symbol="circle-open", size=7, color="#adb5bd"),
+                                 text=_plane_hover(k_labels, "key before its turn:"),
+                                 hovertemplate="%{text}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=plane.queries[:, 0], y=plane.queries[:, 1], name="queries",
+                             mode="markers+text" if n <= MAX_POINT_LABELS else "markers",
+                             marker=dict(symbol="circle", size=8, color=QUERY_COLOUR),
+                             text=[html.escape(t, quote=False) for t in tokens] if n <= MAX_POINT_LABELS else None,
+                             textposition="bottom center", textfont=dict(size=10, color=QUERY_COLOUR),
+                             customdata=q_labels, hovertemplate="query %{customdata}<extra></extra>"))
+    hover = [f"key {label}<br>weight = {weight:.4f}" if seen else f"key {label}<br>blocked for this query"
+             for label, weight, seen in zip(k_labels, w, visible, strict=True)]
+    fig.add_trace(go.Scatter(x=plane.keys[:, 0], y=plane.keys[:, 1], name="keys",
+                             mode="markers+text" if m <= MAX_POINT_LABELS else "markers",
+                             marker=dict(symbol="diamond", size=10, color=w, line=dict(color="#495057", width=1),
+                                         colorbar=dict(thickness=12, title=dict(text="weight")), **_marker_axis()),
+                             text=[html.escape(t, quote=False) for t in (key_tokens or tokens)]
+                             if m <= MAX_POINT_LABELS else None,
+                             textposition="top center", textfont=dict(size=10, color="#1864ab"),
+                             customdata=hover, hovertemplate="%{customdata}<extra></extra>"))
+    # The query's strongest keys, each joined by a line as wide as its weight (one trace per line: plotly has one
+    # width per line trace).
+    strongest = [s for s in np.argsort(-np.where(visible, w, -1.0), kind="stable")[:top] if visible[s] and w[s] > 0]
+    origin, point = plane.origin, plane.queries[query]
+    for s in strongest:
+        fig.add_trace(go.Scatter(x=[point[0], plane.keys[s, 0]], y=[point[1], plane.keys[s, 1]], mode="lines",
+                                 line=dict(color="#1c7ed6", width=1 + 9 * float(w[s])), opacity=0.7,
+                                 showlegend=False, hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=[origin[0]], y=[origin[1]], mode="markers+text", name="zero of the space",
+                             marker=dict(symbol="cross-thin", size=12, line=dict(color="#212529", width=2)),
+                             text=["0"], textposition="bottom left",
+                             hovertemplate="the zero of the head's space<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[point[0]], y=[point[1]], mode="markers+text", name=f"query {q_labels[query]}",
+                             marker=dict(symbol="circle", size=14, color=CHOSEN, line=dict(color="white", width=1)),
+                             text=[html.escape(tokens[query], quote=False)], textposition="top center",
+                             textfont=dict(color=CHOSEN, size=12),
+                             hovertemplate=f"chosen query {q_labels[query]}<extra></extra>"))
+    fig.add_annotation(x=point[0], y=point[1], ax=origin[0], ay=origin[1], xref="x", yref="y", axref="x", ayref="y",
+                       showarrow=True, arrowhead=3, arrowwidth=1.5, arrowcolor=CHOSEN, text="")
+    share = plane.explained_axes
+    fig.update_xaxes(title=f"plane axis 1 ({share[0]:.0%} of the spread)", zeroline=False)
+    fig.update_yaxes(title=f"plane axis 2 ({share[1]:.0%} of the spread)", zeroline=False, scaleanchor="x",
+                     scaleratio=1)
+    reads = f" (keys of K/V head {plane.kv_head + 1})" if group_size > 1 else ""
+    title = (f"Head {plane.head + 1}{reads}: queries and keys in the plane that keeps {plane.explained:.0%} of their "
+             f"spread<br><sup>query {q_labels[query]}: its keys are in score order along its arrow for "
+             f"{plane.order_kept(query):.0%} of pairs, by distance for {plane.order_kept(query, 'distance'):.0%} "
+             "(50 % = chance)</sup>")
+    layout(fig, title, height=560)
+    fig.update_layout(margin_t=90, legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"))
+    return fig
+
+
+def _marker_axis() -> dict:
+    """The weight scale for markers (figures.WEIGHT_AXIS is written for a colour axis)."""
+    return dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1)
+
+
+def query_row_figure(trace: Trace, head: int, query: int, tokens: list[str], stage: str = "scaled",
+                     scale: float = 1.0, key_tokens: list[str] | None = None,
+                     pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
+    """figures.attention_figure with the chosen query's row outlined in the plane's red, so the two figures show
+    the same query. A pooled overview outlines the block row that holds it."""
+    pooled = pooled if pooled is not None else pool_stage(trace, head, stage)
+    fig = attention_figure(trace, head, tokens, stage=stage, scale=scale, key_tokens=key_tokens, pooled=pooled)
+    step, m = pooled[1], trace.weights.shape[2]
+    outline(fig, query // step, query // step + 1, 0, -(-m // step), colour=CHOSEN)
+    return fig
+
+
+def contribution_grid_figure(shares: np.ndarray, tokens: list[str], key_tokens: list[str] | None = None,
+                             group_size: int = 1, cols: int | None = None, title: str | None = None,
+                             panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
+    """Every head's contribution shares (weighted_norms.contribution_shares: ‖α_ts v_s W_O,iᵀ‖ over its row's sum)
+    on the same grid, 0..1 scale and pooling as figures.head_grid_figure's weights, so a switch can swap the two.
+
+    pooled = figures.pool_heads(shares) when it is already computed.
+    """
+    z, step = pooled if pooled is not None else pool_heads(shares)
+    return head_panels(z, step, tokens, key_tokens,
+                       title or f"What each key really adds, head by head: ‖weight × value W_O‖ as a share of its "
+                                f"row (all {shares.shape[0]} heads)", group_size, cols, panel_height,
+                       value_name="share of contribution")
+
+
+def rollout_layers(n_layers: int, most: int = MAX_ROLLOUT_PANELS) -> list[int]:
+    """The layers (0-based) a rollout figure shows by default: all of them, or `most` spread out, the last included."""
+    if n_layers <= most:
+        return list(range(n_layers))
+    return sorted({round(i * (n_layers - 1) / (most - 1)) for i in range(most)})
+
+
+def rollout_figure(rollout: np.ndarray, tokens: list[str], layers: list[int] | None = None,
+                   residual: float = 0.5) -> go.Figure:
+    """attention_rollout.rollout (layers, n, n) after some layers (0-based; default rollout_layers), one 0..1 panel
+    each: row t says how much of each input token (column) has reached position t."""
+    layers = rollout_layers(rollout.shape[0]) if layers is None else list(layers)
+    z, step = pool_stack(rollout[layers], grid_budget(len(layers)))
+    labels = token_labels(tokens)
+    fig, rows, step = panel_grid([(f"after layer {l + 1}", z[i]) for i, l in enumerate(layers)], labels, labels,
+                                 min(len(layers), 3), WEIGHT_AXIS,
+                                 "position %{y}<br>input token %{x}<br>share = %{z:.4f}", step=step)
+    return layout(fig, f"Attention rollout: how much of each input token (columns) reaches each position (rows); "
+                       f"residual share {residual:g}", height=max(300, 300 * rows), pooled=step)
+
+
+def special_share_figure(weight_share: np.ndarray, contribution_share: np.ndarray,
+                         parts: Parts = ENCODER) -> go.Figure:
+    """Each head's share on the parking tokens (weighted_norms.parked_share), of its weight beside of its
+    contribution, as two (layers, heads) panels on the one 0..1 scale."""
+    tokens = " + ".join(parts.labels[name] for name in parts.parked)
+    n_layers, n_heads = weight_share.shape
+    fig, _, _ = panel_grid([(f"share of weight on {tokens}", weight_share),
+                            (f"share of contribution on {tokens}", contribution_share)],
+                           [f"head {h + 1}" for h in range(n_heads)], [f"layer {l + 1}" for l in range(n_layers)], 2,
+                           WEIGHT_AXIS, "%{y}, %{x}<br>share = %{z:.3f}", spacing=0.08)
+    # Where the cells show their numbers (small models), two decimals fit in a cell.
+    fig.update_traces(texttemplate="%{z:.2f}", textfont_size=10, selector=lambda t: t.text is not None)
+    return layout(fig, f"Each head's share on {tokens}: of its weight (left), of what it really adds (right)",
+                   height=120 + (45 if n_layers <= 12 else 26) * n_layers)
