@@ -1,0 +1,54 @@
+"""One notation for the whole app: each symbol means one thing, on every page, in every formula and caption.
+
+The paper's names where it has them (Vaswani et al. 2017: h heads, head i, d_model, d_k, d_v, W^Q_i, W^O). One letter
+for each kind of index, never reused: i a (query) head, j a key/value head, t a query position, s a key position,
+c a component of a vector. Positions count from 1 on screen, as the axis labels do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Symbol:
+    latex: str     # as the formulas write it (KaTeX)
+    meaning: str   # one plain sentence (Markdown; $...$ for maths)
+
+
+SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
+    Symbol("X", "the input: one row per token, $n$ rows of $d_{model}$ numbers."),
+    Symbol("Y", "the second sentence in cross-attention: the keys and values are made from its $m$ rows."),
+    Symbol("n", "the number of query tokens (rows of $X$)."),
+    Symbol("m", "the number of key tokens: $m = n$ when the tokens attend to each other (self-attention)."),
+    Symbol("d_{model}", "the width of every token vector."),
+    Symbol("h", "the number of heads."),
+    Symbol("i", "a head, from 1 to $h$."),
+    Symbol("d_k", "the width of one head's queries and keys: $d_k = d_{model} / h$."),
+    Symbol("d_v", "the width of one head's values and output; here $d_v = d_k$."),
+    Symbol("h_{kv}", "the number of key/value heads: $h$ in plain multi-head attention, fewer when query heads "
+                     "share them (grouped-query attention)."),
+    Symbol("g", "how many query heads share one key/value head: $g = h / h_{kv}$."),
+    Symbol("j", "a key/value head, from 1 to $h_{kv}$: query head $i$ reads key/value head $j = \\lceil i/g \\rceil$."),
+    Symbol("W^Q_i, W^K_i, W^V_i", "head $i$'s projection matrices, $d_{model} \\times d_k$: its block of columns of "
+                                  "$W^Q$, $W^K$, $W^V$."),
+    Symbol("Q_i, K_i, V_i", "head $i$'s queries, keys and values: one row per token."),
+    Symbol("b", "a bias: a vector added after a matrix product (when the layer has biases)."),
+    Symbol("t", "a query position, from 1 to $n$ (a row of the matrices of step 2)."),
+    Symbol("s", "a key position, from 1 to $m$ (a column of the matrices of step 2)."),
+    Symbol("c", "a component of a vector, from 1 to $d_k$."),
+    Symbol("q_t, k_s, v_s", "the query of token $t$, and the key and value of token $s$: rows of $Q_i$, $K_i$, $V_i$."),
+    Symbol("z_{ts}", "the score of query $t$ against key $s$: $q_t \\cdot k_s$, times the scale $1/\\sqrt{d_k}$."),
+    Symbol("M", "the mask: $M_{ts} = 0$ where query $t$ may look at key $s$, $-\\infty$ where that pair is blocked."),
+    Symbol("\\alpha_{ts}", "the attention weight of query $t$ on key $s$: $\\alpha_{ts} = "
+                           "\\mathrm{softmax}_s(z_{ts} + M_{ts})$. Each row's weights are $\\ge 0$ and sum to 1."),
+    Symbol("\\mathrm{head}_i", "head $i$'s output: row $t$ is $\\sum_s \\alpha_{ts}\\, v_s$, a weighted mix of values."),
+    Symbol("W^O", "the output projection, $h d_v \\times d_{model}$; $W^O_i$ is its block of $d_v$ rows that reads "
+                  "head $i$."),
+    Symbol("p", "a token's position counted from 0, as RoPE turns it: $p = t - 1$."),
+)}
+
+
+def symbol(latex: str) -> Symbol:
+    """The table's entry for a symbol, e.g. symbol("d_k")."""
+    return SYMBOLS[latex]
