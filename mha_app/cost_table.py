@@ -50,9 +50,10 @@ def cost_rows(n: int, m: int, d_model: int, n_heads: int, bias: bool,
 def what_grows(n: int, m: int, n_heads: int) -> str:
     """The one cost that grows with h, in words and numbers for the current sizes."""
     many, one = cost.score_values(n, m, n_heads), cost.score_values(n, m, 1)
-    return (f"What does grow with h: the attention weights. {n_heads} heads make {n_heads} weight matrices of "
-            f"{n} × {m}, {many:,} numbers in all, where one head makes one matrix of {one:,}; softmax runs over all "
-            "of them, and a model that returns its weights keeps them in memory.")
+    return (f"What does grow with h: the attention weights. {n_heads} heads make {n_heads} matrices of attention "
+            f"weights of {n} × {m}, {many:,} numbers in all, where one head makes one matrix of {one:,}; softmax "
+            "takes an exponential of every one of them, and a model that returns its attention weights keeps them "
+            "in memory.")
 
 
 def rope_note(n: int, m: int, d_model: int, n_heads: int, n_kv_heads: int | None, rope: bool) -> str:

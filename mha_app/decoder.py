@@ -24,7 +24,8 @@ ROPE_POSITIONS = 16  # the distance figure places the pair at positions 1 ... ma
 
 
 def rope_section(settings: Settings, ex: Example) -> None:
-    """Step 1b: queries and keys before and after RoPE, and why their product depends only on the distance."""
+    """Step 1b: queries and keys before and after RoPE, and why, for given vectors, their product depends only on the
+    distance."""
     cfg, tr = ex.cfg, ex.trace
     if cfg.rope_theta is None:
         return
@@ -43,9 +44,10 @@ def rope_section(settings: Settings, ex: Example) -> None:
     st.latex(formulas.rope(cfg))
     st.markdown(
         "Turning a query by p·θ and a key by p′·θ changes their product exactly as turning the key alone by "
-        "(p′ − p)·θ would, so **the score of a query and a key depends only on their distance**, not on where "
-        "in the text the pair sits: a token 3 places back looks the same to the query at position 5 as to the "
-        "query at position 50.")
+        "(p′ − p)·θ would. So for **the same query vector and the same key vector**, the score depends only on "
+        "their distance, not on where in the text the pair sits: the pair 3 places apart scores the same at "
+        "positions 5 and 2 as at 50 and 47. The content still matters as much as ever: the query and key vectors "
+        "come from the tokens, so other tokens at the same distance give other scores.")
     st.latex(formulas.rope_product())
     plot(dfig.rope_figure(tr, head, ex.tokens, g), key="rope")
     lengths = np.abs(np.hypot(*np.split(tr.q[head], 2, axis=-1)) - np.hypot(*np.split(tr.q_before_rope[head], 2,

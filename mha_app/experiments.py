@@ -21,9 +21,8 @@ from .settings import Settings, control, default
 from .text import quote
 from .toolkit import plot
 
-# Sources, as cited in running text: "(Voita et al. 2019)".
+# Sources, as cited in running text: "(Michel et al. 2019)".
 MICHEL = "Michel et al. 2019"
-VOITA = "Voita et al. 2019"
 AINSLIE = "Ainslie et al. 2023"
 VASWANI = "Vaswani et al. 2017"
 
@@ -40,8 +39,9 @@ def cross_attention_note(ex: Example) -> None:
     if ex.key_tokens is None:
         return
     st.info(f"Cross-attention: the **{ex.n}** queries come from the first sentence (X), the **{len(ex.keys)}** keys "
-            "and values from the second (Y), as a translating decoder reads its source sentence. Every weight matrix "
-            f"is therefore {ex.n} × {len(ex.keys)}: one row per query token, one column per key token.",
+            "and values from the second (Y), as a translating decoder reads its source sentence. The projection "
+            "matrices W_Q, W_K, W_V are d_model × d_model as before; only the matrices of scores and attention weights "
+            f"change shape, to {ex.n} × {len(ex.keys)}: one row per query token, one column per key token.",
             icon=":material/compare_arrows:")
 
 
@@ -91,13 +91,18 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
     now = "without scaling" if cfg.scale == 1.0 else "with 1/√d_k"
     st.subheader("Why divide by √d_k?")
     st.markdown(
-        f"Two vectors of d_k independent numbers with variance 1 have a dot product of variance d_k ({VASWANI}), so "
-        "raw scores spread out as d_k grows, and softmax of widely spread scores puts nearly all the weight on one "
-        f"key, where its gradients almost vanish. Dividing by √d_k undoes that growth, whatever d_k is. Here "
-        f"d_k = {cfg.d_k}: this layer's raw scores Q_i K_iᵀ have a spread (standard deviation) of "
-        f"**{comparison.raw_std:.3g}**, and **{comparison.raw_std / math.sqrt(cfg.d_k):.3g}** after dividing by "
+        f"{VASWANI} give one reason, and as a suspicion: “We suspect that for large values of d_k, the dot products "
+        "grow large in magnitude, pushing the softmax function into regions where it has extremely small "
+        "gradients.” Their footnote says why the products grow: if the d_k numbers of a query and a key are "
+        "independent, with mean 0 and variance 1, their dot product has mean 0 and variance d_k. Dividing by √d_k "
+        "brings that variance back to 1; this follows from the footnote's assumptions, which real queries and keys "
+        f"need not meet. Here d_k = {cfg.d_k}: this layer's raw scores Q_i K_iᵀ have a spread (standard deviation) "
+        f"of **{comparison.raw_std:.3g}**, and **{comparison.raw_std / math.sqrt(cfg.d_k):.3g}** after dividing by "
         f"√{cfg.d_k} = {math.sqrt(cfg.d_k):.3g}. Below, the same raw scores are softmaxed both ways; the rest of "
-        f"this page is computed {now}.")
+        f"this page is computed {now}."
+        + (f" {settings.spec.card.name} was trained with the scaling: leaving it out here shows what these same "
+           "scores would give without it, not how a model trained without it would behave (training would have "
+           "found other weights)." if settings.spec.card else ""))
     cols = st.columns(4)
     for col, (label, values) in zip(cols, (
             ("entropy, with 1/√d_k", comparison.entropy[scaling.SCALES[0]]),
@@ -121,8 +126,9 @@ def planted_head(settings: Settings, ex: Example) -> None:
     spec, cfg, tr = settings.spec, ex.cfg, ex.trace
     if spec.plant == default("plant"):
         if spec.card is None:
-            st.caption(f"Trained heads often follow simple rules: the previous token, the next, the first ({VOITA}). "
-                       "Choose *Plant a head* in the sidebar to build one by hand.")
+            st.caption("Some trained heads follow simple rules: Voita et al. (2019) find heads that look at the token "
+                       "before or after; Clark et al. (2019) and Xiao et al. (2023) find heads that park their weight "
+                       "on the first token. Choose *Plant a head* in the sidebar to build one by hand.")
         return
     head, pattern, strength = spec.plant_head - 1, spec.plant, spec.strength
     fit = plant.fit(tr, head, pattern, strength)
@@ -139,8 +145,10 @@ def planted_head(settings: Settings, ex: Example) -> None:
                   f"{m} keys are open (more when the mask hides some; a row whose rule key does not exist, such as "
                   "the first token's previous one, spreads evenly). Raise the strength to watch softmax sharpen "
                   "towards one key, then saturate: past about 10 the weights hardly move")
+    evidence = plant.EVIDENCE[pattern] or ("No study we know of names this rule as a kind of trained head: it is "
+                                           "here to compare with the others.")
     st.markdown(
-        f"Trained models have heads like this one ({VOITA}). To plant it, only rows {rows} of W_Q"
+        f"{evidence} To plant it, only rows {rows} of W_Q"
         f"{' and b_Q' if cfg.bias else ''} (head {head + 1}'s queries) were replaced, by the least-squares solution "
         f"of $Q_{{{head + 1}}} K_{{{head + 1}}}^\\top \\cdot \\mathrm{{scale}} = \\mathrm{{strength}} \\cdot "
         f"\\mathrm{{rule}}$ on this input; W_K, W_V, W_O and the other heads "
@@ -250,8 +258,10 @@ def ablation_results(settings: Settings, ex: Example) -> None:
                              "token vectors move (mean |change| / |vector|)", "relative change", off),
          key="ranking_last")
     st.caption(f"On this text, head {best} of layer {ex.layer} {what} most when it is off; a tall bar marks a head "
-               "the model leans on here, a short one a head it can lose (a bar below 0: the model is surer "
-               "without it).")
+               "the model leans on here, a short one a head it can lose"
+               + (" (a bar below 0: without that head the model gives its predicted token a higher probability)."
+                  if ranking.next_probability is not None else
+                  " (1 − cosine is 0 when the sentence vector does not turn at all, so no bar goes below 0)."))
 
 
 def model_effects(settings: Settings, ex: Example) -> None:

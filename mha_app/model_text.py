@@ -70,10 +70,11 @@ MODEL_TEXT = {
                      "input again, LayerNorm."),
         special={"[CLS]": "special token, added at the start", "[SEP]": "special token, added at the end"},
         special_explained=("[CLS] (“classification”) and [SEP] (“separator”) are special tokens that the tokenizer "
-                           "adds to every text, [CLS] first and [SEP] last. BERT-style models are trained to gather "
-                           "the whole text into [CLS] and to close each sentence with [SEP] (this model's sentence "
-                           "embedding averages all tokens instead). In attention they are tokens like any other, "
-                           "with a row and a column in every weight matrix."),
+                           "adds to every text, [CLS] first and [SEP] last; the model does not choose them. BERT "
+                           "(Devlin et al. 2019), whose tokenizer this model shares, trained the output at [CLS] to "
+                           "tell whether a second sentence follows the first; this model's sentence vector does not "
+                           "read [CLS]: it averages the vectors of all tokens. In attention they are tokens like any "
+                           "other, with a row and a column in every matrix of attention weights."),
         piece_prefix="##",
         about="a trained encoder (BERT-style): 6 layers × 12 heads; every token sees every other",
         masks="The encoder's tokens see each other in both directions, so there are no masks here.",
@@ -83,8 +84,10 @@ MODEL_TEXT = {
     "SmolLM2-135M-Instruct": ModelText(
         tokenizer=("SmolLM2-135M-Instruct splits the text with byte-level BPE into pieces of its 49,152-entry "
                    "vocabulary: a common word is one token, a rarer one several pieces (e.g. “Tokenization” → "
-                   "“Token”, “ization”). Case is kept, and every digit is a token of its own. A space belongs to the "
-                   "token after it and shows as Ġ (“ cat” is the token “Ġcat”), a new line as Ċ. Nothing is added "
+                   "“Token”, “ization”). Case is kept, and every digit is a token of its own. A space before a word "
+                   "joins that word's token and shows as Ġ (“ cat” is the token “Ġcat”); before a digit it is a "
+                   "token of its own (“In 2024” → “In”, “Ġ”, “2”, “0”, “2”, “4”). A new line shows as Ċ. "
+                   "Nothing is added "
                    "to the text: no start or end token. The chat markers such as <|im_start|> are special tokens, "
                    "one token each where you type them."),
         first_input=("X of layer 1 is each token's learned embedding (576 numbers: its row of the model's "
@@ -113,7 +116,8 @@ MODEL_TEXT = {
         weights_short="Its weights here are 4-bit (Q4_1, embeddings Q8_0): close to the released model's, not equal.",
         masks=("A decoder: each token sees only itself and the tokens before it. The causal mask is part of the "
                "model, so it is always on, and there is no padding (one text, no batch)."),
-        patterns=("every square is a lower triangle: the causal mask leaves nothing above the diagonal. Look for a "
+        patterns=("every square is a lower triangle, but that shape comes from the causal mask, which blocks every "
+                  "key after its query (random weights with the mask give the same triangle). Inside it, look for a "
                   "dark first column (the attention parked on the first token, an attention sink), a stripe just "
                   "below the diagonal (the previous token), and on a repeated phrase a stripe parallel to the "
                   "diagonal, one phrase length to the left (induction heads, see the head summary)"),

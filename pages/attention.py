@@ -21,11 +21,7 @@ st.markdown(
     "Each head compares every query with every key by a dot product: a large score means a good match. "
     + ("Here the scaling is switched off (scale = 1): the raw scores go to softmax as they are. " if unscaled else
        f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}**. ")
-    + ("The scale 1/√d_k has two reasons (Vaswani et al. 2017): if the d_k numbers of a query and a key are "
-       "independent with mean 0 and variance 1, their dot product has mean 0 and **variance d_k**, so the wider the "
-       "heads, the wider the scores spread; and large scores push softmax into near one-hot rows, where its "
-       "**gradients are tiny** and learning stalls. Dividing by √d_k brings the variance back to 1"
-       + ("; the comparison below shows what it would change. " if unscaled else ". "))
+    + ("Why divide by √d_k? See below the figures. " if not unscaled else "")
     + "Blocked pairs (the mask M) get −∞, hence weight 0, and softmax turns each row into weights that are ≥ 0 "
     "and sum to 1. The head's output for a token is the weighted sum of the value vectors. The heads never look "
     "at each other's numbers in this step."

@@ -12,7 +12,7 @@ from mha_app.toolkit import plot, untrained_note, view
 from mha_core import cost, figures
 from mha_core.figures.lesson import kv_cache_figure
 from mha_core.teaching import questions
-from mha_core.teaching.published import kv_cache_table, preset, presets
+from mha_core.teaching.published import cache_length_note, kv_cache_table, preset, presets
 
 settings, ex = view()
 presenting = settings.view.present
@@ -144,12 +144,10 @@ def cache_screen():
         st.latex(r"\text{%s (%s): } 2 \cdot %d \cdot %d \cdot %d \cdot 2 = %s\text{ bytes per token}"
                  % (shape.name, shape.attention, shape.n_layers, shape.n_kv_heads, shape.d_k,
                     cost.latex_count(shape.kv_cache_bytes())))
-    sizes: dict[str, dict[str, int]] = {}
-    for row in kv_cache_table(seq_len, batch):
-        sizes.setdefault(row["model"], {})[row["attention"]] = row["total"]
-    show(kv_cache_figure(sizes, seq_len, batch), "kv_cache")
+    show(kv_cache_figure(kv_cache_table(seq_len, batch), seq_len, batch), "kv_cache")
     encoders = [shape.name for shape in presets() if not shape.decoder]
-    st.caption(f"Encoders ({', '.join(encoders)}) keep no cache: their bars show a decoder of the same shape.")
+    st.caption(f"Encoders ({', '.join(encoders)}) keep no cache: their bars show a decoder of the same shape. "
+               f"{cache_length_note(seq_len)}")
 
 
 SCREEN = {"tokens": tokens_screen, "heads": heads_screen, "scores": scores_screen, "softmax": softmax_screen,

@@ -17,7 +17,7 @@ shared = (f" (here {n_heads} query heads share {ex.cfg.kv_heads} key/value heads
 st.markdown(
     f"A trained transformer runs attention {n_layers} times, once per layer, each time with {n_heads} heads{shared}. "
     "Below, each small square is one head's attention weights on your text (rows: the token that asks, columns: "
-    f"the token it looks at; darker = more weight). Trained heads are far from random: "
+    f"the token it looks at; darker = more weight). Training decides where each head's weight goes: "
     f"{model_text(card.name).patterns}. Hover over a square for its tokens and numbers, or see one layer large, "
     "with its tokens, below."
 )

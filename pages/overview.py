@@ -21,8 +21,9 @@ st.markdown(
     f"**h = {cfg.n_heads}** times in parallel: each head gets its own projections of the input into a "
     f"smaller space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of relation. "
     "The heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O "
-    "(Vaswani et al. 2017, “Attention Is All You Need”). Splitting d_model across the heads costs exactly the "
-    "parameters and multiply-adds of one head of full width: the table below counts them."
+    "(Vaswani et al. 2017, “Attention Is All You Need”). Splitting d_model across the heads keeps the parameters "
+    "and the multiply-adds of the matrix products exactly those of one head of full width; what grows with h is "
+    "the number of attention weights, and softmax's exponentials with them. The table below counts both."
     + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, so W_K and "
        "W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)." if cfg.group_size > 1
        else "")

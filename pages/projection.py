@@ -17,7 +17,7 @@ kv, g, cross = cfg.kv_heads, cfg.group_size, ex.key_tokens is not None
 st.title("Step 1 · Project the input into Q, K and V for every head")
 predict("q_shape")
 st.markdown(
-    f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three weight matrices turn X into "
+    f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three projection matrices turn X into "
     "queries (what a token is looking for), keys (what a token offers to be found by) and values (what it passes "
     f"on once found). "
     + (f"Every matrix has **h · d_k = {h} · {d_k} = {h * d_k}** columns, and head *i* owns its own "

@@ -2,7 +2,7 @@
 
 With d_k = d_model / h, the projections and W_O hold the same numbers for any h, and the score and weighted-sum
 products do the same work: h heads of width d_k cost what one head of width d_model costs. What grows with h is the
-number of n x m weight matrices (h of them) kept in memory.
+number of n x m matrices of attention weights (h of them) kept in memory.
 
 These functions count and never allocate, so they take real models' sizes (GPT-3's d_model of 12288 and 96 heads),
 far above the limits the engine computes with.

@@ -2,7 +2,8 @@
 
 RoPE turns each query and key by an angle that grows with its position (engine.apply_rope). A rotation by p·θ_i
 followed by the transpose of a rotation by p'·θ_i is a rotation by (p' − p)·θ_i, so the product of a rotated query
-at position p and a rotated key at position p' depends only on the distance p − p', not on where the pair sits.
+at position p and a rotated key at position p' depends, for given q and k, only on the distance p − p', not on where
+the pair sits.
 `relative_scores` shows that with one query vector and one key vector placed at every pair of positions.
 """
 

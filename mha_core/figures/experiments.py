@@ -21,7 +21,7 @@ SCALE_COLOURS = {SCALES[0]: "#1c7ed6", SCALES[1]: "#e8590c"}  # with 1/sqrt(d_k)
 
 def _weights_side_by_side(panels: list[tuple[str, np.ndarray]], tokens: list[str], key_tokens: list[str] | None,
                           title: str) -> go.Figure:
-    """Two (n, m) weight matrices next to each other on the shared 0..1 scale."""
+    """Two (n, m) matrices of attention weights next to each other on the shared 0..1 scale."""
     n = panels[0][1].shape[0]
     fig, _, step = panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens), 2, WEIGHT_AXIS,
                               "query %{y}<br>key %{x}<br>weight = %{z:.6g}", spacing=0.08)

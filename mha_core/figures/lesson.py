@@ -14,6 +14,7 @@ from ..teaching.worked import WorkedCell, fmt
 from .base import dim_labels, head_colour, heatmap, layout, rgba
 
 ONE_HEAD_COLOUR = "#868e96"
+OUTLINE = "#1f2430"      # the bar of a model as published
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
 
 
@@ -80,16 +81,20 @@ def dot_product_figure(cell: WorkedCell, query_label: str, key_label: str) -> go
     return fig
 
 
-def kv_cache_figure(rows: dict[str, dict[str, int | None]], seq_len: int, batch: int) -> go.Figure:
-    """K/V cache bytes per model (x) for MHA, GQA and MQA (bars), on a log scale, in GiB."""
+def kv_cache_figure(table: list[dict], seq_len: int, batch: int) -> go.Figure:
+    """K/V cache bytes per model (x) for MHA, GQA and MQA (bars), on a log scale, in GiB, from
+    published.kv_cache_table; the bar of each model as published is outlined."""
     colours = {"MHA": head_colour(0), "GQA": head_colour(1), "MQA": head_colour(2)}
     fig = go.Figure()
     for kind, colour in colours.items():
-        names = [name for name, sizes in rows.items() if sizes.get(kind) is not None]
-        gib = [rows[name][kind] / 2**30 for name in names]
-        fig.add_trace(go.Bar(x=names, y=gib, name=kind, marker_color=colour,
-                             hovertemplate="%{x}<br>" + kind + ": %{y:.4g} GiB<extra></extra>"))
+        rows = [r for r in table if r["attention"] == kind]
+        fig.add_trace(go.Bar(x=[r["model"] for r in rows], y=[r["total"] / 2**30 for r in rows], name=kind,
+                             marker=dict(color=colour, line=dict(color=[OUTLINE if r["own"] else colour
+                                                                        for r in rows], width=3)),
+                             customdata=[["as published" if r["own"] else "a variant"] for r in rows],
+                             hovertemplate="%{x}<br>" + kind + ": %{y:.4g} GiB (%{customdata[0]})<extra></extra>"))
     fig.update_yaxes(type="log", title="GiB (log scale)")
     fig.update_xaxes(type="category")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.25))
-    return layout(fig, f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number", height=380)
+    return layout(fig, f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number; outlined: each model "
+                       "as published", height=380)

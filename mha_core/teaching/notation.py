@@ -42,7 +42,8 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
     Symbol("M", "the mask: $M_{ts} = 0$ where query $t$ may look at key $s$, $-\\infty$ where that pair is blocked."),
     Symbol("\\alpha_{ts}", "the attention weight of query $t$ on key $s$: $\\alpha_{ts} = "
                            "\\mathrm{softmax}_s(z_{ts} + M_{ts})$. Each row's weights are $\\ge 0$ and sum to 1."),
-    Symbol("\\mathrm{head}_i", "head $i$'s output: row $t$ is $\\sum_s \\alpha_{ts}\\, v_s$, a weighted mix of values."),
+    Symbol("\\mathrm{head}_i", "head $i$'s output: row $t$ is $\\sum_s \\alpha_{ts}\\, v_s$, a mix of the values "
+                                "weighted by attention."),
     Symbol("W^O", "the output projection, $h d_v \\times d_{model}$; $W^O_i$ is its block of $d_v$ rows that reads "
                   "head $i$."),
     Symbol("p", "a token's position counted from 0, as RoPE turns it: $p = t - 1$."),

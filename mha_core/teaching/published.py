@@ -104,8 +104,9 @@ def preset(key: str) -> ModelShape:
 
 
 def gqa_heads(n_heads: int, n_kv_heads: int) -> int | None:
-    """K/V heads for a grouped-query version of a model: its own when it groups its heads, else GQA-8 where 8
-    divides h, else the largest divisor of h between 1 and 8 (exclusive of 1 and h); None when h has none."""
+    """K/V heads for a grouped-query version of a model: its own when it groups its heads, else the largest divisor
+    of h from 2 to 8 that is smaller than h (8, as Llama 2 70B's GQA-8, when h is a multiple of 8 above 8);
+    None when h has none (h prime, or h below 4)."""
     if 1 < n_kv_heads < n_heads:
         return n_kv_heads
     options = [g for g in range(2, min(GQA_GROUPS, n_heads - 1) + 1) if n_heads % g == 0]
@@ -118,12 +119,25 @@ def kv_variants(shape: ModelShape) -> dict[str, int | None]:
 
 
 def kv_cache_table(seq_len: int, batch: int = 1) -> list[dict]:
-    """One row per model and kind of attention: K/V heads, 16-bit cache bytes per token and for the batch."""
+    """One row per model and kind of attention: K/V heads, whether that is the model as published (own), its
+    context, and the 16-bit cache bytes per token and for `batch` sequences of seq_len tokens."""
     rows = []
     for shape in presets():
         for kind, kv in kv_variants(shape).items():
             if kv is not None:
                 rows.append(dict(model=shape.name, attention=kind, kv_heads=kv, own=kv == shape.n_kv_heads,
-                                 decoder=shape.decoder, per_token=shape.kv_cache_bytes(n_kv_heads=kv),
+                                 decoder=shape.decoder, context=shape.context,
+                                 per_token=shape.kv_cache_bytes(n_kv_heads=kv),
                                  total=shape.kv_cache_bytes(seq_len, batch, n_kv_heads=kv)))
     return rows
+
+
+def cache_length_note(seq_len: int) -> str:
+    """What one sequence length for every model means: which models it goes beyond (their context, in tokens)."""
+    beyond = [f"{shape.name} ({shape.context:,})" for shape in presets()
+              if shape.decoder and shape.context is not None and shape.context < seq_len]
+    note = (f"Every bar is at the same {seq_len:,} tokens, so the models compare at one length; a model's own "
+            "limit is its context.")
+    if beyond:
+        note += f" {seq_len:,} tokens is past the context of {', '.join(beyond)}: shown for the comparison only."
+    return note

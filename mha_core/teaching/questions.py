@@ -116,7 +116,7 @@ def heads_cost(trace: Trace) -> Question:
              f"{other} head{'s' if other > 1 else ''} of {d_model // other}")
     verdict = "The same" if mine == theirs else ("More" if mine > theirs else "Fewer")
     why = ("The projections and W_O do not depend on h, and the scores take h · n · m · d_k = n · m · d_model "
-           "multiply-adds for any h. What grows with h is the number of n × m weight matrices kept.")
+           "multiply-adds for any h. What grows with h is the number of n × m matrices of attention weights kept.")
     if kv < h:
         why += (f" Here the {h} query heads share {kv} K/V head{'s' if kv > 1 else ''}, so the K and V projections "
                 "are smaller than with one K/V head per query head.")
