@@ -38,8 +38,10 @@ def cross_attention_note(ex: Example) -> None:
     """In pair mode: where the queries and the keys/values come from."""
     if ex.key_tokens is None:
         return
-    st.info(f"Cross-attention: the **{ex.n}** queries come from the first sentence (X), the **{len(ex.keys)}** keys "
-            "and values from the second (Y), as a translating decoder reads its source sentence. The projection "
+    st.info(f"Cross-attention, as in a translation model: the decoder writes one sentence while it reads another. "
+            f"The **{len(ex.keys)}** keys and values come from the source sentence (Y), the **{ex.n}** queries from "
+            "the sentence being written (X): each token being written asks what to take from the source. The "
+            "projection "
             "matrices W_Q, W_K, W_V are d_model × d_model as before; only the matrices of scores and attention weights "
             f"change shape, to {ex.n} × {len(ex.keys)}: one row per query token, one column per key token.",
             icon=":material/compare_arrows:")

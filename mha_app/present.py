@@ -54,10 +54,11 @@ def enlarge(fig):
     return fig.update_layout(font_size=FIGURE_FONT, title_font_size=FIGURE_TITLE_FONT, height=height)
 
 
-def screen_url(settings: Settings, base: str, screen: int, present: bool = True) -> str:
-    """The link that opens `screen` (1-based) of the lesson on this example, in presentation mode by default."""
+def screen_url(settings: Settings, base: str, screen: int, n: int, present: bool = True) -> str:
+    """The link that opens `screen` (1-based) of the lesson on this example (n query tokens), in presentation mode
+    by default."""
     view = dataclasses.replace(settings.view, screen=screen, present=present)
-    return Settings(settings.spec, view).share_url(base)
+    return Settings(settings.spec, view).share_url(base, n)
 
 
 def go_to(screen: int) -> None:

@@ -125,9 +125,9 @@ class Spec:
     backend: str = setting("numpy", "Backend", choices=engine.BACKENDS, labels={"numpy": "NumPy", "torch": "PyTorch"},
                            aliases={"pytorch": "torch"},
                            help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")
-    text_kv: str = setting(DEFAULT_TEXT_KV, "Keys and values: the second sentence", max_chars=APP_MAX_TEXT_CHARS,
-                           help="Cross-attention: the queries come from the first sentence, the keys and values "
-                                "from this one (as a translating decoder reads its source sentence).")
+    text_kv: str = setting(DEFAULT_TEXT_KV, "The source sentence: keys and values", max_chars=APP_MAX_TEXT_CHARS,
+                           help="Cross-attention: the keys and values come from this sentence, the source that a "
+                                "translating decoder reads; the queries come from the sentence being written, below.")
     kv_heads: int = setting(0, "Key/value heads", lo=0, hi=APP_MAX_HEADS, what="the number of key/value heads",
                             help="Grouped-query attention (Ainslie et al. 2023): fewer key/value heads than query "
                                  "heads, each shared by a group of query heads. 1 = multi-query attention.")
@@ -331,13 +331,22 @@ class Settings:
         """Every setting by name, as plain values (the JSON export)."""
         return {**asdict(self.spec), **asdict(self.view)}
 
-    def query_params(self) -> dict[str, str]:
-        """The URL parameters that differ from the defaults (a short, shareable link)."""
-        return {name: to_url(value) for name, value in self.values().items() if value != default(name)}
+    def query_params(self, n: int | None = None) -> dict[str, str]:
+        """The URL parameters that differ from the defaults (a short, shareable link); n, the example's number of
+        query tokens, decides the default query token (see default_query)."""
+        defaults = {**{name: f.default for name, f in FIELDS.items()},
+                    **({"query": default_query(self.spec, n)} if n else {})}
+        return {name: to_url(value) for name, value in self.values().items() if value != defaults[name]}
 
-    def share_url(self, base: str) -> str:
-        params = self.query_params()
+    def share_url(self, base: str, n: int | None = None) -> str:
+        params = self.query_params(n)
         return f"{base}?{urlencode(params, safe=',')}" if params else base  # ablate=2,5 as typed
+
+
+def default_query(spec: Spec, n: int) -> int:
+    """The query token shown when none is chosen: a decoder's last token (the one whose next token it predicts,
+    and which sees every other), else the first."""
+    return n if spec.card is not None and spec.card.kind == "decoder" else 1
 
 
 def to_url(value) -> str:

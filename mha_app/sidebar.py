@@ -20,13 +20,27 @@ from . import compute, url, widgets
 from .about import footer
 from .model_text import model_text, sentence_help, token_gloss
 from .sentences import examples
-from .settings import PRETRAINED, RANDOM, Settings, Spec, View, closest_head_count, control, default, head_options
+from .settings import (
+    PRETRAINED,
+    RANDOM,
+    Settings,
+    Spec,
+    View,
+    closest_head_count,
+    control,
+    default,
+    default_query,
+    head_options,
+)
 from .snippets import settings_json
 from .text import quote
 
 INPUT_CAPTIONS = ["your own words", "n random vectors",
                   f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}: check by hand",
-                  "two sentences: queries from one, keys and values from the other (cross-attention)"]
+                  "two sentences: a translating decoder writes one while it reads the other (cross-attention)"]
+PAIR_QUERIES = "The sentence being written: the queries"
+PAIR_QUERIES_HELP = ("Cross-attention: each token of this sentence asks (its query) what to take from the source "
+                     "sentence above (its keys and values), as a decoder does while it translates.")
 
 
 def check_link() -> None:
@@ -145,11 +159,11 @@ def spec_controls() -> tuple[Spec, int]:
                      placeholder="Pick an example…", on_change=_use_example, args=(model,),
                      help="Fills the sentence box; you can edit it afterwards.")
     text_kv = d.text_kv
+    if input_mode == "pair":  # in reading order: the source first, then the sentence being written from it
+        text_kv = widgets.text(sb, "text_kv")
     if input_mode in ("sentence", "pair"):
-        text = widgets.text(sb, "text", "Queries: the first sentence" if input_mode == "pair" else None,
-                            help=sentence_help(Spec(model=model)))
-        if input_mode == "pair":
-            text_kv = widgets.text(sb, "text_kv")
+        text = widgets.text(sb, "text", PAIR_QUERIES if input_mode == "pair" else None,
+                            help=PAIR_QUERIES_HELP if input_mode == "pair" else sentence_help(Spec(model=model)))
     elif input_mode == "random":
         n = widgets.number(sb, "n")
     d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
@@ -195,11 +209,15 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     sb = st.sidebar
     sb.header("Focus")
     head = widgets.select(sb, "head", list(range(1, example.cfg.n_heads + 1)))
-    wanted = st.session_state.get("query") or int(st.query_params.get("query", 1))  # the link's, on a first run
-    if wanted > example.n:
+    first = default_query(spec or Spec(), example.n)
+    if st.session_state.get("query") == st.session_state.get("query_default", first):
+        st.session_state.query = first  # a query left at the default follows it (to a decoder's last token)
+    st.session_state.query_default = first
+    wanted = st.session_state.get("query") or url.parse("query", st.query_params.get("query", str(first)))
+    if wanted is not None and wanted > example.n:
         st.session_state.query = example.n
         sb.info(f"Query token {wanted} is past the last token, so `query` is now {example.n}.")
-    query = widgets.number(sb, "query", 1, example.n)
+    query = widgets.number(sb, "query", 1, example.n, start=first)
     token = example.tokens[query - 1]
     gloss = token_gloss(spec or Spec(), example.tokens, query - 1)
     sb.caption(f"Query token {query}: {quote(token)}" + (f" ({gloss})" if gloss else ""))
@@ -260,7 +278,7 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
 
 def _fill_share_slots(settings: Settings, key: str) -> None:
     link_slot, json_slot = st.session_state.share_slots
-    link = settings.share_url(st.session_state.share_base)
+    link = settings.share_url(st.session_state.share_base, st.session_state.view[1].n)
     link_slot.code(link, language=None, wrap_lines=True)
     json_slot.download_button("Settings (.json)", settings_json(settings.values(), link),
                               file_name="mha_settings.json", mime="application/json", width="stretch",

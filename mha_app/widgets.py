@@ -16,12 +16,14 @@ from .settings import control, default, to_url
 BIND = "query-params"
 
 
-def number(container, name: str, lo=None, hi=None, **kw):
-    """A number input over the field's bounds (or narrower ones that depend on other settings)."""
+def number(container, name: str, lo=None, hi=None, start=None, **kw):
+    """A number input over the field's bounds (or narrower ones that depend on other settings), starting at the
+    field's default (or `start`, a default that depends on other settings)."""
     c = control(name)
     kw.setdefault("help", c.help)
     lo, hi = c.lo if lo is None else lo, c.hi if hi is None else hi
-    return container.number_input(c.label, lo, hi, min(max(default(name), lo), hi), key=name, bind=BIND, **kw)
+    start = default(name) if start is None else start
+    return container.number_input(c.label, lo, hi, min(max(start, lo), hi), key=name, bind=BIND, **kw)
 
 
 def checkbox(container, name: str, **kw) -> bool:

@@ -167,8 +167,8 @@ if presenting:
     st.button("Leave presentation mode", key="leave", on_click=present.leave, type="tertiary")
 else:
     st.link_button("Present this lesson (opens a new tab: large type, no sidebar)",
-                   present.screen_url(settings, base, number), icon=":material/co_present:")
+                   present.screen_url(settings, base, number, ex.n), icon=":material/co_present:")
     with st.expander("A link for every screen (a lesson plan as a list of URLs)"):
         st.caption("Each link opens its screen in presentation mode, on this example (model, sentence, head, query).")
-        st.code("\n".join(f"{i}. {t}\n{present.screen_url(settings, base, i)}" for i, (_, t) in
+        st.code("\n".join(f"{i}. {t}\n{present.screen_url(settings, base, i, ex.n)}" for i, (_, t) in
                           enumerate(SCREENS, start=1)), language=None, wrap_lines=True)
