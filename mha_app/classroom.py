@@ -20,28 +20,41 @@ from .text import quote
 from .toolkit import plot, view
 
 
-def predict(kind: str, key: str | None = None) -> None:
-    """Predict, then reveal: a question (questions.KINDS) about this example, its answer shown on click.
+def predict(kind: str, key: str | None = None) -> bool:
+    """Predict, then reveal: a question (questions.KINDS) about this example, answered by a pick or a number.
 
-    The answer hides again when the question or its answer changes (another head, another sentence).
+    Returns whether the student has answered this kind of question (or pressed Reveal) in this session: until
+    then, the page keeps back what would give the answer away (the figure, the shapes, the formula).
     """
     settings, ex = view()
     labels = [quote(t, 40) for t in ex.tokens]
     key_labels = None if ex.key_tokens is None else [quote(t, 40) for t in ex.key_tokens]
     q = questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1, key_labels)
-    state = f"revealed_{key or kind}"
+    state = f"answered_{key or kind}"
     with st.container(border=True):
         st.markdown(f":material/lightbulb: **Predict first.** {q.prompt}")
-        if st.session_state.get(state) == (q.prompt, q.answer):
-            st.markdown(f"Answer: {q.answer}")
+        if st.session_state.get(state):
+            st.markdown(("Right! " if st.session_state[state] == "right" else "") + f"Answer: {q.answer}")
             if q.why:
                 st.caption(q.why)
-        else:
-            st.button("Reveal the answer", key=f"{state}_button", on_click=_reveal, args=(state, (q.prompt, q.answer)))
-
-
-def _reveal(state: str, shown: tuple[str, str]) -> None:
-    st.session_state[state] = shown
+            return True
+        with st.form(f"{state}_form", border=False, enter_to_submit=True):
+            if q.choices:
+                given = st.pills("Your answer", q.choices, key=f"{state}_given", label_visibility="collapsed")
+            else:
+                given = st.number_input("Your answer", min_value=0, value=None, step=1, key=f"{state}_given",
+                                        placeholder="type a whole number", label_visibility="collapsed")
+            check, reveal = st.columns([1, 1])
+            checked = check.form_submit_button("Check my answer", width="stretch")
+            revealed = reveal.form_submit_button("Reveal the answer", width="stretch", type="tertiary")
+        if revealed or (checked and given is not None and q.check(given)):
+            st.session_state[state] = "right" if checked else "revealed"
+            st.rerun()
+        if checked:
+            st.warning("Not yet: try again, or reveal the answer." if given is not None else
+                       "Pick or type an answer first.", icon=":material/replay:")
+        st.caption("The figure that shows the answer appears once you answer or reveal.")
+    return False
 
 
 def _copy(source: str, target: str) -> None:
@@ -105,9 +118,9 @@ def row_table(cell: WorkedCell, tokens: list[str]) -> None:
     """Every key of the query's row (tokens: the keys'): its score, exponential and weight; the worked key marked."""
     st.dataframe({
         "key": list(range(1, len(tokens) + 1)), "token": tokens,
-        "score s_j": [fmt(s) for s in cell.scores],
-        "e^(s_j − max)": [fmt(e) for e in cell.exps],
-        "weight w_j": [fmt(w) for w in cell.weights],
+        "score z_ts": [fmt(s) for s in cell.scores],
+        "e^(z_ts − max)": [fmt(e) for e in cell.exps],
+        "attention weight α_ts": [fmt(w) for w in cell.weights],
         "": ["◀ this cell" if j == cell.key else "blocked" if cell.blocked[j] else "" for j in range(len(tokens))],
     }, hide_index=True, height=min(420, 35 * len(tokens) + 38))
 

@@ -60,7 +60,6 @@ def kv_sharing(ex: Example) -> None:
     h, kv, g, d_k = cfg.n_heads, cfg.kv_heads, cfg.group_size, cfg.d_k
     if kv == h:
         return
-    st.subheader("Grouped-query attention: query heads share keys and values")
     groups = [f"query head{'s' if g > 1 else ''} {j * g + 1}{f'–{(j + 1) * g}' if g > 1 else ''} read"
               f"{'s' if g == 1 else ''} K/V head {j + 1}" for j in range(kv)]
     listed = "; ".join(groups) if kv <= 4 else "; ".join(groups[:2]) + "; and so on"
@@ -91,7 +90,6 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
     cfg, head = ex.cfg, settings.view.head - 1
     comparison = compute.scale_comparison(settings.spec, ex.layer, head)
     now = "without scaling" if cfg.scale == 1.0 else "with 1/√d_k"
-    st.subheader("Why divide by √d_k?")
     st.markdown(
         f"{VASWANI} give one reason, and as a suspicion: “We suspect that for large values of d_k, the dot products "
         "grow large in magnitude, pushing the softmax function into regions where it has extremely small "

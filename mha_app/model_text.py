@@ -200,7 +200,7 @@ def summary_intro(parts: Parts) -> str:
             "Each number below is an average over the **tokens of your text as queries**, the first token left out "
             "(it can only look at itself), and so are the model's special tokens such as <|im_start|>. **Entropy** "
             "(in bits) says how spread out a query's attention is: 0 means all of its weight is on one key, which "
-            "may be the token itself; the most is log2(j) bits for the query at position j, which sees j keys (the "
+            "may be the token itself; the most is log2(t) bits for the query at position t, which sees t keys (the "
             "causal mask hides the rest), so it grows along the text. The **shares** split each query's attention "
             f"into {len(parts.columns)} parts that do not overlap and **sum to 1**, taken in this order: the first "
             f"token, the token itself, the previous token, the tokens 2 to {parts.window} back, and those further "

@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 from mha_core import figures
+from mha_core.teaching import notation
 from mha_core.teaching.source import step_source
 
 from . import widgets
@@ -59,6 +60,12 @@ def zoom_start(container, name: str, count: int) -> int:
     return widgets.number(container, name, 1, count, step=figures.ZOOM)
 
 
+def symbols(*names: str, container=st) -> None:
+    """'Symbols on this page': each symbol the page uses, with its one meaning in the whole app (teaching.notation)."""
+    with container.expander("Symbols on this page", icon=":material/function:"):
+        st.markdown("\n".join(f"- ${s.latex}$: {s.meaning}" for s in map(notation.symbol, names)))
+
+
 def code_for_step(step: int, note: str = "") -> None:
     """The engine's real source lines for this step, and `note` on what they did in this example."""
     with st.expander("The code that computed this (mha_core/engine.py)", expanded=False):
@@ -91,15 +98,16 @@ def reproduce_in_pytorch(settings: Settings) -> None:
 
 
 def untrained_note(settings: Settings) -> None:
-    """With random weights, say that the patterns mean nothing, and offer the trained model (a step page's top)."""
+    """With random weights, say in one line that the patterns mean nothing, and offer the trained model."""
     if settings.spec.card is not None or settings.spec.input == "tiny":
         return
     trained, spec = MODELS[1], settings.spec
-    planted = f" (all but head {spec.plant_head}, planted by hand to follow a rule)" if spec.plant != "none" else ""
-    st.info(f"These weights are random, not trained, so the patterns on this page mean nothing{planted}: random "
-            f"heads look almost uniform and alike. The numbers and shapes are exact all the same. For the patterns "
-            f"of real heads, choose **{trained}** under *Weights*.", icon=":material/casino:")
-    st.button(f"Switch to {trained}", on_click=_switch_to, args=(trained,), key="switch_to_trained")
+    planted = f" (but head {spec.plant_head}, planted by hand)" if spec.plant != "none" else ""
+    left, right = st.columns([4, 1], vertical_alignment="center")
+    left.caption(f":material/casino: **Random weights**: every number and shape is exact, but the patterns mean "
+                 f"nothing{planted}; random heads look alike. Real heads: **{trained}**.")
+    right.button(f"Switch to {trained}", on_click=_switch_to, args=(trained,), key="switch_to_trained",
+                 type="tertiary")
 
 
 def bias_note(example: Example) -> str:

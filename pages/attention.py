@@ -5,7 +5,7 @@ import streamlit as st
 from mha_app import compute, experiments, widgets
 from mha_app.classroom import predict
 from mha_app.sidebar import refresh_share_link
-from mha_app.toolkit import code_for_step, next_step, plot, untrained_note, view, zoom_start
+from mha_app.toolkit import code_for_step, next_step, plot, symbols, untrained_note, view, zoom_start
 from mha_core import figures
 from mha_core.teaching import formulas
 
@@ -16,46 +16,44 @@ head, query = settings.view.head - 1, settings.view.query - 1
 blocked = int(tr.mask[0].sum()) if tr.mask is not None else 0
 unscaled = cfg.scale == 1.0
 
-st.title("Step 2 · Scaled dot-product attention, in every head")
+st.title("Step 2 · Attention, in every head")
 st.markdown(
-    "Each head compares every query with every key by a dot product: a large score means a good match. "
-    + ("Here the scaling is switched off (scale = 1): the raw scores go to softmax as they are. " if unscaled else
-       f"Scores are multiplied by **1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}**. ")
-    + ("Why divide by √d_k? See below the figures. " if not unscaled else "")
-    + "Blocked pairs (the mask M) get −∞, hence weight 0, and softmax turns each row into weights that are ≥ 0 "
-    "and sum to 1. The head's output for a token is the weighted sum of the value vectors. The heads never look "
-    "at each other's numbers in this step."
+    "Each head compares every query with every key by a dot product, its **score**: a large score means a good "
+    "match. "
+    + ("Here the scores are not scaled. " if unscaled else
+       f"Each score is multiplied by 1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}. ")
+    + "Softmax then turns each query's row of scores into **attention weights**: all ≥ 0, summing to 1; a blocked "
+    "pair (the mask M) gets weight 0. The head's output for a token is the mix of the value vectors, each times "
+    "its weight. Every head does this on its own."
 )
 untrained_note(settings)
 st.latex(formulas.attention(cfg)
          + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
          % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))
-st.latex(formulas.mask(tr.mask))
+symbols("Q_i, K_i, V_i", "i", "t", "s", "n", "m", "d_k", "d_v", "z_{ts}", "M", "\\alpha_{ts}", "\\mathrm{head}_i",
+        *(["g", "j"] if cfg.group_size > 1 else []))
 experiments.cross_attention_note(ex)
-if blocked:
-    st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere)"
-               + (": the causal mask blocks every key after its query, so each token sees itself and the tokens "
-                  "before it." if cfg.causal else "."))
 if tr.blocked_rows.any():
-    st.warning("Some query rows have every key blocked: their weights are all 0 and their head output is 0.")
+    st.warning("Some query rows have every key blocked: their attention weights are all 0 and their head output "
+               "is 0.")
+revealed = predict("strongest_key")
+if revealed:
+    plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size,
+                                  pooled=compute.pooled_heads(settings.spec, ex.layer), panel_height=230), key="grid")
+    if figures.group_rows(cfg.group_size):
+        st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value "
+                   "head (the colour of their titles). They share K and V, yet their attention weights differ, "
+                   "because each has its own queries.")
 
-predict("strongest_key")
-plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size,
-                              pooled=compute.pooled_heads(settings.spec, ex.layer)), key="grid")
-if figures.group_rows(cfg.group_size):
-    st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value head "
-               "(the colour of their titles). They share K and V, yet their weights differ, because each has its own "
-               "queries.")
-experiments.kv_sharing(ex)
-
-st.subheader(f"Head {head + 1}, up close")
-st.caption("Choose the head and the query token in the sidebar, and the stage of the computation here.")
+extra = ((["Shared keys and values"] if cfg.group_size > 1 else [])
+         + (["Plant a head"] if settings.spec.card is None else []))
 
 
 @st.fragment
 def up_close() -> None:
     """The stage, the head's matrix and its zoom window, and the query's weights: their controls rerun only this."""
-    key = widgets.choice(st, "stage", "segmented_control")
+    st.caption("Choose the head and the query token in the sidebar, and the stage of the computation here.")
+    stage = widgets.choice(st, "stage", "segmented_control")
     overview = st.container()
     window, starts = None, {}
     if n > figures.ZOOM or m > figures.ZOOM:
@@ -65,16 +63,16 @@ def up_close() -> None:
         starts = dict(zoom_query=zoom_start(rows, "zoom_query", n), zoom_key=zoom_start(cols, "zoom_key", m))
         window = figures.zoom_window(n, m, starts["zoom_query"], starts["zoom_key"])
     with overview:
-        pooled = compute.pooled_stage(settings.spec, ex.layer, head, key)
-        plot(figures.attention_figure(tr, head, ex.tokens, key, cfg.softmax_scale, ex.key_tokens, pooled=pooled,
+        pooled = compute.pooled_stage(settings.spec, ex.layer, head, stage)
+        plot(figures.attention_figure(tr, head, ex.tokens, stage, cfg.softmax_scale, ex.key_tokens, pooled=pooled,
                                       window=window), key="stage_figure")
         if pooled[1] > 1:
             st.caption(f"{n} × {m} cells are too many to draw one by one: each square above is the **mean** of a "
                        f"block of {pooled[1]} × {pooled[1]} query–key pairs (edge blocks are smaller). The red "
                        "outline is the zoom window below.")
     if window is not None:
-        plot(figures.zoom_figure(tr, head, ex.tokens, key, window, cfg.softmax_scale, ex.key_tokens), key="zoom")
-    refresh_share_link(settings, stage=key, **starts)
+        plot(figures.zoom_figure(tr, head, ex.tokens, stage, window, cfg.softmax_scale, ex.key_tokens), key="zoom")
+    refresh_share_link(settings, stage=stage, **starts)
     experiments.switched_off_note(settings, ex)
 
     left, right = st.columns(2)
@@ -84,18 +82,35 @@ def up_close() -> None:
         plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
 
 
-up_close()
-
-experiments.planted_head(settings, ex)
-
-st.subheader("How focused is each head?")
-st.caption("Entropy of each weight row in bits: 0 means all the weight is on one key (which may be the token "
-           f"itself); the most is log2(m) = log2({m}) bits, every key weighted the same"
-           + ((", and less for a row whose keys are partly blocked" + (": with the causal mask, the query at "
-              "position j sees j keys, so its most is log2(j)" if cfg.causal else "")) if blocked else "")
-           + ". That maximum grows with the number of tokens, so longer sentences give higher entropies: compare "
-           "heads on the same sentence.")
-plot(figures.entropy_figure(tr, ex.tokens, compute.entropy(settings.spec, ex.layer)), key="entropy")
-experiments.scaling_comparison(settings, ex)
+if revealed:  # the up-close figures show the same weights as the grid: after the prediction too
+    up_close_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = st.tabs(
+        [f"Head {head + 1} up close", "The mask", "How focused is each head?", "Why divide by √d_k?", *extra])
+    with up_close_tab:
+        up_close()
+    with mask_tab:
+        st.latex(formulas.mask(tr.mask))
+        if blocked:
+            st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere)"
+                       + (": the causal mask blocks every key after its query, so each token sees itself and the "
+                          "tokens before it." if cfg.causal else "."))
+        else:
+            st.caption("Nothing is blocked in this example: every query may look at every key. Switch on the "
+                       "causal mask or padding in the sidebar to see M at work.")
+    with focus_tab:
+        st.caption("Entropy of each row of attention weights, in bits: 0 means all the weight is on one key (which "
+                   f"may be the token itself); the most is log2(m) = log2({m}) bits, every key weighted the same"
+                   + ((", and less for a row whose keys are partly blocked" + (": with the causal mask, the query at "
+                      "position t sees t keys, so its most is log2(t)" if cfg.causal else "")) if blocked else "")
+                   + ". That maximum grows with the number of tokens, so longer sentences give higher entropies: "
+                   "compare heads on the same sentence.")
+        plot(figures.entropy_figure(tr, ex.tokens, compute.entropy(settings.spec, ex.layer)), key="entropy")
+    with scale_tab:
+        experiments.scaling_comparison(settings, ex)
+    for tab, name in zip(extra_tabs, extra, strict=True):
+        with tab:
+            if name == "Shared keys and values":
+                experiments.kv_sharing(ex)
+            else:
+                experiments.planted_head(settings, ex)
 code_for_step(2)
 next_step("pages/concatenation.py", "Step 3: concatenation")

@@ -24,8 +24,9 @@ st.markdown(
 head, query, key = pick_cell(settings, ex)
 predict("strongest_key")
 cell = worked(ex, head, query, key)
-st.latex(r"w_{%d,%d} = \mathrm{softmax}_j\!\left(%s\right)_{%d},\qquad q = Q_{%d}[%d],\; k_j = K_{%d}[j]"
-         % (query + 1, key + 1, scaled_latex(r"q \cdot k_j", cfg), key + 1, head + 1, query + 1, cell.kv_head + 1))
+st.latex(r"\alpha_{ts} = \mathrm{softmax}_s\!\left(%s + M_{ts}\right),\qquad t = %d,\; s = %d,\qquad "
+         r"q_t = Q_{%d}[t],\; k_s = K_{%d}[s]"
+         % (scaled_latex(r"q_t \cdot k_s", cfg), query + 1, key + 1, head + 1, cell.kv_head + 1))
 if cfg.group_size > 1:
     st.caption(f"Query head {head + 1} reads K/V head {cell.kv_head + 1}, which it shares with "
                f"{cfg.group_size - 1} other query head{'s' if cfg.group_size > 2 else ''}.")

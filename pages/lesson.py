@@ -68,15 +68,16 @@ def scores_screen():
     st.markdown(f"Head {head + 1} compares every query with every key: one dot product per pair, {scaled}. "
                 "A large score means a good match."
                 + (" The causal mask hides every key after its query: those cells stay blank." if cfg.causal else ""))
-    st.latex(r"S_{%d} = %s \in \mathbb{R}^{%d \times %d}"
-             % (head + 1, scaled_latex(r"Q_{%d} K_{%d}^\top" % (head + 1, head // cfg.group_size + 1), cfg), n, m))
+    st.latex(r"Z_{%d} = %s \in \mathbb{R}^{%d \times %d},\qquad z_{ts} = %s"
+             % (head + 1, scaled_latex(r"Q_{%d} K_{%d}^\top" % (head + 1, head // cfg.group_size + 1), cfg), n, m,
+                scaled_latex(r"q_t \cdot k_s", cfg)))
     show(figures.attention_figure(tr, head, tokens, "scaled", cfg.softmax_scale, keys), "scores")
 
 
 def softmax_screen():
     st.markdown(f"Softmax turns each row of scores into weights: all ≥ 0, summing to 1. Here is the row of {who} "
                 f"in head {head + 1}.")
-    st.latex(r"w_j = \frac{e^{s_j}}{\sum_{j'} e^{s_{j'}}}")
+    st.latex(r"\alpha_{ts} = \frac{e^{z_{ts}}}{\sum_{s'} e^{z_{ts'}}}")
     predict("strongest_key")
     show(figures.query_weights_figure(tr, head, query, tokens, keys), "row")
 
@@ -94,7 +95,7 @@ def by_hand_screen():
 
 def mix_screen():
     st.markdown(f"The head's output for {who} is the sum of every key's value vector, each times its weight.")
-    st.latex(r"\mathrm{head}_{%d}[%d] = \sum_j w_j\, v_j" % (head + 1, query + 1))
+    st.latex(r"\mathrm{head}_{%d}[t] = \sum_s \alpha_{ts}\, v_s,\qquad t = %d" % (head + 1, query + 1))
     show(figures.value_mix_figure(tr, head, query, tokens, cfg.group_size, keys), "mix")
 
 

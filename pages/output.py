@@ -5,36 +5,44 @@ import streamlit as st
 
 from mha_app import decoder, experiments
 from mha_app.classroom import predict
-from mha_app.toolkit import bias_note, code_for_step, plot, reproduce_in_pytorch, untrained_note, view
+from mha_app.toolkit import bias_note, code_for_step, plot, reproduce_in_pytorch, symbols, untrained_note, view
 from mha_core import figures
 from mha_core.analysis.decompose import head_contributions
 from mha_core.teaching import formulas
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights
-n, h, d_k, d_model = tr.heads.shape[1], cfg.n_heads, cfg.d_k, cfg.d_model
+n, h, d_v, d_model = tr.heads.shape[1], cfg.n_heads, cfg.d_k, cfg.d_model
 
 st.title("Step 4 · Project back to d_model with W_O")
-predict("w_o_size")
 st.markdown(
-    f"The last matrix, **W_O** ({h * d_k} × {d_model}), is where the heads finally meet. Because the "
-    f"concatenation is split into head blocks, W_O splits into blocks of **{d_k} rows**, one per head: "
-    "the output is the sum of each head's output times its own block of W_O"
-    f"{', plus the bias b_O' if cfg.bias else ''}. "
-    "Without W_O the heads would only sit next to each other; with it, every output number can draw on all heads."
+    "The last matrix, **W_O**, is where the heads finally meet. Because the concatenation is split into head "
+    f"blocks of d_v = {d_v} columns, W_O splits into blocks of {d_v} rows, one per head: the output is the sum of "
+    f"each head's output times its own block of W_O{', plus the bias b_O' if cfg.bias else ''}. Without W_O the "
+    "heads would only sit next to each other; with it, every output number can draw on all heads."
 )
 untrained_note(settings)
-st.latex(formulas.output(cfg) + r",\qquad W^O_{[i]} \in \mathbb{R}^{%d\times%d}" % (d_k, d_model))
-st.caption(bias_note(ex))
-plot(figures.output_weight_figure(w.W_O, h), key="W_O")
-contributions = head_contributions(tr, w)
-plot(figures.contributions_figure(contributions, tr.output, ex.tokens, bias=cfg.bias), key="contrib")
-bias = 0 if w.b_O is None else w.b_O
-gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
-st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias else ''} differs from the output by "
-           f"at most {gap:.1e} (rounding only).")
-plot(figures.contribution_size_figure(contributions), key="sizes")
-plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+revealed = predict("w_o_size")
+if revealed:
+    st.latex(formulas.output(cfg) + r",\qquad W^O \in \mathbb{R}^{%d\times%d},\; W^O_i \in \mathbb{R}^{%d\times%d}"
+             % (h * d_v, d_model, d_v, d_model))
+    contributions = head_contributions(tr, w)
+    left, right = st.columns(2)
+    with left:
+        plot(figures.output_weight_figure(w.W_O, h), key="W_O")
+    with right:
+        plot(figures.contribution_size_figure(contributions), key="sizes")
+    st.caption(bias_note(ex))
+symbols("W^O", "\\mathrm{head}_i", "h", "i", "d_v", "d_{model}", *(["b"] if cfg.bias else []))
+
+if revealed:
+    with st.expander("What each head adds, and the output", expanded=False):
+        plot(figures.contributions_figure(contributions, tr.output, ex.tokens, bias=cfg.bias), key="contrib")
+        bias = 0 if w.b_O is None else w.b_O
+        gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
+        st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias else ''} differs from the "
+                   f"output by at most {gap:.1e} (rounding only).")
+        plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
 decoder.next_token_section(settings, ex, "The model's prediction for the next token")
 experiments.ablation_results(settings, ex)
 experiments.model_effects(settings, ex)

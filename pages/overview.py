@@ -5,7 +5,7 @@ import streamlit as st
 from mha_app import compute, decoder, experiments
 from mha_app.cost_table import cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
-from mha_app.toolkit import bias_note, next_step, plot, untrained_note, view
+from mha_app.toolkit import bias_note, next_step, plot, symbols, untrained_note, view
 from mha_core import figures
 from mha_core.analysis import reference
 from mha_core.teaching import formulas
@@ -13,80 +13,78 @@ from mha_core.teaching import formulas
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
 n, m = tr.weights.shape[1:]
+cross = ex.key_tokens is not None
 
 st.title("Multi-head attention, step by step")
 badge = st.empty()
 st.markdown(
     "Attention lets every token gather information from the other tokens. **Multi-head** attention does this "
-    f"**h = {cfg.n_heads}** times in parallel: each head gets its own projections of the input into a "
-    f"smaller space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of relation. "
-    "The heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O "
-    "(Vaswani et al. 2017, “Attention Is All You Need”). Splitting d_model across the heads keeps the parameters "
-    "and the multiply-adds of the matrix products exactly those of one head of full width; what grows with h is "
-    "the number of attention weights, and softmax's exponentials with them. The table below counts both."
-    + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, so W_K and "
-       "W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)." if cfg.group_size > 1
-       else "")
+    f"**h = {cfg.n_heads}** times in parallel: each head gets its own projections of the input into a smaller "
+    f"space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of relation. The "
+    "heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O (Vaswani et al. "
+    "2017). The four steps below are the pages of this app; each shows the real numbers of this example."
     + (" The layer shown is a decoder's: a causal mask lets each token see only itself and the tokens before it, "
        "and RoPE turns every query and key by its position before they are compared (Step 1b)."
        if cfg.rope_theta and cfg.causal else "")
 )
-if settings.spec.card and model_text(settings.spec.card.name).weights:
-    st.info(model_text(settings.spec.card.name).weights, icon=":material/compress:")
 untrained_note(settings)
+plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, scaled=cfg.scale != 1.0, cross=cross,
+                             bias=cfg.bias, kv_heads=cfg.kv_heads, rope=cfg.rope_theta is not None), key="pipeline")
+if settings.spec.card and model_text(settings.spec.card.name).weights:
+    st.caption(model_text(settings.spec.card.name).weights)
 for note in ex.notes:
     st.info(note)
-# Cross-attention reads keys and values from Y; with grouped-query attention, query head i reads key/value head
-# j = ceil(i / group size).
-cross = ex.key_tokens is not None
-st.latex(formulas.multihead(cfg, cross))
-st.latex(formulas.projection(cfg, cross))
-st.latex(formulas.mask(tr.mask))
-if cfg.group_size > 1:
-    st.caption(f"Query head i reads key/value head j = ⌈i / {cfg.group_size}⌉ (grouped-query attention).")
-st.caption(bias_note(ex))
 experiments.cross_attention_note(ex)
-plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, scaled=cfg.scale != 1.0, cross=cross,
-                             bias=cfg.bias, kv_heads=cfg.kv_heads, rope=cfg.rope_theta is not None))
+next_step("pages/projection.py", "Step 1: projection")
 
-cols = st.columns(4)
-cols[0].metric("tokens n", n)
-cols[1].metric("d_model", cfg.d_model)
-cols[2].metric("heads h", cfg.n_heads)
-cols[3].metric("d_k per head", cfg.d_k)
-
-st.subheader("What it costs: h heads against one head of width d_model")
-st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads), hide_index=True, width="stretch")
-rope = rope_note(n, m, cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.rope_theta is not None)
-st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = {cfg.d_model}. "
-           f"{what_grows(n, m, cfg.n_heads)}" + (f" {rope}" if rope else ""))
-st.page_link("pages/cost.py", label="The cost of heads in full: a timing, real models, the K/V cache",
-             icon=":material/calculate:")
-
-st.subheader("Tokens")
-st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")
-tokens = {"position": list(range(1, n + 1)), "token": ex.tokens}
-notes = token_notes(settings.spec, ex.tokens)
-if any(notes):
-    tokens["what it is"] = notes
-st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
-if special_tokens_explained(settings.spec):
-    st.caption(special_tokens_explained(settings.spec))
-if ex.key_tokens is not None:
-    st.caption("The second sentence's tokens: each becomes one row of Y (keys and values).")
-    st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
-                 height=min(740, 35 * m + 38), key="key_tokens")
-
-st.subheader("The result")
-plot(figures.input_output_figure(tr.x, tr.output, ex.tokens))
-decoder.next_token_section(settings, ex)
+formulas_tab, tokens_tab, cost_tab, result_tab = st.tabs(["The formulas", "The tokens", "What it costs",
+                                                          "The result"])
+with formulas_tab:
+    st.latex(formulas.multihead(cfg, cross))
+    st.latex(formulas.projection(cfg, cross))
+    st.latex(formulas.mask(tr.mask))
+    if cfg.group_size > 1:
+        st.caption(f"Query head i reads key/value head j = ⌈i / {cfg.group_size}⌉ (grouped-query attention).")
+    st.caption(bias_note(ex))
+    symbols("X", *(["Y"] if cross else []), "h", "i", "d_k", "d_{model}", "W^Q_i, W^K_i, W^V_i", "Q_i, K_i, V_i",
+            "M", "\\mathrm{head}_i", "W^O", *(["h_{kv}", "g", "j"] if cfg.group_size > 1 else []),
+            *(["b"] if cfg.bias else []))
+with tokens_tab:
+    st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")
+    tokens = {"position": list(range(1, n + 1)), "token": ex.tokens}
+    notes = token_notes(settings.spec, ex.tokens)
+    if any(notes):
+        tokens["what it is"] = notes
+    st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
+    if special_tokens_explained(settings.spec):
+        st.caption(special_tokens_explained(settings.spec))
+    if cross:
+        st.caption("The source sentence's tokens: each becomes one row of Y (keys and values).")
+        st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
+                     height=min(740, 35 * m + 38), key="key_tokens")
+with cost_tab:
+    st.markdown("Splitting d_model across the heads keeps the parameters and the multiply-adds of the matrix "
+                "products exactly those of one head of full width; what grows with h is the number of attention "
+                "weights, and softmax's exponentials with them."
+                + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, "
+                   "so W_K and W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)."
+                   if cfg.group_size > 1 else ""))
+    st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads), hide_index=True,
+                 width="stretch")
+    rope = rope_note(n, m, cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.rope_theta is not None)
+    st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = "
+               f"{cfg.d_model}. {what_grows(n, m, cfg.n_heads)}" + (f" {rope}" if rope else ""))
+    st.page_link("pages/cost.py", label="The cost of heads in full: a timing, real models, the K/V cache",
+                 icon=":material/calculate:")
+with result_tab:
+    plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+    decoder.next_token_section(settings, ex)
 
 with st.spinner("Checking against PyTorch…"):
     diff = compute.torch_difference(settings.spec, ex.layer)
 ok = reference.agrees(diff, tr)
 torch_name = reference.reference_name(tr, cfg)
 if ok:
-    badge.success(f"Matches {torch_name}: max |difference| = {diff:.2e}", icon=":material/check_circle:")
+    badge.caption(f":material/check_circle: Matches {torch_name}: max |difference| = {diff:.2e}")
 else:
     badge.error(f"Differs from {torch_name}: max |difference| = {diff:.2e}", icon=":material/error:")
-next_step("pages/projection.py", "Step 1: projection")

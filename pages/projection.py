@@ -5,7 +5,7 @@ import streamlit as st
 from mha_app import decoder, experiments
 from mha_app.classroom import predict
 from mha_app.model_text import input_source
-from mha_app.toolkit import bias_note, code_for_step, next_step, plot, untrained_note, view
+from mha_app.toolkit import bias_note, code_for_step, next_step, plot, symbols, untrained_note, view
 from mha_core import figures
 from mha_core.teaching import formulas
 
@@ -13,47 +13,55 @@ settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights
 n, d_model, h, d_k = len(ex.tokens), cfg.d_model, cfg.n_heads, cfg.d_k
 kv, g, cross = cfg.kv_heads, cfg.group_size, ex.key_tokens is not None
+Y, m = ("Y", len(ex.keys)) if cross else ("X", n)
+j = "i" if kv == h else "j"
 
 st.title("Step 1 · Project the input into Q, K and V for every head")
-predict("q_shape")
 st.markdown(
-    f"Each of the **{n}** tokens is a row of X with **{d_model}** numbers. Three projection matrices turn X into "
-    "queries (what a token is looking for), keys (what a token offers to be found by) and values (what it passes "
-    f"on once found). "
-    + (f"Every matrix has **h · d_k = {h} · {d_k} = {h * d_k}** columns, and head *i* owns its own "
-       f"block of **{d_k}** columns: the same input, {h} different views of it." if kv == h else
-       f"W_Q has **h · d_k = {h} · {d_k} = {h * d_k}** columns, one block of **{d_k}** per query head; W_K and W_V "
-       f"have only **{kv} · {d_k} = {kv * d_k}**, one block per key/value head, each shared by {g} query heads.")
-    + (f" In cross-attention the queries come from X (the first sentence, {n} tokens) and the keys and values from "
-       f"Y (the second sentence, {len(ex.keys)} tokens)." if cross else "")
+    f"Each token is a row of X with **{d_model}** numbers. Three projection matrices turn X into queries (what a "
+    "token is looking for), keys (what it offers to be found by) and values (what it passes on once found). "
+    + (f"Each matrix has h · d_k = {h} · {d_k} = {h * d_k} columns, and head *i* owns its own block of {d_k} of "
+       f"them: the same input, {h} different views of it." if kv == h else
+       f"W_Q has h · d_k = {h} · {d_k} = {h * d_k} columns, one block of {d_k} per query head; W_K and W_V have "
+       f"only {kv} · {d_k} = {kv * d_k}, one block per key/value head, each shared by {g} query heads.")
+    + (f" The queries come from X, the sentence being written; the keys and values from Y, the source sentence "
+       f"({m} tokens)." if cross else "")
     + (" Then every query and key is turned by its position (RoPE, Step 1b below)." if cfg.rope_theta else "")
 )
 untrained_note(settings)
-Y, m = ("Y", len(ex.keys)) if cross else ("X", n)
-j = "i" if kv == h else "j"
-st.latex(formulas.projection(cfg, cross))
-st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_%s, W^V_%s \in \mathbb{R}^{%d\times%d},\quad "
-         r"Q_i \in \mathbb{R}^{%d\times%d},\quad K_%s, V_%s \in \mathbb{R}^{%d\times%d}"
-         % (n, d_model, j, j, d_model, d_k, n, d_k, j, j, m, d_k)
-         + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else "")
-         + (r",\quad b^Q_i, b^K_%s, b^V_%s \in \mathbb{R}^{%d}" % (j, j, d_k) if cfg.bias else ""))
-if kv != h:
-    st.caption(f"Query head i reads key/value head j = ⌈i / {g}⌉.")
-st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and computes "
-           "x @ W.T + b; the figures show W the way the formula uses it.")
-st.caption(input_source(settings.spec, ex.layer))
+if predict("q_shape"):
+    st.latex(formulas.projection(cfg, cross))
+    st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_%s, W^V_%s \in \mathbb{R}^{%d\times%d},\quad "
+             r"Q_i \in \mathbb{R}^{%d\times%d},\quad K_%s, V_%s \in \mathbb{R}^{%d\times%d}"
+             % (n, d_model, j, j, d_model, d_k, n, d_k, j, j, m, d_k)
+             + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else ""))
+    tabs = st.tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"])
+    for tab, name, W, per_head in zip(tabs, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):
+        with tab:
+            left, right = st.columns(2)
+            with left:
+                plot(figures.projection_weight_figure(W, per_head.shape[0], f"W_{name}", g, kv=name != "Q"),
+                     key=f"W_{name}")
+            with right:
+                plot(figures.per_head_figure(per_head, ex.tokens if name == "Q" else ex.keys, name, group_size=g,
+                                             kv=name != "Q"), key=f"{name}_heads")
+    if kv != h:
+        st.caption(f"Query head i reads key/value head j = ⌈i / {g}⌉.")
+    st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and "
+               "computes x @ W.T + b; the figures show W the way the formula uses it.")
+symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "W^Q_i, W^K_i, W^V_i",
+        "Q_i, K_i, V_i", *(["h_{kv}", "g", "j"] if kv != h else []), *(["b"] if cfg.bias else []),
+        *(["p"] if cfg.rope_theta else []))
 
+with st.expander("The input X: where its rows come from"):
+    st.caption(input_source(settings.spec, ex.layer))
+    plot(figures.input_figure(tr.x, ex.tokens, **({"title": "Input X (queries): one row per token"} if cross else {})))
+    if cross:
+        plot(figures.input_figure(tr.x_kv, ex.keys, title="Input Y (keys and values): one row per token"), key="Y")
 experiments.cross_attention_note(ex)
-plot(figures.input_figure(tr.x, ex.tokens, **({"title": "Input X (queries): one row per token"} if cross else {})))
-if cross:
-    plot(figures.input_figure(tr.x_kv, ex.keys, title="Input Y (keys and values): one row per token"), key="Y")
-experiments.kv_sharing(ex)
-tabs = st.tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"])
-for tab, name, W, per_head in zip(tabs, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):
-    with tab:
-        plot(figures.projection_weight_figure(W, per_head.shape[0], f"W_{name}", g, kv=name != "Q"), key=f"W_{name}")
-        plot(figures.per_head_figure(per_head, ex.tokens if name == "Q" else ex.keys, name, group_size=g,
-                                     kv=name != "Q"), key=f"{name}_heads")
+if kv != h:
+    with st.expander("Grouped-query attention: query heads share keys and values"):
+        experiments.kv_sharing(ex)
 decoder.rope_section(settings, ex)
 code_for_step(1, f"Here `cfg.rope_theta` = {cfg.rope_theta:g}, so the rotation ran." if cfg.rope_theta else
               "Here `cfg.rope_theta` is None: no rotation, q and k are the projections themselves.")

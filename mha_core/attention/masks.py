@@ -8,7 +8,7 @@ from .config import ConfigError, MHAConfig
 
 
 def causal_mask(n: int, m: int | None = None) -> np.ndarray:
-    """(n, m) True above the diagonal: query j may not look at keys after position j."""
+    """(n, m) True above the diagonal: the query at position t may not look at the keys after position t."""
     m = n if m is None else m
     return np.triu(np.ones((n, m), dtype=bool), k=1)
 

@@ -44,7 +44,7 @@ EVIDENCE = {
 
 
 def rule_matrix(pattern: str, n: int, m: int) -> np.ndarray:
-    """(n, m) 0/1: 1 where the rule says query i should look at key j.
+    """(n, m) 0/1: 1 where the rule says query t should look at key s.
 
     "previous": key i-1; "next": key i+1; "first": key 0; "self": key i; "uniform": no key above another (all 0).
     A query whose rule key does not exist (the first token's previous one) has a row of zeros: it spreads evenly.

@@ -72,10 +72,10 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
 def dot_product_figure(cell: WorkedCell, query_label: str, key_label: str) -> go.Figure:
     """The query's and the key's d_k numbers and their products, one column per dimension (the terms of q·k)."""
     rows = np.vstack([cell.q, cell.k, cell.products])
-    names = [f"q: query {query_label}", f"k: key {key_label}", "q_j × k_j"]
-    fig = heatmap(rows, dim_labels(cell.d_k, "j="), names,
-                  f"Head {cell.head + 1}: q · k term by term: the products add up to {fmt(cell.dot)}",
-                  x_title="dimension j of d_k", height=260)
+    names = [f"q_t: query {query_label}", f"k_s: key {key_label}", "q_t,c × k_s,c"]
+    fig = heatmap(rows, dim_labels(cell.d_k, "c="), names,
+                  f"Head {cell.head + 1}: q_t · k_s term by term: the products add up to {fmt(cell.dot)}",
+                  x_title="component c, from 1 to d_k", height=260)
     if cell.d_k <= MAX_PRINTED_TERMS:
         fig.update_traces(text=[[fmt(v) for v in row] for row in rows], texttemplate="%{text}")
     return fig

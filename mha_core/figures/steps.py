@@ -256,7 +256,7 @@ MIX_KEYS = 24  # the value mix shows a row per key up to this many keys (every r
 
 def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], group_size: int = 1,
                      key_tokens: list[str] | None = None) -> go.Figure:
-    """weight_j · v_j for every key j (one row each) and their sum, which is head_i's output row for the query.
+    """α_ts · v_s for every key s (one row each) and their sum, which is head_i's output row for the query t.
 
     With more than MIX_KEYS keys, the MIX_KEYS - 1 keys of largest weight get a row each (in key order) and one
     row adds up the w·v of all the others, so the rows still sum to the head's output.
@@ -313,10 +313,10 @@ def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None =
 def concat_figure(trace: Trace, tokens: list[str]) -> go.Figure:
     """The n x (h*d_k) concatenation, each head's block of columns outlined and labelled in its colour."""
     n_heads, n, d_k = trace.heads.shape
-    labels = [f"h{i + 1} d{j + 1}" for i in range(n_heads) for j in range(d_k)]
+    labels = [f"head {i + 1} · c{c + 1}" for i in range(n_heads) for c in range(d_k)]
     z, step = pool(trace.concat, OVERVIEW_CELLS)
     fig = heatmap(z, labels, token_labels(tokens), f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}",
-                  x_title="column (h = head, d = its dimension)", y_title="token", step=step)
+                  x_title="column: head i, component c", y_title="token", step=step)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-n // step))
     return fig
 

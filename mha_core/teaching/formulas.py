@@ -74,7 +74,7 @@ def mask(blocked) -> str:
     `blocked` is the trace's mask (True = blocked, or None) or a count of blocked pairs; when nothing is blocked,
     the formula says that M = 0.
     """
-    definition = (r"M_{jk} = \begin{cases} 0 & \text{if query } j \text{ may look at key } k \\ -\infty & "
+    definition = (r"M_{ts} = \begin{cases} 0 & \text{if query } t \text{ may look at key } s \\ -\infty & "
                   r"\text{if the pair is blocked} \end{cases}")
     if blocked is not None and np.any(blocked):
         return definition
@@ -85,7 +85,7 @@ def output(cfg: MHAConfig) -> str:
     """output = Concat(head_1 ... head_h) W^O (+ b^O), and the same as a sum over the heads' blocks of W^O."""
     h, b = cfg.n_heads, _bias(cfg, "O", "")
     return (rf"\mathrm{{output}} = \mathrm{{Concat}}(\mathrm{{head}}_1,\dots,\mathrm{{head}}_{{{h}}})\,W^O{b}"
-            rf" = \sum_{{i=1}}^{{{h}}} \mathrm{{head}}_i\, W^O_{{[i]}}{b}")
+            rf" = \sum_{{i=1}}^{{{h}}} \mathrm{{head}}_i\, W^O_i{b}")
 
 
 def multihead(cfg: MHAConfig, cross: bool = False) -> str:

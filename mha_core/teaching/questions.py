@@ -21,11 +21,41 @@ KINDS = ("x_size", "q_shape", "strongest_key", "concat_width", "w_o_size", "head
 
 @dataclass(frozen=True)
 class Question:
-    """A question, its answer and the reason, in Markdown ($...$ for formulas)."""
+    """A question, its answer and the reason, in Markdown ($...$ for formulas).
+
+    A student answers by picking one of `choices` (when there are some) or by typing a whole number; `correct` is
+    the right choice or number. `facts` are the plain texts that state the answer (e.g. "7 × 16"): a page keeps
+    them out of sight until the question is answered or revealed.
+    """
 
     prompt: str
     answer: str
     why: str = ""
+    choices: tuple[str, ...] = ()
+    correct: str | int = ""
+    facts: tuple[str, ...] = ()
+
+    def check(self, given) -> bool:
+        """Whether a student's answer (a choice, or a number) is the right one."""
+        if self.choices:
+            return given == self.correct
+        return given is not None and int(given) == int(self.correct)
+
+
+def _numbers(value: int) -> tuple[str, ...]:
+    """The ways a page may write a count: 1408 and 1,408."""
+    return tuple({f"{value}", f"{value:,}"})
+
+
+def _shapes(rows: int, cols: int) -> tuple[str, ...]:
+    """The ways a page may write a shape: 7 × 16, 7×16, (7, 16), 7\\times16 in LaTeX."""
+    return (f"{rows} × {cols}", f"{rows}×{cols}", f"({rows}, {cols})", f"{rows}\\times{cols}",
+            f"{rows} \\times {cols}")
+
+
+def _options(correct: str, *others: str) -> tuple[str, ...]:
+    """The choices of a question in a fixed order that does not give the answer away (sorted as text)."""
+    return tuple(sorted(dict.fromkeys((correct, *others))))
 
 
 def x_size(trace: Trace) -> Question:
@@ -33,23 +63,28 @@ def x_size(trace: Trace) -> Question:
     return Question(
         "How many numbers does the input X hold?",
         f"**{n * d_model:,}**: {n} tokens × {d_model} numbers each.",
-        f"X has one row per token and one column per dimension: $X \\in \\mathbb{{R}}^{{{n}\\times{d_model}}}$.")
+        f"X has one row per token and one column per dimension: $X \\in \\mathbb{{R}}^{{{n}\\times{d_model}}}$.",
+        correct=n * d_model, facts=_numbers(n * d_model) + _shapes(n, d_model))
 
 
 def q_shape(trace: Trace, head: int) -> Question:
     h, n, d_k = trace.q.shape
     d_model = trace.x.shape[1]
+    right = f"{n} × {d_k}"
     return Question(
         f"What is the shape of $Q_{{{head + 1}}}$, the queries of head {head + 1}?",
-        f"**{n} × {d_k}**: one row per token, d_k = {d_k} columns.",
-        f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's columns.")
+        f"**{right}**: one row per token, d_k = {d_k} columns.",
+        f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's columns.",
+        choices=_options(right, f"{n} × {d_model}", f"{d_model} × {d_k}", f"{d_k} × {n}"), correct=right,
+        facts=_shapes(n, d_k))
 
 
 def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
                   key_labels: list[str] | None = None) -> Question:
     """Which key the query weights most in this head (ties and the runner-up named); blocked rows asked otherwise.
 
-    key_labels: the keys' tokens in cross-attention (None: the queries' own)."""
+    labels, key_labels: the tokens as the page shows them (key_labels: the keys' in cross-attention, None: the
+    queries' own). The choices are the keys by position and token."""
     row = trace.weights[head, query]
     keys = labels if key_labels is None else key_labels
     who = f"query {query + 1} {labels[query]}"
@@ -58,7 +93,7 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
             f"In head {head + 1}, the mask blocks every key for {who}. What will its weights be?",
             "**All 0.** With no key left to attend to, there is nothing to share out.",
             "Softmax of a row that is all −∞ would be 0/0; the engine returns zero weights (and a zero head output) "
-            "instead of NaN.")
+            "instead of NaN.", choices=("all 0", "all equal, 1/m each", "NaN (not a number)"), correct="all 0")
     order = np.argsort(-row, kind="stable")
     top = row[order[0]]
     tied = [j for j in order if top - row[j] <= TIE]
@@ -69,7 +104,9 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
     if rest:
         j = rest[0]
         why += f" Next comes {j + 1} {keys[j]} with {row[j]:.4f}."
-    return Question(f"In head {head + 1}, which token will {who} attend to most?", answer, why)
+    choices = tuple(f"{j + 1} {keys[j]}" for j in range(len(keys)))
+    return Question(f"In head {head + 1}, which token will {who} attend to most?", answer, why, choices=choices,
+                    correct=choices[tied[0]], facts=(f"{top:.4f}",))
 
 
 def concat_width(trace: Trace) -> Question:
@@ -78,20 +115,22 @@ def concat_width(trace: Trace) -> Question:
     again = f", which is d_model = {d_model} again" if width == d_model else ""
     return Question(
         f"The {h} heads each give {n} × {d_k}. How many columns does their concatenation have?",
-        f"**{width}** = h · d_k = {h} · {d_k}{again}.",
-        "Concatenation puts the head outputs side by side: the rows stay, the columns add up.")
+        f"**{width}** = h · d_v = {h} · {d_k}{again}.",
+        "Concatenation puts the head outputs side by side: the rows stay, the columns add up.",
+        correct=width, facts=_shapes(n, width))
 
 
 def w_o_size(weights: MHAWeights) -> Question:
     d_model, width = weights.W_O.shape
-    count = f"{d_model} × {width} = **{weights.W_O.size:,}** weights"
+    count = f"{width} × {d_model} = **{weights.W_O.size:,}** numbers"
     if weights.b_O is not None:
         count += f", plus {weights.b_O.size:,} biases: {weights.W_O.size + weights.b_O.size:,} numbers"
     return Question(
-        "How many numbers does W_O hold?",
+        "How many numbers does W_O hold (its biases left aside)?",
         count + ".",
-        f"W_O maps the {width} columns of the concatenation back to d_model = {d_model}: one weight for every "
-        "(input column, output column) pair.")
+        f"W_O maps the {width} columns of the concatenation back to d_model = {d_model}: one number for every "
+        "(input column, output column) pair.", correct=weights.W_O.size,
+        facts=_numbers(weights.W_O.size) + _shapes(width, d_model))
 
 
 def _other_head_count(d_model: int, h: int) -> int | None:
@@ -110,7 +149,8 @@ def heads_cost(trace: Trace) -> Question:
     if other is None:
         return Question(
             f"How many multiply-adds do the scores Q K^T take for {n} queries, {m} keys and d_model = {d_model}?",
-            f"**{n * m * d_model:,}** = n · m · d_model.", "One multiply-add per dimension, for every query–key pair.")
+            f"**{n * m * d_model:,}** = n · m · d_model.", "One multiply-add per dimension, for every query–key pair.",
+            correct=n * m * d_model, facts=_numbers(n * m * d_model))
     theirs = sum(cost.attention_flops(n, m, d_model, other).values())
     split = (f"{h} head{'s' if h > 1 else ''} of d_k = {d_model // h}",
              f"{other} head{'s' if other > 1 else ''} of {d_model // other}")
@@ -122,7 +162,8 @@ def heads_cost(trace: Trace) -> Question:
                 "are smaller than with one K/V head per query head.")
     return Question(
         f"Will {split[0]} need more, fewer or the same multiply-adds as {split[1]}?",
-        f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example.", why)
+        f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example.", why,
+        choices=("More", "Fewer", "The same"), correct=verdict, facts=_numbers(mine) + _numbers(theirs))
 
 
 def ask(kind: str, trace: Trace, weights: MHAWeights, labels: list[str], head: int, query: int,

@@ -135,28 +135,37 @@ def _terms(values: list[str], max_terms: int = MAX_TERMS) -> str:
     return " + ".join(values).replace("+ -", "- ")
 
 
+def _dot(d_k: int) -> str:
+    """q_t . k_s as a sum over the components c (query t, key s, component c: see teaching.notation)."""
+    return rf"q_t \cdot k_s = \sum_{{c=1}}^{{{d_k}}} q_{{t,c}}\,k_{{s,c}}"
+
+
 def latex_lines(cell: WorkedCell) -> list[str]:
     """The cell's arithmetic as LaTeX, one line per step: dot product, scale, exponentials, normalisation."""
     products = [rf"{_factor(a)} \times {_factor(b)}" for a, b in zip(cell.q, cell.k, strict=True)]
     if cell.d_k <= ONE_LINE_TERMS:
-        lines = [rf"q \cdot k = \sum_{{j=1}}^{{{cell.d_k}}} q_j\,k_j = {_terms(products)} = {fmt(cell.dot)}"]
+        lines = [rf"{_dot(cell.d_k)} = {_terms(products)} = {fmt(cell.dot)}"]
     else:  # the terms on a line of their own, so that the sum fits the width of a page
-        lines = [rf"\begin{{aligned}} q \cdot k &= \sum_{{j=1}}^{{{cell.d_k}}} q_j\,k_j \\ &= {_terms(products)} "
+        lines = [rf"\begin{{aligned}} {_dot(cell.d_k).replace(' = ', ' &= ', 1)} \\ &= {_terms(products)} "
                  rf"\\ &= {fmt(cell.dot)} \end{{aligned}}"]
     sd = cell.score_decimals
     if cell.default_scale:
-        lines.append(rf"s = \frac{{q \cdot k}}{{\sqrt{{d_k}}}} = \frac{{{fmt(cell.dot)}}}{{\sqrt{{{cell.d_k}}}}}"
+        lines.append(rf"z_{{ts}} = \frac{{q_t \cdot k_s}}{{\sqrt{{d_k}}}} = "
+                     rf"\frac{{{fmt(cell.dot)}}}{{\sqrt{{{cell.d_k}}}}}"
                      rf" = {fmt(cell.score, sd)}")
     else:
-        lines.append(rf"s = (q \cdot k) \times \mathrm{{scale}} = {_factor(cell.dot)} \times {fmt(cell.scale)}"
+        lines.append(rf"z_{{ts}} = (q_t \cdot k_s) \times \mathrm{{scale}} = {_factor(cell.dot)} \times "
+                     rf"{fmt(cell.scale)}"
                      rf" = {fmt(cell.score, sd)}")
     wd = cell.weight_decimals
     if cell.blocked[cell.key]:
-        lines.append(r"\text{this key is blocked by the mask: } s = -\infty,\; e^{-\infty} = 0,\; w = 0")
+        lines.append(r"\text{this key is blocked by the mask: } z_{ts} + M_{ts} = -\infty,\; e^{-\infty} = 0,\; "
+                     r"\alpha_{ts} = 0")
         return lines
     exps = [fmt(e) for e in cell.exps[~cell.blocked]]
-    lines.append(rf"e^{{s - \max_j s_j}} = e^{{{fmt(cell.scores[cell.key])} - {_factor(cell.row_max)}}}"
+    lines.append(rf"e^{{z_{{ts}} - \max_{{s'}} z_{{ts'}}}} = "
+                 rf"e^{{{fmt(cell.scores[cell.key])} - {_factor(cell.row_max)}}}"
                  rf" = {fmt(cell.exps[cell.key])}")
-    lines.append(rf"\sum_j e^{{s_j - \max_j s_j}} = {_terms(exps)} = {fmt(cell.total)}")
-    lines.append(rf"w = \frac{{{fmt(cell.exps[cell.key])}}}{{{fmt(cell.total)}}} = {fmt(cell.weight, wd)}")
+    lines.append(rf"\sum_{{s'}} e^{{z_{{ts'}} - \max_{{s''}} z_{{ts''}}}} = {_terms(exps)} = {fmt(cell.total)}")
+    lines.append(rf"\alpha_{{ts}} = \frac{{{fmt(cell.exps[cell.key])}}}{{{fmt(cell.total)}}} = {fmt(cell.weight, wd)}")
     return lines
