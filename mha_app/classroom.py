@@ -38,23 +38,35 @@ def predict(kind: str, key: str | None = None) -> bool:
             if q.why:
                 st.caption(q.why)
             return True
-        with st.form(f"{state}_form", border=False, enter_to_submit=True):
-            if q.choices:
-                given = st.pills("Your answer", q.choices, key=f"{state}_given", label_visibility="collapsed")
-            else:
-                given = st.number_input("Your answer", min_value=0, value=None, step=1, key=f"{state}_given",
-                                        placeholder="type a whole number", label_visibility="collapsed")
-            check, reveal = st.columns([1, 1])
-            checked = check.form_submit_button("Check my answer", width="stretch")
-            revealed = reveal.form_submit_button("Reveal the answer", width="stretch", type="tertiary")
-        if revealed or (checked and given is not None and q.check(given)):
-            st.session_state[state] = "right" if checked else "revealed"
-            st.rerun()
-        if checked:
-            st.warning("Not yet: try again, or reveal the answer." if given is not None else
+        if q.choices:
+            st.pills("Your answer", q.choices, key=f"{state}_given", label_visibility="collapsed")
+        else:
+            st.number_input("Your answer", min_value=0, value=None, step=1, key=f"{state}_given",
+                            placeholder="type a whole number", label_visibility="collapsed")
+        check, reveal = st.columns([1, 1])
+        check.button("Check my answer", key=f"{state}_check", width="stretch", on_click=_check, args=(state, q))
+        reveal.button("Reveal the answer", key=f"{state}_reveal", width="stretch", type="tertiary",
+                      on_click=_settle, args=(state, "revealed"))
+        if st.session_state.get(f"{state}_tried") is not None:
+            st.warning("Not yet: try again, or reveal the answer." if st.session_state[f"{state}_tried"] else
                        "Pick or type an answer first.", icon=":material/replay:")
         st.caption("The figure that shows the answer appears once you answer or reveal.")
     return False
+
+
+def _check(state: str, q: questions.Question) -> None:
+    """Button callback: a right answer opens the page; a wrong or missing one is said so."""
+    given = st.session_state.get(f"{state}_given")
+    if given is not None and q.check(given):
+        _settle(state, "right")
+    else:
+        st.session_state[f"{state}_tried"] = given is not None
+
+
+def _settle(state: str, how: str) -> None:
+    """Button callback: the question is answered ("right") or revealed, for the rest of the session."""
+    st.session_state[state] = how
+    st.session_state.pop(f"{state}_tried", None)
 
 
 def _copy(source: str, target: str) -> None:

@@ -210,7 +210,8 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     sb.header("Focus")
     head = widgets.select(sb, "head", list(range(1, example.cfg.n_heads + 1)))
     first = default_query(spec or Spec(), example.n)
-    if st.session_state.get("query") == st.session_state.get("query_default", first):
+    old = st.session_state.get("query_default", first)
+    if old != first and st.session_state.get("query") == old:
         st.session_state.query = first  # a query left at the default follows it (to a decoder's last token)
     st.session_state.query_default = first
     wanted = st.session_state.get("query") or url.parse("query", st.query_params.get("query", str(first)))

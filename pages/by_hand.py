@@ -4,7 +4,7 @@ import streamlit as st
 
 from mha_app.classroom import pick_cell, predict, row_table, scaled_latex, show_worked, worked
 from mha_app.text import quote
-from mha_app.toolkit import plot, untrained_note, view
+from mha_app.toolkit import plot, symbols, untrained_note, view
 from mha_core import figures
 
 settings, ex = view()
@@ -22,21 +22,21 @@ st.markdown(
        "the sidebar.")
 )
 head, query, key = pick_cell(settings, ex)
-predict("strongest_key")
-cell = worked(ex, head, query, key)
-st.latex(r"\alpha_{ts} = \mathrm{softmax}_s\!\left(%s + M_{ts}\right),\qquad t = %d,\; s = %d,\qquad "
-         r"q_t = Q_{%d}[t],\; k_s = K_{%d}[s]"
-         % (scaled_latex(r"q_t \cdot k_s", cfg), query + 1, key + 1, head + 1, cell.kv_head + 1))
-if cfg.group_size > 1:
-    st.caption(f"Query head {head + 1} reads K/V head {cell.kv_head + 1}, which it shares with "
-               f"{cfg.group_size - 1} other query head{'s' if cfg.group_size > 2 else ''}.")
-
-if cfg.rope_theta is not None:
-    st.caption(f"q and k are the rotated ones (RoPE, Step 1b): the query turned by the angle of position {query + 1}, "
-               f"the key by that of position {key + 1}, so their product depends on the distance between them.")
-st.subheader(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
-show_worked(cell, ex)
-st.subheader("The whole row")
-st.caption("Softmax needs every score of the row: the weight of one key depends on all the others.")
-row_table(cell, ex.keys)
-plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="row")
+if predict("strongest_key"):
+    cell = worked(ex, head, query, key)
+    st.latex(r"\alpha_{ts} = \mathrm{softmax}_s\!\left(%s + M_{ts}\right),\qquad t = %d,\; s = %d,\qquad "
+             r"q_t = Q_{%d}[t],\; k_s = K_{%d}[s]"
+             % (scaled_latex(r"q_t \cdot k_s", cfg), query + 1, key + 1, head + 1, cell.kv_head + 1))
+    if cfg.group_size > 1:
+        st.caption(f"Query head {head + 1} reads K/V head {cell.kv_head + 1}, which it shares with "
+                   f"{cfg.group_size - 1} other query head{'s' if cfg.group_size > 2 else ''}.")
+    if cfg.rope_theta is not None:
+        st.caption(f"q and k are the rotated ones (RoPE, Step 1b): the query turned by the angle of position "
+                   f"{query + 1}, the key by that of position {key + 1}.")
+    st.subheader(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
+    show_worked(cell, ex)
+    st.subheader("The whole row")
+    st.caption("Softmax needs every score of the row: the attention weight of one key depends on all the others.")
+    row_table(cell, ex.keys)
+    plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="row")
+symbols("t", "s", "c", "q_t, k_s, v_s", "d_k", "z_{ts}", "M", "\\alpha_{ts}")

@@ -16,31 +16,31 @@ n, m, d, h, kv, d_k = s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"
 bias = ex.weights.b_Q is not None
 
 st.title("The cost of heads")
-predict("heads_cost")
-st.markdown(
-    "Splitting d_model into h heads of d_k = d_model / h does not make attention dearer. In the words of the paper "
-    "that introduced it: *“Due to the reduced dimension of each head, the total computational cost is similar to "
-    "that of single-head attention with full dimensionality”* (Vaswani et al. 2017, §3.2.2). Below, this example's "
-    f"own shapes check it: **{h} head{'s' if h > 1 else ''} of d_k = {d_k}** against **one head of d_model = {d}**, "
-    f"for n = {n} queries and m = {m} keys."
-)
-plot_step_costs(ex)
+st.markdown(f"Does splitting d_model into h heads make attention dearer? Predict, then check with this example's own "
+            f"shapes: {h} head{'s' if h > 1 else ''} of d_k = {d_k} against one head of d_model = {d}, for n = {n} "
+            f"queries and m = {m} keys.")
+if predict("heads_cost"):
+    st.markdown(
+        "The paper that introduced multi-head attention says: *“Due to the reduced dimension of each head, the total "
+        "computational cost is similar to that of single-head attention with full dimensionality”* (Vaswani et al. "
+        "2017, §3.2.2). The counts below are this example's, step by step.")
+    plot_step_costs(ex)
 
-st.dataframe(cost_rows(n, m, d, h, bias, kv), hide_index=True, width="stretch")
-st.latex(r"\text{scores: } h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \cdot %d = %s"
-         r" = 1 \cdot %d \cdot %d \cdot %d" % (h, n, m, d_k, cost.latex_count(many["scores"]), n, m, d))
-if kv < h:
-    st.caption(f"This example's {h} query heads share {kv} K/V heads (grouped-query attention), so its K and V "
-               "projections are smaller than one wide head's.")
-if ex.cfg.rope_theta is not None:
-    st.caption(rope_note(n, m, d, h, kv, rope=True))
-with st.expander("Count it yourself (mha_core.cost)"):
-    st.code(f"import mha_core as mc\n\n"
-            f"mc.cost.attention_flops(n={n}, m={m}, d_model={d}, n_heads={h}, n_kv_heads={kv})  # per step\n"
-            f"mc.cost.attention_flops(n={n}, m={m}, d_model={d}, n_heads=1)\n"
-            f"mc.cost.attention_params(d_model={d}, n_heads={h}, n_kv_heads={kv}, bias={bias})\n"
-            f"mc.cost.kv_cache_bytes(n_layers=80, n_kv_heads=8, d_k=128, seq_len=4096)  # Llama 2 70B, 16 bits",
-            language="python")
+    st.dataframe(cost_rows(n, m, d, h, bias, kv), hide_index=True, width="stretch")
+    st.latex(r"\text{scores: } h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \cdot %d = %s"
+             r" = 1 \cdot %d \cdot %d \cdot %d" % (h, n, m, d_k, cost.latex_count(many["scores"]), n, m, d))
+    if kv < h:
+        st.caption(f"This example's {h} query heads share {kv} K/V heads (grouped-query attention), so its K and V "
+                   "projections are smaller than one wide head's.")
+    if ex.cfg.rope_theta is not None:
+        st.caption(rope_note(n, m, d, h, kv, rope=True))
+    with st.expander("Count it yourself (mha_core.cost)"):
+        st.code(f"import mha_core as mc\n\n"
+                f"mc.cost.attention_flops(n={n}, m={m}, d_model={d}, n_heads={h}, n_kv_heads={kv})  # per step\n"
+                f"mc.cost.attention_flops(n={n}, m={m}, d_model={d}, n_heads=1)\n"
+                f"mc.cost.attention_params(d_model={d}, n_heads={h}, n_kv_heads={kv}, bias={bias})\n"
+                f"mc.cost.kv_cache_bytes(n_layers=80, n_kv_heads=8, d_k=128, seq_len=4096)  # Llama 2 70B, 16 bits",
+                language="python")
 
 st.subheader("What grows with h: the attention weights kept")
 one_name, many_name = f"1 head of d_model = {d}", f"{h} head{'s' if h > 1 else ''} of d_k = {d_k}"

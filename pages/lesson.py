@@ -43,9 +43,9 @@ def tokens_screen():
     st.markdown(f"The attention layer reads **{n} tokens**, each one a row of **d_model = {d} numbers**. "
                 "Stacked, they form the matrix X." + ("" if keys is None else f" Its keys and values come from a "
                                                       f"second sentence of {m} tokens (cross-attention)."))
-    st.latex(r"X \in \mathbb{R}^{%d \times %d}" % (n, d))
-    predict("x_size")
-    show(figures.input_figure(tr.x, tokens), "x")
+    if predict("x_size"):
+        st.latex(r"X \in \mathbb{R}^{%d \times %d}" % (n, d))
+        show(figures.input_figure(tr.x, tokens), "x")
 
 
 def heads_screen():
@@ -58,8 +58,8 @@ def heads_screen():
                 + (" Its queries and keys are then turned by their position (RoPE)." if rotated else ""))
     st.latex(r"d_k = \frac{d_{model}}{h} = \frac{%d}{%d} = %d,\qquad Q_i = %s"
              % (d, h, d_k, r"\mathrm{RoPE}(X W^Q_i)" if rotated else "X W^Q_i"))
-    predict("q_shape")
-    show(figures.per_head_figure(tr.q, tokens, "Q"), "q")
+    if predict("q_shape"):
+        show(figures.per_head_figure(tr.q, tokens, "Q"), "q")
 
 
 def scores_screen():
@@ -78,8 +78,8 @@ def softmax_screen():
     st.markdown(f"Softmax turns each row of scores into weights: all ≥ 0, summing to 1. Here is the row of {who} "
                 f"in head {head + 1}.")
     st.latex(r"\alpha_{ts} = \frac{e^{z_{ts}}}{\sum_{s'} e^{z_{ts'}}}")
-    predict("strongest_key")
-    show(figures.query_weights_figure(tr, head, query, tokens, keys), "row")
+    if predict("strongest_key"):
+        show(figures.query_weights_figure(tr, head, query, tokens, keys), "row")
 
 
 def by_hand_screen():
@@ -111,7 +111,8 @@ def grid_screen():
 
 def concat_screen():
     st.markdown("The heads' outputs are put side by side. Nothing is mixed yet: each column belongs to one head.")
-    predict("concat_width")
+    if not predict("concat_width"):
+        return
     st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d \times %d}"
              % (h, n, h * d_k))
     if settings.spec.ablate:
@@ -123,12 +124,13 @@ def concat_screen():
 def w_o_screen():
     st.markdown("W_O is where the heads meet: every output number draws on every head's columns.")
     st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d})\, W^O" % h)
-    predict("w_o_size")
-    show(figures.output_weight_figure(ex.weights.W_O, h), "w_o")
+    if predict("w_o_size"):
+        show(figures.output_weight_figure(ex.weights.W_O, h), "w_o")
 
 
 def cost_screen():
-    predict("heads_cost")
+    if not predict("heads_cost"):
+        return
     plot_step_costs(ex, present.enlarge if presenting else None)
     st.markdown("With d_k = d_model / h the heads share the work of one wide head instead of adding to it: the "
                 "scores of all heads take as many multiply-adds as one head of d_model.")

@@ -1,0 +1,96 @@
+"""Questions that wait: before a student answers or reveals, nothing on the page gives the answer away (no text that
+states it, no figure that shows the weights asked about); after, the answer and the figures are there."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import run_app
+from mha_app.example import build_example
+from mha_app.settings import Spec
+from mha_core.teaching import questions
+
+# (page, question kind, link): every page that asks, in a mode where the answer is easy to give away.
+ASKED = [
+    ("pages/projection.py", "q_shape", {}),
+    ("pages/attention.py", "strongest_key", {}),
+    ("pages/attention.py", "strongest_key", {"model": "all-MiniLM-L6-v2", "query": "3"}),
+    ("pages/by_hand.py", "strongest_key", {"input": "tiny"}),
+    ("pages/concatenation.py", "concat_width", {}),
+    ("pages/output.py", "w_o_size", {}),
+    ("pages/cost.py", "heads_cost", {}),
+    ("pages/lesson.py", "x_size", {"screen": "1"}),
+    ("pages/lesson.py", "q_shape", {"screen": "2"}),
+    ("pages/lesson.py", "strongest_key", {"screen": "4"}),
+    ("pages/lesson.py", "concat_width", {"screen": "8"}),
+    ("pages/lesson.py", "w_o_size", {"screen": "9"}),
+    ("pages/lesson.py", "heads_cost", {"screen": "10"}),
+]
+
+
+def shown_text(at) -> str:
+    """Everything the page shows as text: Markdown, captions, formulas, tables, and every chart's spec."""
+    parts = [str(e.value) for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "code",
+                                       "info", "warning", "success", "error") for e in getattr(at, kind)]
+    parts += [json.dumps(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    parts += [str(d.value) for d in at.dataframe]
+    return "\n".join(parts)
+
+
+def shows_row(at, row: np.ndarray) -> bool:
+    """Whether a chart on the page draws these numbers (a query's attention weights) as a row or as bars."""
+    for chart in at.get("plotly_chart"):
+        for trace in json.loads(chart.proto.spec)["data"]:
+            for key in ("z", "y"):
+                values = trace.get(key)
+                if isinstance(values, dict) or values is None:  # a binary-encoded array: decode it
+                    continue
+                array = np.asarray(values, dtype=object)
+                rows = array if array.ndim == 2 else array[None]
+                for r in rows:
+                    if len(r) == len(row) and np.allclose(np.asarray(r, dtype=float), row, atol=1e-6):
+                        return True
+    return False
+
+
+@pytest.mark.parametrize(("page", "kind", "params"), ASKED, ids=[f"{p[6:-3]}-{k}-{len(q)}" for p, k, q in ASKED])
+def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
+    at = run_app(params, page)
+    assert not at.exception, at.exception
+    example = build_example(Spec(model=params.get("model", "random"), input=params.get("input", "sentence")),
+                            model=None if "model" not in params else _model(params["model"]))
+    head, query = 0, int(params.get("query", 1)) - 1
+    q = questions.ask(kind, example.trace, example.weights, example.tokens, head, query)
+    before = shown_text(at)
+    for fact in q.facts:
+        assert fact not in before, f"{fact!r} gives the answer away before it is asked for"
+    if kind == "strongest_key":
+        assert not shows_row(at, example.trace.weights[head, query]), "a chart shows the weights asked about"
+    charts = len(at.get("plotly_chart"))
+    next(b for b in at.button if b.label == "Reveal the answer").click().run()
+    assert not at.exception, at.exception
+    assert "Answer:" in shown_text(at)
+    assert len(at.get("plotly_chart")) > charts, "the figure that shows the answer appears"
+
+
+def test_a_right_answer_opens_the_page_and_a_wrong_one_waits():
+    at = run_app({}, "pages/projection.py")
+    ex = build_example(Spec())
+    q = questions.ask("q_shape", ex.trace, ex.weights, ex.tokens, 0, 0)
+    charts = len(at.get("plotly_chart"))
+    answer = at.button_group(key="answered_q_shape_given")
+    answer.set_value(next(c for c in q.choices if c != q.correct)).run()
+    next(b for b in at.button if b.label == "Check my answer").click().run()
+    assert "Not yet" in shown_text(at) and len(at.get("plotly_chart")) == charts
+    at.button_group(key="answered_q_shape_given").set_value(q.correct).run()
+    next(b for b in at.button if b.label == "Check my answer").click().run()
+    assert "Right!" in shown_text(at) and len(at.get("plotly_chart")) > charts
+
+
+def _model(name):
+    from mha_core.pretrained import MODELS
+
+    return MODELS[name].load()
