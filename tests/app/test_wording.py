@@ -1,0 +1,115 @@
+"""What the pages say: each statement that was wrong or misleading in an earlier release, checked where it is shown.
+
+Each test fails on the old wording (quoted in its docstring) and passes on the corrected one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_app
+
+
+def text_of(at) -> str:
+    kinds = ("title", "header", "subheader", "markdown", "caption", "latex", "info", "warning", "error", "success")
+    return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
+
+
+def revealed(at):
+    """The page after its prediction question is revealed."""
+    next(b for b in at.button if b.label == "Reveal the answer").click().run()
+    return at
+
+
+@pytest.fixture(scope="module")
+def minilm_output():
+    at = revealed(run_app({"model": "all-MiniLM-L6-v2"}, "pages/output.py"))
+    at.button(key="rank").click().run()
+    return text_of(at)
+
+
+@pytest.fixture(scope="module")
+def cost_page():
+    return text_of(run_app({}, "pages/cost.py"))
+
+
+@pytest.mark.parametrize(("rule", "cited", "not_cited"), [
+    ("previous", "Voita et al. (2019)", "Xiao"), ("first", "Xiao et al. (2023)", "Voita"),
+    ("self", "No study we know of", "Voita"), ("uniform", "No study we know of", "Voita"),
+])
+def test_a_planted_rule_cites_who_found_it_or_says_nobody_did(rule, cited, not_cited):
+    """Was: "Trained models have heads like this one (Voita et al. 2019)" for every rule."""
+    text = text_of(revealed(run_app({"plant": rule, "plant_head": "3"}, "pages/attention.py")))
+    planted = text[text.index("Head 3, planted"):]
+    assert cited in planted and not_cited not in planted.split("To plant it")[0]
+
+
+def test_the_encoder_ranking_never_speaks_of_a_bar_below_zero(minilm_output):
+    """Was: "a bar below 0: the model is surer without it" under 1 − cosine, which is never below 0."""
+    assert "surer" not in minilm_output and "no bar goes below 0" in minilm_output
+
+
+def test_cls_and_sep_are_added_by_the_tokenizer():
+    """Was: "BERT-style models are trained … to close each sentence with [SEP]"."""
+    at = run_app({"model": "all-MiniLM-L6-v2"})
+    text = text_of(at)
+    assert "close each sentence with [SEP]" not in text and "the model does not choose them" in text
+
+
+def test_a_space_before_digits_is_a_token_of_its_own():
+    """Was: "A space belongs to the token after it" (but "In 2024" → In, Ġ, 2, 0, 2, 4)."""
+    at = run_app({"model": "SmolLM2-135M-Instruct"})
+    helps = " ".join(w.help or "" for w in at.sidebar.text_area)
+    assert "belongs to the token after it" not in helps and "“In 2024” → “In”, “Ġ”" in helps
+
+
+def test_gqa_heads_of_the_cost_table_as_computed(cost_page):
+    """Was: "8 K/V heads (GQA-8) where 8 divides h", while Transformer base (h = 8) gets 4."""
+    assert "where 8 divides h" not in cost_page and "Transformer base: h = 8 → 4" in cost_page
+
+
+def test_cross_attention_changes_only_the_attention_weight_matrices():
+    """Was: "Every weight matrix is therefore 11 × 12" (W_Q, W_K, W_V stay d_model × d_model)."""
+    text = text_of(run_app({"input": "pair"}, "pages/projection.py"))
+    assert "Every weight matrix" not in text and "W_Q, W_K, W_V are d_model × d_model as before" in text
+
+
+def test_the_causal_triangle_is_the_masks_not_trainings():
+    """Was: "Trained heads are far from random: every square is a lower triangle"."""
+    text = text_of(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/model_view.py"))
+    assert "far from random" not in text and "random weights with the mask give the same triangle" in text
+
+
+def test_rope_keeps_content_in_the_score():
+    """Was: "the score depends only on the distance … a token 3 places back looks the same to the query at 5 as
+    at 50"."""
+    text = text_of(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/projection.py"))
+    assert "looks the same to the query" not in text and "The content still matters" in text
+
+
+def test_the_scale_is_the_papers_one_suspicion():
+    """Was: "The scale 1/√d_k has two reasons (Vaswani et al. 2017)"."""
+    text = text_of(revealed(run_app({}, "pages/attention.py")))
+    assert "two reasons" not in text and "We suspect that for large values of d_k" in text
+
+
+def test_a_trained_models_scale_switch_says_what_it_cannot_show():
+    """Was: the same comparison on a trained model, silent on training."""
+    at = revealed(run_app({"model": "all-MiniLM-L6-v2"}, "pages/attention.py"))
+    assert "not how a model trained without it would behave" in text_of(at)
+
+
+def test_more_heads_cost_capacity_too(cost_page):
+    """Was: "The memory for the attention weights, not the arithmetic, is the price of more heads"."""
+    assert "is the price of more heads" not in cost_page and "more heads is not always better" in cost_page
+
+
+def test_one_cache_length_for_every_model_is_named_with_their_contexts(cost_page):
+    """Was: GPT-3's K/V cache at 4,096 tokens, silent that its context is 2,048."""
+    assert "past the context of GPT-3 175B (2,048)" in cost_page
+
+
+def test_the_overview_says_what_grows_with_h():
+    """Was: "costs exactly the parameters and multiply-adds of one head" (softmax's exponentials grow with h)."""
+    text = text_of(run_app({}))
+    assert "costs exactly the" not in text and "softmax's exponentials" in text
