@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from mha_core import cost
 
-# (the key of cost.attention_flops, the words in the table, the learned arrays of that step)
+# (the key of cost.attention_flops, the words in the table, the learned arrays of that step); {kv} is the keys'
+# and values' input: X in self-attention, Y in cross-attention.
 STEPS = (
     ("project_q", "Step 1: queries Q = X W_Q", ("W_Q", "b_Q")),
-    ("project_k", "Step 1: keys K = X W_K", ("W_K", "b_K")),
-    ("project_v", "Step 1: values V = X W_V", ("W_V", "b_V")),
+    ("project_k", "Step 1: keys K = {kv} W_K", ("W_K", "b_K")),
+    ("project_v", "Step 1: values V = {kv} W_V", ("W_V", "b_V")),
     ("scores", "Step 2: scores Q_i K_iᵀ", ()),
     ("weighted_sum", "Step 2: weights × V_i", ()),
     (None, "Step 3: concatenate (no arithmetic)", ()),
@@ -25,7 +26,7 @@ def _size(shape: tuple) -> int:
 
 
 def cost_rows(n: int, m: int, d_model: int, n_heads: int, bias: bool,
-              n_kv_heads: int | None = None) -> list[dict[str, str]]:
+              n_kv_heads: int | None = None, cross: bool = False) -> list[dict[str, str]]:
     """One row per step and a total: parameters and multiply-adds with h heads (n_kv_heads of them for keys and
     values, with grouped-query attention) and with one head of width d_model (numbers written with thousands
     separators; a step without learned arrays has 0 parameters)."""
@@ -42,7 +43,7 @@ def cost_rows(n: int, m: int, d_model: int, n_heads: int, bias: bool,
             row[f"params_{key}"] = sum(_size(shapes[key][name]) for name in arrays if name in shapes[key])
             row[f"flops_{key}"] = flops[key][flop_key] if flop_key else 0
         total = {name: total[name] + row[name] for name in names}
-        rows.append({"step": words, **row})
+        rows.append({"step": words.format(kv="Y" if cross else "X"), **row})
     rows.append({"step": "total", **total})
     return [{"step": row["step"], **{names[k]: f"{row[k]:,}" for k in names}} for row in rows]
 

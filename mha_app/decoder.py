@@ -37,8 +37,9 @@ def rope_section(settings: Settings, ex: Example) -> None:
     st.markdown(
         f"{name} adds no position signal to X. Instead, right after the projection, every query and key is turned "
         f"by an angle that grows with its position: rotary position embeddings (RoPE, {SU}, “RoFormer”). In each "
-        f"head, the d_k = {d_k} dimensions form {half} pairs, dimension a with dimension a + {half}; at position p "
-        f"(p = 0 for the first token) pair a turns by the angle p·θ_a, with θ_a = {cfg.rope_theta:,.0f}^(−2a/{d_k}):"
+        f"head, the d_k = {d_k} dimensions form {half} pairs, dimension a with dimension a + {half}. The token at "
+        "position t on screen (1 for the first) turns by p = t − 1 steps: pair a by the angle p·θ_a, so the first "
+        "token is not turned at all, with θ_a = {cfg.rope_theta:,.0f}^(−2a/{d_k}):"
         f" the first pair by {freq[0]:g} radian per position, the last by {freq[-1]:.2g}. The values V are not "
         "turned. A turn keeps the length of every pair, so only the directions of the queries and keys change.")
     st.latex(formulas.rope(cfg))
@@ -90,5 +91,6 @@ def next_token_section(settings: Settings, ex: Example, heading: str = "What the
         + (" These are the predictions of the model with the heads switched off in the sidebar." if off else ""))
     plot(dfig.next_token_figure(run.next_tokens, ex.tokens[-1]), key="next_tokens")
     rest = 1 - sum(t.probability for t in run.next_tokens)
-    st.caption(f"␣ marks a space, ↵ a new line. The other {vocab - len(run.next_tokens):,} tokens share the remaining "
+    st.caption("Tokens are spelled as in the token table: Ġ at the start is a space, Ċ a new line. "
+               f"The other {vocab - len(run.next_tokens):,} tokens share the remaining "
                f"{rest:.1%}.")

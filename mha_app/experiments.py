@@ -76,10 +76,10 @@ def kv_sharing(ex: Example) -> None:
     # ASCII minus signs: Streamlit reads the sign to choose the arrow; "inverse" shows a saving in green.
     left.metric("K and V parameters", f"{shared:,}", f"-{full - shared:,} vs one K/V head per query head",
                 delta_color="inverse")
-    middle.metric("KV-cache per token and layer (16-bit)", f"{cache:,} bytes", f"-{cache_full - cache:,} bytes",
+    middle.metric("K/V cache per token and layer (16-bit)", f"{cache:,} bytes", f"-{cache_full - cache:,} bytes",
                   delta_color="inverse")
     right.metric("Saving on K, V and the cache", f"{h // kv}×")
-    st.caption("A decoder keeps every past token's keys and values (the KV-cache) to write the next token; "
+    st.caption("A decoder keeps every past token's keys and values (the K/V cache) to write the next token; "
                f"with {kv} instead of {h} K/V heads it keeps {h // kv} times fewer. Counted by mha_core.cost.")
 
 
@@ -98,8 +98,12 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
         "brings that variance back to 1; this follows from the footnote's assumptions, which real queries and keys "
         f"need not meet. Here d_k = {cfg.d_k}: this layer's raw scores Q_i K_iᵀ have a spread (standard deviation) "
         f"of **{comparison.raw_std:.3g}**, and **{comparison.raw_std / math.sqrt(cfg.d_k):.3g}** after dividing by "
-        f"√{cfg.d_k} = {math.sqrt(cfg.d_k):.3g}. Below, the same raw scores are softmaxed both ways; the rest of "
-        f"this page is computed {now}."
+        f"√{cfg.d_k} = {math.sqrt(cfg.d_k):.3g}"
+        + (": close to 1, as the footnote's assumptions predict. " if 0.8 <= comparison.raw_std / math.sqrt(cfg.d_k)
+           <= 1.25 else ": not 1, because these queries and keys do not meet the footnote's assumptions (their "
+           "numbers are not independent with variance 1), though dividing still shrinks every score by the same "
+           "factor. ")
+        + f"Below, the same raw scores are softmaxed both ways; the rest of this page is computed {now}."
         + (f" {settings.spec.card.name} was trained with the scaling: leaving it out here shows what these same "
            "scores would give without it, not how a model trained without it would behave (training would have "
            "found other weights)." if settings.spec.card else ""))
@@ -133,27 +137,28 @@ def planted_head(settings: Settings, ex: Example) -> None:
     head, pattern, strength = spec.plant_head - 1, spec.plant, spec.strength
     fit = plant.fit(tr, head, pattern, strength)
     n, m, d_k = tr.weights.shape[1], tr.weights.shape[2], cfg.d_k
-    rows = f"{head * d_k + 1}–{(head + 1) * d_k}"
+    columns = f"{head * d_k + 1}–{(head + 1) * d_k}"
     st.subheader(f"Head {head + 1}, planted: {plant.PATTERNS[pattern]}")
     if pattern == "uniform":
-        effect = ("every score is 0, so softmax gives every key the same weight 1/m (the strength has nothing to "
-                  "multiply here)")
+        aim = ("The scores softmax sees (the *scaled scores* stage) should all read 0: equal scores give every key "
+               "the same weight 1/m, whatever the strength")
     else:
         share = math.exp(strength) / (math.exp(strength) + m - 1)
         fraction = f"$e^{{{strength:g}}} / (e^{{{strength:g}}} + {m - 1})$"
-        effect = (f"softmax then gives the rule's key {fraction} = **{share:.3f}** of each row's weight when all "
-                  f"{m} keys are open (more when the mask hides some; a row whose rule key does not exist, such as "
-                  "the first token's previous one, spreads evenly). Raise the strength to watch softmax sharpen "
-                  "towards one key, then saturate: past about 10 the weights hardly move")
+        missing = {"previous": " A row with no key before it (the first token) spreads its weight evenly.",
+                   "next": " A row with no key after it (the last token) spreads its weight evenly."}.get(pattern, "")
+        aim = (f"The scores softmax sees (the *scaled scores* stage) should read **{strength:g}** on the rule's key "
+               f"and 0 elsewhere; softmax then gives that key {fraction} = **{share:.3f}** of the row's weight when "
+               f"all {m} keys are open (more when the mask hides some).{missing} Raise the strength to watch softmax "
+               "sharpen towards one key, then saturate: past about 10 the weights hardly move")
     evidence = plant.EVIDENCE[pattern] or ("No study we know of names this rule as a kind of trained head: it is "
                                            "here to compare with the others.")
     st.markdown(
-        f"{evidence} To plant it, only rows {rows} of W_Q"
-        f"{' and b_Q' if cfg.bias else ''} (head {head + 1}'s queries) were replaced, by the least-squares solution "
-        f"of $Q_{{{head + 1}}} K_{{{head + 1}}}^\\top \\cdot \\mathrm{{scale}} = \\mathrm{{strength}} \\cdot "
-        f"\\mathrm{{rule}}$ on this input; W_K, W_V, W_O and the other heads "
-        f"are unchanged. The scores softmax sees (the *scaled scores* stage above) should read **{strength:g}** where "
-        f"the rule points and 0 elsewhere; {effect}.")
+        f"{evidence} To plant it, only columns {columns} of W_Q (head {head + 1}'s block, as the projection page "
+        f"draws it; rows in PyTorch's storage){f' and entries {columns} of b_Q' if cfg.bias else ''} were replaced: "
+        f"by the best fit, found by least squares, of $Q_{{{head + 1}}} K_{{{head + 1}}}^\\top \\cdot "
+        f"\\mathrm{{scale}} = \\mathrm{{strength}} \\cdot \\mathrm{{rule}}$ on this input. W_K, W_V, W_O and the "
+        f"other heads are unchanged. {aim}.")
     tol = 1e-3 if tr.scores.dtype == np.float32 else 1e-8
     if fit.score_error <= tol:
         st.success(f"The fit is exact: the scores differ from strength · rule by at most {fit.score_error:.1e} "
@@ -214,8 +219,10 @@ def ablation_results(settings: Settings, ex: Example) -> None:
     where = f" of layer {ex.layer}" if spec.card else ""
     st.subheader("Switching heads off")
     st.markdown(
-        f"Many heads of a trained model can be switched off with little loss ({MICHEL}). "
-        "Here a switched-off head's output is multiplied by 0 before W_O (a head mask), so its block of the "
+        f"Many heads of a trained model can be switched off with little loss ({MICHEL})"
+        + (". " if spec.card else "; with random weights every head matters about as much as any other, so here "
+           "each one moves the output. ")
+        + "Here a switched-off head's output is multiplied by 0 before W_O (a head mask), so its block of the "
         "concatenation is zero and it adds nothing to the output; everything before Step 3 is computed as usual. "
         + ("" if off else "Choose heads under *Switch heads off* in the sidebar."))
     if off:

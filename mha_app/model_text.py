@@ -98,7 +98,7 @@ MODEL_TEXT = {
                      "49,152 × 576 embedding table), normalised by RMSNorm: each row divided by its root mean square, "
                      "times a learned weight per dimension, as Llama normalises the input of every attention block. "
                      "No position is added to X: positions enter inside attention, where RoPE turns each query and "
-                     "key by its position (Step 1)."),
+                     "key by its position (Step 1b)."),
         later_input=("X of layer {layer} is RMSNorm (each row divided by its root mean square, times a learned "
                      "weight per dimension) of the output of layer {previous}. That output is layer {previous}'s "
                      "input plus its attention output (what these pages show for layer {previous}; a residual "

@@ -137,7 +137,7 @@ class Spec:
     ablate: tuple = setting((), "Switch heads off", lo=1, hi=MAX_HEADS_SHOWN, what="the heads to switch off",
                             help="Each chosen head's output is multiplied by 0 before W_O (Michel et al. 2019).")
     plant: str = setting(PLANTS[0], "Plant a head", choices=PLANTS,
-                         help="Replace one head's W_Q rows so that, on this input, it attends by a fixed rule.")
+                         help="Replace one head's block of W_Q so that, on this input, it attends by a fixed rule.")
     plant_head: int = setting(1, "Head to plant", lo=1, hi=APP_MAX_HEADS, what="the head to plant")
     strength: float = setting(4.0, "Strength", lo=0.0, hi=MAX_STRENGTH, what="the planted scores' strength",
                               help="The score softmax sees where the rule says 'look here' (0 elsewhere).")
@@ -333,9 +333,8 @@ class Settings:
 
     def query_params(self, n: int | None = None) -> dict[str, str]:
         """The URL parameters that differ from the defaults (a short, shareable link); n, the example's number of
-        query tokens, decides the default query token (see default_query)."""
-        defaults = {**{name: f.default for name, f in FIELDS.items()},
-                    **({"query": default_query(self.spec, n)} if n else {})}
+        query tokens, decides the default query token (see view_defaults)."""
+        defaults = {**{name: f.default for name, f in FIELDS.items()}, **view_defaults(self.spec, n)}
         return {name: to_url(value) for name, value in self.values().items() if value != defaults[name]}
 
     def share_url(self, base: str, n: int | None = None) -> str:
@@ -343,10 +342,13 @@ class Settings:
         return f"{base}?{urlencode(params, safe=',')}" if params else base  # ablate=2,5 as typed
 
 
-def default_query(spec: Spec, n: int) -> int:
-    """The query token shown when none is chosen: a decoder's last token (the one whose next token it predicts,
-    and which sees every other), else the first."""
-    return n if spec.card is not None and spec.card.kind == "decoder" else 1
+def view_defaults(spec: Spec, n: int | None = None) -> dict:
+    """The head and query token shown when none is chosen, where they depend on what is computed: a planted head,
+    else head 1; with a causal mask (a decoder) the last token (the one that sees every other, whose next token a
+    decoder predicts), else the first. n: the number of query tokens (None: the query's default stays 1)."""
+    causal = spec.causal or (spec.card is not None and spec.card.kind == "decoder")
+    return {"head": spec.plant_head if spec.plant != PLANTS[0] else 1,
+            "query": n if n and causal else 1}
 
 
 def to_url(value) -> str:

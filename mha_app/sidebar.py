@@ -29,8 +29,8 @@ from .settings import (
     closest_head_count,
     control,
     default,
-    default_query,
     head_options,
+    view_defaults,
 )
 from .snippets import settings_json
 from .text import quote
@@ -208,12 +208,15 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     """The selected head and query token, in the sidebar so they persist across pages (and in the URL)."""
     sb = st.sidebar
     sb.header("Focus")
-    head = widgets.select(sb, "head", list(range(1, example.cfg.n_heads + 1)))
-    first = default_query(spec or Spec(), example.n)
-    old = st.session_state.get("query_default", first)
-    if old != first and st.session_state.get("query") == old:
-        st.session_state.query = first  # a query left at the default follows it (to a decoder's last token)
-    st.session_state.query_default = first
+    defaults = view_defaults(spec or Spec(), example.n)
+    for name, value in defaults.items():  # a head or query left at its default follows it (a planted head, ...)
+        old = st.session_state.get(f"{name}_default", value)
+        if old != value and st.session_state.get(name, old) == old:
+            st.session_state[name] = value
+        st.session_state[f"{name}_default"] = value
+    options = list(range(1, example.cfg.n_heads + 1))
+    head = widgets.select(sb, "head", options, index=options.index(min(defaults["head"], options[-1])))
+    first = defaults["query"]
     wanted = st.session_state.get("query") or url.parse("query", st.query_params.get("query", str(first)))
     if wanted is not None and wanted > example.n:
         st.session_state.query = example.n

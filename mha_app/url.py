@@ -128,5 +128,6 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
         if problem.name in values:
             problems.append(f"`{problem.name}`: {problem.message}")
             values[problem.name] = problem.fixed
-    kept = {name: to_url(value) for name, value in values.items() if value != default(name)}
-    return problems, kept
+    # A value equal to its field's default is kept too: some defaults depend on other settings (a planted head is
+    # shown by default), so the link's explicit choice must stay.
+    return problems, {name: to_url(value) for name, value in values.items()}

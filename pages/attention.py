@@ -6,7 +6,7 @@ from mha_app import compute, experiments, widgets
 from mha_app.classroom import predict
 from mha_app.sidebar import refresh_share_link
 from mha_app.toolkit import code_for_step, next_step, plot, symbols, untrained_note, view, zoom_start
-from mha_core import figures
+from mha_core import causal_mask, figures
 from mha_core.teaching import formulas
 
 settings, ex = view()
@@ -90,17 +90,22 @@ if revealed:  # the up-close figures show the same weights as the grid: after th
     with mask_tab:
         st.latex(formulas.mask(tr.mask))
         if blocked:
-            st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere)"
-                       + (": the causal mask blocks every key after its query, so each token sees itself and the "
-                          "tokens before it." if cfg.causal else "."))
+            causal = int(causal_mask(n, m).sum()) if cfg.causal else 0
+            parts = ([f"{causal} by the causal mask (every key after its query)"] if causal else []) + (
+                [f"{blocked - causal}{' more' if causal else ''} by the {settings.spec.pad} padded key"
+                 f"{'s' if settings.spec.pad > 1 else ''} (the last keys, blocked for every query)"]
+                if blocked > causal else [])
+            st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere): "
+                       + " and ".join(parts) + ".")
         else:
             st.caption("Nothing is blocked in this example: every query may look at every key. Switch on the "
                        "causal mask or padding in the sidebar to see M at work.")
     with focus_tab:
-        st.caption("Entropy of each row of attention weights, in bits: 0 means all the weight is on one key (which "
-                   f"may be the token itself); the most is log2(m) = log2({m}) bits, every key weighted the same"
-                   + ((", and less for a row whose keys are partly blocked" + (": with the causal mask, the query at "
-                      "position t sees t keys, so its most is log2(t)" if cfg.causal else "")) if blocked else "")
+        st.caption("Entropy of each row of attention weights, in bits: 0 means all the weight is on one key"
+                   + ("" if ex.key_tokens is not None else " (which may be the token itself)")
+                   + f"; the most is log2(m) = log2({m}) bits, every key weighted the same"
+                   + (", and less for a row whose keys are partly blocked: log2 of the number of keys it may see"
+                      if blocked else "")
                    + ". That maximum grows with the number of tokens, so longer sentences give higher entropies: "
                    "compare heads on the same sentence.")
         plot(figures.entropy_figure(tr, ex.tokens, compute.entropy(settings.spec, ex.layer)), key="entropy")

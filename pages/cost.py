@@ -26,7 +26,7 @@ if predict("heads_cost"):
         "2017, §3.2.2). The counts below are this example's, step by step.")
     plot_step_costs(ex)
 
-    st.dataframe(cost_rows(n, m, d, h, bias, kv), hide_index=True, width="stretch")
+    st.dataframe(cost_rows(n, m, d, h, bias, kv, ex.key_tokens is not None), hide_index=True, width="stretch")
     st.latex(r"\text{scores: } h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \cdot %d = %s"
              r" = 1 \cdot %d \cdot %d \cdot %d" % (h, n, m, d_k, cost.latex_count(many["scores"]), n, m, d))
     if kv < h:
@@ -107,7 +107,7 @@ st.dataframe([{"model": f"{p.name} [{i + 1}]", "kind": p.kind, "layers": p.n_lay
 st.subheader("The K/V cache: MHA, GQA and MQA")
 st.markdown(
     "To write its next token, a decoder keeps the key and value of every earlier token, in every layer and every K/V "
-    "head: the K/V cache. At 16 bits (2 bytes) per number it takes **2 · L · n_kv · d_k · 2 bytes per token**, "
+    "head: the K/V cache. At 16 bits (2 bytes) per number it takes **2 · layers · h_kv · d_k · 2 bytes per token**, "
     "times the tokens of every sequence in the batch. GQA and MQA (Ainslie et al. 2023; Shazeer 2019) exist to "
     "shrink it."
 )

@@ -105,8 +105,10 @@ def grid_screen():
     show(figures.head_grid_figure(tr, tokens, keys, group_size=cfg.group_size), "grid")
     spec = settings.spec
     if spec.card is None and spec.input != "tiny" and spec.plant == "none":
-        st.caption("These weights are random, not trained, so how the heads differ means nothing here. The heads of a "
-                   "trained model specialise (Voita et al. 2019): choose a trained model under Weights.")
+        st.caption("These weights are random, not trained, so how the heads differ means nothing here. In a trained "
+                   "model some heads specialise, and a few of them do most of the work (Voita et al. 2019); many "
+                   "others can be removed with little loss (Michel et al. 2019). Choose a trained model under "
+                   "Weights.")
 
 
 def concat_screen():

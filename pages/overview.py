@@ -69,7 +69,7 @@ with cost_tab:
                 + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, "
                    "so W_K and W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)."
                    if cfg.group_size > 1 else ""))
-    st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads), hide_index=True,
+    st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads, cross), hide_index=True,
                  width="stretch")
     rope = rope_note(n, m, cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.rope_theta is not None)
     st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = "

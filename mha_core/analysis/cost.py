@@ -1,4 +1,4 @@
-"""What multi-head attention costs, counted from its shapes: parameters, multiply-adds, and the KV-cache.
+"""What multi-head attention costs, counted from its shapes: parameters, multiply-adds, and the K/V cache.
 
 With d_k = d_model / h, the projections and W_O hold the same numbers for any h, and the score and weighted-sum
 products do the same work: h heads of width d_k cost what one head of width d_model costs. What grows with h is the

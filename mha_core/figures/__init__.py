@@ -7,7 +7,7 @@ also available here, e.g. `figures.head_grid_figure(trace, tokens)`.
 """
 
 from .base import HEAD_COLOURS, SIGNED_SCALE, WEIGHT_SCALE, group_rows, head_colour, heatmap, token_labels
-from .decoder import next_token_figure, next_token_label, rope_distance_figure, rope_figure, visible
+from .decoder import next_token_figure, next_token_label, rope_distance_figure, rope_figure
 from .experiments import (
     kv_groups_figure,
     layer_change_figure,
@@ -60,5 +60,5 @@ __all__ = [
     "plant_figure", "projection_weight_figure", "qk_plane_figure", "query_row_figure", "query_weights_figure",
     "removal_figure", "rollout_figure", "rollout_layers", "rope_distance_figure", "rope_figure",
     "scale_summary_figure", "scale_weights_figure", "special_share_figure", "token_labels", "value_mix_figure",
-    "visible", "weight_shapes_figure", "zoom_figure", "zoom_window",
+    "weight_shapes_figure", "zoom_figure", "zoom_window",
 ]

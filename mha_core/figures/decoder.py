@@ -16,18 +16,10 @@ from ..attention.rope import RelativeScores
 from ..attention.trace import Trace
 from .base import SIGNED_SCALE, dim_labels, head_colour, layout, panel_grid, signed_axis, token_labels
 
-VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}
-
-
-def visible(text: str) -> str:
-    """A token's text with its spaces, new lines and tabs drawn (␣, ↵, ⇥), so " Paris" and "Paris" differ."""
-    return "".join(VISIBLE.get(c, c) for c in text)
-
 
 def next_token_label(token) -> str:
-    """A NextToken as text to show: its text with visible spaces, or its own spelling when it has no text (a special
-    token such as <|im_end|>, which decoding leaves out)."""
-    return visible(token.text) if token.text else token.token
+    """A NextToken as the token tables spell it (Ġ for a space, Ċ for a new line, <|im_end|> for a special token)."""
+    return token.token
 
 
 def rope_figure(trace: Trace, head: int, tokens: list[str], group_size: int = 1) -> go.Figure:
@@ -58,7 +50,7 @@ def rope_distance_figure(rel: RelativeScores, query: str, key: str, head: int) -
     limit = float(np.nanmax(np.abs(z))) or 1.0
     positions = [str(p + 1) for p in range(P)]
     fig = make_subplots(rows=1, cols=2, column_widths=[0.42, 0.58], horizontal_spacing=0.2, subplot_titles=[
-        "what RoPE adds to q · k (q at a, k at b)", "q · k by distance a − b"])
+        "what RoPE adds to q · k (q at position t, k at position s)", "q · k by distance t − s"])
     fig.add_trace(go.Heatmap(z=z, x=positions, y=positions, customdata=rel.products, colorscale=SIGNED_SCALE,
                              zmid=0, zmin=-limit, zmax=limit, colorbar=dict(thickness=12, x=0.36),
                              hovertemplate="query at %{y}<br>key at %{x}<br>q·k after RoPE = %{customdata:.6g}<br>"
@@ -69,9 +61,9 @@ def rope_distance_figure(rel: RelativeScores, query: str, key: str, head: int) -
     fig.add_trace(go.Scatter(x=[0, P - 1], y=[rel.unrotated] * 2, mode="lines", name="without RoPE (q · k)",
                              line=dict(color="#868e96", dash="dash"),
                              hovertemplate="without RoPE: q·k = %{y:.6g}<extra></extra>"), row=1, col=2)
-    fig.update_xaxes(title="key position b", type="category", row=1, col=1)
-    fig.update_yaxes(title="query position a", type="category", autorange="reversed", row=1, col=1)
-    fig.update_xaxes(title="distance a − b (tokens)", row=1, col=2)
+    fig.update_xaxes(title="key position s", type="category", row=1, col=1)
+    fig.update_yaxes(title="query position t", type="category", autorange="reversed", row=1, col=1)
+    fig.update_xaxes(title="distance t − s (tokens)", row=1, col=2)
     fig.update_yaxes(title="q · k", row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=-0.25))
     return layout(fig, f"Head {head + 1}: the query of {html.escape(query)} and the key of {html.escape(key)}, "

@@ -120,22 +120,26 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
 
 def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16, group_size: int = 1,
                     kv: bool = False) -> go.Figure:
-    """Small multiples of a per-head array (heads, tokens, d_k), e.g. Q_i for every head i.
+    """Small multiples of a per-head array (heads, tokens, width), e.g. Q_i for every head i.
 
-    With grouped-query attention (group_size query heads per key/value head), the titles take the colour of the
-    key/value head: for query heads (see group_rows) one row of panels per group; kv=True for K and V.
+    The width is d_k for queries and keys, d_v for values and head outputs (name "V" or "head"). With grouped-query
+    attention (group_size query heads per key/value head), K and V (kv=True) are per key/value head j, and the
+    titles take the colour of the key/value head: for query heads (see group_rows) one row of panels per group.
     """
-    n_heads, n, d_k = a.shape
+    n_heads, n, width = a.shape
+    index = "j" if kv and group_size > 1 else "i"
+    width_name = "d_v" if name in ("V", "head") else "d_k"
     panels = [(f"{name}_{i + 1}", a[i]) for i in range(min(n_heads, max_heads))]
     cols = group_size if group_rows(group_size) and not kv else min(len(panels), 4)
-    fig, rows, step = panel_grid(panels, dim_labels(d_k), token_labels(tokens), cols,
+    fig, rows, step = panel_grid(panels, dim_labels(width, "c"), token_labels(tokens), cols,
                                  signed_axis(float(np.abs(a).max()) or 1.0),
-                                 "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.04)
+                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04)
     if group_size > 1:
         for i, annotation in enumerate(fig.layout.annotations[:len(panels)]):
             annotation.font = dict(color=head_colour(i if kv else i // group_size))
-    return layout(fig, f"{name}_i for each head: {n} tokens × d_k = {d_k} (one colour scale for all heads)",
-                  height=max(260, 230 * rows), pooled=step)
+    heads = "key/value head" if index == "j" else "head"
+    return layout(fig, f"{name}_{index} for each {heads}: {n} tokens × {width_name} = {width} (one colour scale for "
+                       "all)", height=max(260, 230 * rows), pooled=step)
 
 
 # --- Step 2: attention per head -------------------------------------------------------------------------

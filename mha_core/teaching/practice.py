@@ -75,12 +75,13 @@ def practice_questions(shape: ModelShape) -> list[Practice]:
         Practice(f"W_K@{s.name}", f"{name} has {kv} K/V head{'s' if kv > 1 else ''}. How many weights does W_K of "
                  "one attention block hold (no bias)?",
                  d * kv * d_k, "", "W_K makes one key of d_k numbers for each K/V head, from d_model inputs.",
-                 f"$d_{{model}} \\times (n_{{kv}} \\cdot d_k) = {_n(d)} \\times ({kv} \\cdot {d_k}) = "
+                 f"$d_{{model}} \\times (h_{{kv}} \\cdot d_k) = {_n(d)} \\times ({kv} \\cdot {d_k}) = "
                  f"{_n(d * kv * d_k)}$"),
         Practice(f"params@{s.name}", f"How many parameters does one attention block of {name} hold: W_Q, W_K, W_V "
                  f"and W_O{', with their biases' if s.bias else ' (it has no biases)'}?",
-                 params, "", "Add the four matrices: W_Q and W_O are d_model × h·d_k, W_K and W_V d_model × "
-                 "n_kv·d_k" + (", and one bias per output number." if s.bias else "."),
+                 params, "", "Add the four matrices: W_Q is d_model × h·d_k, W_O is h·d_k × d_model, W_K and "
+                 "W_V are d_model × h_kv·d_k (h_kv: the K/V heads)" + (", and one bias per output number."
+                                                                       if s.bias else "."),
                  f"$2 \\cdot {_n(d)} \\cdot {_n(h * d_k)} + 2 \\cdot {_n(d)} \\cdot {_n(kv * d_k)}{biases}"
                  f" = {_n(params)}$" + (" (the bracket holds the biases b_Q, b_K, b_V, b_O)" if s.bias else "")),
         Practice(f"scores@{s.name}", f"How many attention weights does one attention block of {name} compute for "

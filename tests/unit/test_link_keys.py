@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from mha_app import url
-from mha_app.settings import FIELDS, Settings, control, default, to_url
+from mha_app.settings import FIELDS, Settings, control, to_url
 
 # Values that links carried before the keys, and the key each one means now.
 OLD_SPELLINGS = [
@@ -30,7 +30,7 @@ def test_an_old_spelling_opens_the_same_view_without_a_warning(name, old, key):
     problems, kept = url.check({name: old})
     assert problems == []
     assert url.parse(name, old) == key
-    assert kept == ({} if key == default(name) else {name: to_url(key)}), "the link is rewritten with the key"
+    assert kept == {name: to_url(key)}, "the link is rewritten with the key"
 
 
 @pytest.mark.parametrize(("name", "old", "key"), [row for row in OLD_SPELLINGS if isinstance(row[2], str)])
