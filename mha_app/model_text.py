@@ -219,7 +219,7 @@ def summary_intro(parts: Parts) -> str:
     return (
         f"Each number below is an average over the **words of your sentence as queries**: {start} and {end} are "
         "left out as queries (they still count as keys). **Entropy** (in bits) says how spread out a query's "
-        "attention is: 0 means all of its weight is on one key, which may be the token itself; the most is log2(n) "
+        "attention is: 0 means all of its weight is on one key, which may be the token itself; the most is log2(m) "
         "bits, every key weighted the same, so it grows with sentence length. The **shares** split each query's "
         f"attention into six parts that do not overlap and **sum to 1**, taken in this order: {start}, {end}, the "
         "token itself, the previous token, the next token, and elsewhere (every other word). A key counts in the "

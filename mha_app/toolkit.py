@@ -69,7 +69,7 @@ def symbols(*names: str, container=st) -> None:
 def code_for_step(step: int, note: str = "") -> None:
     """The engine's real source lines for this step, and `note` on what they did in this example."""
     with st.expander("The code that computed this (mha_core/engine.py)", expanded=False):
-        st.code(step_source(step), language="python")
+        st.code(step_source(step), language="python", wrap_lines=True)
         st.caption(CODE_NAMES[step] + (f" {note}" if note else ""))
 
 
@@ -87,12 +87,12 @@ def reproduce_in_pytorch(settings: Settings) -> None:
                        "attention by F.scaled_dot_product_attention(is_causal=True, enable_gqa=True) and W_O. "
                        "torch.nn.MultiheadAttention cannot compute this layer: it has no shared key/value heads and "
                        "no RoPE.")
-            st.code(torch_script(settings.spec, settings.view.layer), language="python")
+            st.code(torch_script(settings.spec, settings.view.layer), language="python", wrap_lines=True)
             return
         st.caption("Rebuilds this exact example in PyTorch and prints the output shown here: with "
                    "torch.nn.MultiheadAttention, or head by head with F.scaled_dot_product_attention where the module "
                    "lacks an option used here (grouped-query heads, a head mask, another scale).")
-        st.code(torch_script(settings.spec, settings.view.layer), language="python")
+        st.code(torch_script(settings.spec, settings.view.layer), language="python", wrap_lines=True)
         st.caption("`mha` is PyTorch's own layer, given the same weights; its `in_proj_weight` is W_Q, W_K and W_V "
                    "stacked. `attn_mask` and `key_padding_mask` are True where a pair or a key is blocked.")
 

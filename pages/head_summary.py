@@ -49,8 +49,8 @@ def cell(value: float) -> float | None:
 table = [{"layer": r["layer"] + 1, "head": r["head"] + 1, "pattern": dominant_pattern(r, parts=parts),
           **{name: cell(r[name]) for name in parts.stat_columns}} for r in rows]
 columns = {name: st.column_config.ProgressColumn(parts.labels[name], min_value=0, max_value=1, format="%.2f",
-                                                  width="small") for name in (*parts.columns, *parts.extra)}
-columns["entropy"] = st.column_config.NumberColumn(parts.labels["entropy"], format="%.3f", width="small")
+                                                  width="medium") for name in (*parts.columns, *parts.extra)}
+columns["entropy"] = st.column_config.NumberColumn(parts.labels["entropy"], format="%.3f", width="medium")
 columns["layer"] = st.column_config.NumberColumn("layer", width="small")
 columns["head"] = st.column_config.NumberColumn("head", width="small")
 st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=columns)

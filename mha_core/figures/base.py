@@ -104,7 +104,7 @@ def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str,
         colorbar=dict(thickness=12),
         **cell_numbers(z),
     ))
-    fig.update_xaxes(title=x_title, type="category", tickangle=-45 if len(x_labels) > 6 else 0)
+    fig.update_xaxes(title=x_title, type="category", tickangle=-45 if len(x_labels) > 6 else 0, automargin=True)
     fig.update_yaxes(title=y_title, type="category", autorange="reversed")
     return layout(fig, title, height, pooled=step)
 
