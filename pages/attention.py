@@ -4,9 +4,8 @@ import streamlit as st
 
 from mha_app import compute, experiments
 from mha_app.classroom import predict
-from mha_app.settings import STAGES, View
-from mha_app.sidebar import refresh_share_link
-from mha_app.toolkit import BIND, code_for_step, next_step, plot, untrained_note, view, zoom_start
+from mha_app.explorer import attention_explorer
+from mha_app.toolkit import code_for_step, next_step, plot, untrained_note, view
 from mha_core import figures, formulas
 
 settings, ex = view()
@@ -44,52 +43,16 @@ if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their weights are all 0 and their head output is 0.")
 
 predict("strongest_key")
-plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size,
-                              pooled=compute.pooled_heads(settings.spec, ex.layer)), key="grid")
+attention_explorer(settings, ex)  # every head at every stage, drawn in the browser: the grid, one head, a query's row
 if figures.group_rows(cfg.group_size):
     st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value head "
                "(the colour of their titles). They share K and V, yet their weights differ, because each has its own "
                "queries.")
 experiments.kv_sharing(ex)
 
-st.subheader(f"Head {head + 1}, up close")
-st.caption("Choose the head and the query token in the sidebar, and the stage of the computation here.")
-
-
-@st.fragment
-def up_close() -> None:
-    """The stage, the head's matrix and its zoom window, and the query's weights: their controls rerun only this."""
-    stage = st.segmented_control("Stage", list(STAGES), default=View.stage, required=True, key="stage", bind=BIND)
-    key = STAGES[stage]
-    overview = st.container()
-    window, starts = None, {}
-    if n > figures.ZOOM or m > figures.ZOOM:
-        st.markdown(f"**Zoom window**: up to {figures.ZOOM} × {figures.ZOOM} cells, each the exact number the engine "
-                    "computed; hover over a cell for its query and key tokens.")
-        rows, cols = st.columns(2)
-        starts = dict(zoom_query=zoom_start(rows, "zoom_query", n), zoom_key=zoom_start(cols, "zoom_key", m))
-        window = figures.zoom_window(n, m, starts["zoom_query"], starts["zoom_key"])
-    with overview:
-        pooled = compute.pooled_stage(settings.spec, ex.layer, head, key)
-        plot(figures.attention_figure(tr, head, ex.tokens, key, cfg.softmax_scale, ex.key_tokens, pooled=pooled,
-                                      window=window), key="stage_figure")
-        if pooled[1] > 1:
-            st.caption(f"{n} × {m} cells are too many to draw one by one: each square above is the **mean** of a "
-                       f"block of {pooled[1]} × {pooled[1]} query–key pairs (edge blocks are smaller). The red "
-                       "outline is the zoom window below.")
-    if window is not None:
-        plot(figures.zoom_figure(tr, head, ex.tokens, key, window, cfg.softmax_scale, ex.key_tokens), key="zoom")
-    refresh_share_link(settings, stage=stage, **starts)
-    experiments.switched_off_note(settings, ex)
-
-    left, right = st.columns(2)
-    with left:
-        plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="bar")
-    with right:
-        plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
-
-
-up_close()
+st.subheader(f"Head {head + 1}, query {query + 1}: mixing the values")
+experiments.switched_off_note(settings, ex)
+plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
 
 experiments.planted_head(settings, ex)
 

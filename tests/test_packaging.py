@@ -41,6 +41,8 @@ def test_the_wheel_carries_the_app_and_the_command(wheel):
     app = "mha_app/streamlit_app/"
     for needed in ["app.py", "README.md", ".streamlit/config.toml", *(p.script for p in app_pages())]:
         assert app + needed in names, f"{needed} is missing from the wheel"
+    for needed in ["explorer.html", "explorer.css", "explorer.js", "view.js"]:  # the explorer's browser code
+        assert "mha_app/explorer/" + needed in names, f"{needed} is missing from the wheel"
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert re.search(r"^mha-viz = mha_app\.cli:main$", entry_points, re.M), entry_points
 
