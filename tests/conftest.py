@@ -34,6 +34,24 @@ def figure_titled(at, prefix: str) -> dict:
     return matches[0]
 
 
+def explorer(at):
+    """The attention explorer on the current page: (header, arrays, view), its payload decoded as the browser reads it
+    (mha_app.explorer.payload.read_payload) and the view the server hands it (layer, head, query, stage)."""
+    from mha_app.explorer.payload import read_payload
+
+    parts = {e.proto.component_name: e.proto for e in at.get("bidi_component")}
+    assert "mha_app.attention_explorer" in parts, f"no explorer on the page, only {sorted(parts)}"
+    header, arrays = read_payload(parts["mha_app.attention_explorer"].bytes)
+    return header, arrays, json.loads(parts["mha_app.attention_explorer_view"].json)["view"]
+
+
+def explorer_matrix(at, stage: str | None = None, head: int | None = None):
+    """One head's matrix (1-based head) at a stage as the explorer draws it (default: the view's head and stage)."""
+    header, arrays, view = explorer(at)
+    stack = arrays[f"{view['layer']}/{stage or view['stage']}"]
+    return stack[0 if len(stack) == 1 else (head or view["head"]) - 1]  # a mask alike in every head is sent once
+
+
 @pytest.fixture
 def app():
     return run_app
