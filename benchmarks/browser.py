@@ -214,9 +214,16 @@ ARM_JS = """([expr, native]) => {
 # --- server and browser -------------------------------------------------------------------------------------------
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port: within MHA_PORTS (e.g. 8620-8629) when it is set, else any."""
+    span = os.environ.get("MHA_PORTS", "")
+    for port in range(int(span.split("-")[0]), int(span.split("-")[1]) + 1) if "-" in span else [0]:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in MHA_PORTS={span}")
 
 
 @contextlib.contextmanager

@@ -11,6 +11,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def free_port() -> int:
+    """A free loopback port for a test server: within MHA_PORTS (e.g. 8620-8629) when it is set, else any."""
+    import socket
+
+    span = os.environ.get("MHA_PORTS", "")
+    candidates = range(int(span.split("-")[0]), int(span.split("-")[1]) + 1) if "-" in span else [0]
+    for port in candidates:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in MHA_PORTS={span}")
+
+
 def run_app(params: dict | None = None, page: str | None = None):
     """Run app.py in AppTest with these URL query parameters, optionally switching to a page file."""
     from streamlit.testing.v1 import AppTest

@@ -48,13 +48,26 @@ _EXPLORER = st.components.v2.component("mha_app.attention_explorer", html=_read(
 _VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=_read("view.js"))
 
 
-@shared(8, 128 * 2**20, "Packing every head's attention for the explorer…")
-def _packed(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...], window) -> bytes:
+def _traces(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...]) -> tuple:
+    """(example, {layer: its trace}) for these layers (1-based) of the example of spec."""
     ex = example(spec, ablated_layer or layers[0])
     traces = ex.run.layers if ex.run is not None else [ex.trace]
-    return payload.build_payload({layer: traces[layer - 1] if len(traces) > 1 else ex.trace for layer in layers},
-                                 ex.tokens, ex.key_tokens, layer_count=len(traces), scale=ex.cfg.softmax_scale,
-                                 window=window)
+    return ex, {layer: traces[layer - 1] if len(traces) > 1 else ex.trace for layer in layers}
+
+
+@shared(8, 256 * 2**20, "Averaging every head's matrices over blocks…")
+def _overviews(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...]) -> dict:
+    """Each layer's payload.overview_arrays: computed once per example, wherever the zoom window goes."""
+    return {layer: payload.overview_arrays(trace) for layer, trace in _traces(spec, ablated_layer, layers)[1].items()}
+
+
+@shared(8, 256 * 2**20)
+def _packed(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...], window) -> bytes:
+    ex, traces = _traces(spec, ablated_layer, layers)
+    return payload.build_payload(traces, ex.tokens, ex.key_tokens,
+                                 layer_count=len(ex.run.layers) if ex.run is not None else 1,
+                                 scale=ex.cfg.softmax_scale, window=window,
+                                 overviews=_overviews(spec, ablated_layer, layers))
 
 
 def explorer_payload(spec: Spec, layer: int, window=None) -> bytes:
@@ -101,8 +114,8 @@ def zoom_controls(n: int, m: int) -> tuple[int, int, int, int] | None:
     if n <= figures.ZOOM and m <= figures.ZOOM:
         return None
     st.markdown(f"**Zoom window**: up to {figures.ZOOM} × {figures.ZOOM} cells, each the exact number the engine "
-                "computed and every token named, outlined on the head's matrix; hover over a cell for its query and key "
-                "tokens.")
+                "computed and every token named, outlined on the head's matrix; hover over a cell for its query and "
+                "key tokens.")
     rows, cols = st.columns(2)
     return figures.zoom_window(n, m, zoom_start(rows, "zoom_query", n), zoom_start(cols, "zoom_key", m))
 

@@ -261,7 +261,7 @@ class Explorer {
 
   wire() {
     const r = this.root;
-    r.querySelector('select.head').addEventListener('change', e => this.change({ head: Number(e.target.value) }));
+    r.querySelector('select.head').addEventListener('change', e => this.change({ head: Number(e.target.value) - 1 }));
     r.querySelector('select.layer').addEventListener('change', e => this.setLayer(Number(e.target.value)));
     r.querySelector('.prev').addEventListener('click', () => this.moveQuery(-1));
     r.querySelector('.next').addEventListener('click', () => this.moveQuery(1));
@@ -285,7 +285,7 @@ class Explorer {
     const heads = r.querySelector('select.head');
     heads.replaceChildren(...Array.from({ length: h.heads }, (_, i) => {
       const o = document.createElement('option');
-      o.value = String(i);
+      o.value = String(i + 1);
       o.textContent = `${i + 1}` + (h.group_size > 1 ? ` (K/V ${Math.floor(i / h.group_size) + 1})` : '');
       return o;
     }));
@@ -328,22 +328,35 @@ class Explorer {
 
   array(part, head) {  // {data, rows, cols, dtype} of one head (a mask sent once serves every head)
     const a = this.payload.arrays[`${this.current().layer}/${part}`];
-    if (!a) return null;
+    if (!a) return null;  // e.g. the mask of a layer where nothing is blocked
     const [heads, rows, cols] = a.shape, i = heads === 1 ? 0 : head;
     return { data: a.data.subarray(i * rows * cols, (i + 1) * rows * cols), rows, cols, dtype: a.dtype, part };
+  }
+
+  // One head's matrix at a stage; the mask stage without a mask: every cell open.
+  stage(stage, head) {
+    const m = this.array(stage, head);
+    if (m || stage !== 'mask') return m;
+    const w = this.array('weights', head);
+    return { data: new Uint8Array(w.rows * w.cols), rows: w.rows, cols: w.cols, dtype: '|u1', part: 'mask' };
   }
 
   // The zoom window's cells of one matrix: sent as such when the matrices are pooled, else cut from the whole one.
   window(part, head) {
     const h = this.payload.header, [r0, r1, c0, c1] = h.window;
-    if (h.step > 1) return this.array(`zoom/${part}`, head);
-    const whole = this.array(part, head);
+    if (h.step > 1) return this.array(`zoom/${part}`, head) ?? (part === 'mask' ? this.openWindow() : null);
+    const whole = this.stage(part, head);
     if (!whole) return null;
     const rows = r1 - r0, cols = c1 - c0, data = new whole.data.constructor(rows * cols);
     for (let r = 0; r < rows; r++) {
       data.set(whole.data.subarray((r0 + r) * whole.cols + c0, (r0 + r) * whole.cols + c1), r * cols);
     }
     return { data, rows, cols, dtype: whole.dtype, part: `zoom/${part}` };
+  }
+
+  openWindow() {
+    const [r0, r1, c0, c1] = this.payload.header.window;
+    return { data: new Uint8Array((r1 - r0) * (c1 - c0)), rows: r1 - r0, cols: c1 - c0, dtype: '|u1', part: 'zoom/mask' };
   }
 
   limit(part, head, values, mask) {  // the diverging scale's half-width: the largest |value| drawn
@@ -419,7 +432,7 @@ class Explorer {
   updateControls(v) {
     const h = this.payload.header, r = this.root;
     for (const b of r.querySelectorAll('.stages button')) b.setAttribute('aria-pressed', String(b.dataset.stage === v.stage));
-    r.querySelector('select.head').value = String(v.head);
+    r.querySelector('select.head').value = String(v.head + 1);
     r.querySelector('select.layer').value = String(v.layer);
     r.querySelector('.query-name').textContent = `${v.query + 1} ${quoted(h.tokens[v.query])}`;
     const stage = h.stages.find(s => s.key === v.stage);
@@ -474,8 +487,8 @@ class Explorer {
     const h = this.payload.header;
     const step = zoom ? 1 : h.step;
     const [r0, r1, c0, c1] = zoom ? h.window : [0, h.n, 0, h.m];
-    const m = zoom ? this.window(stage, v.head) : this.array(stage, v.head);
-    const mask = stage === 'raw' ? null : zoom ? this.window('mask', v.head) : this.array('mask', v.head);
+    const m = zoom ? this.window(stage, v.head) : this.stage(stage, v.head);
+    const mask = stage === 'raw' || !h.masked ? null : zoom ? this.window('mask', v.head) : this.array('mask', v.head);
     const info = h.stages.find(s => s.key === stage);
     const keys = h.key_tokens || h.tokens;
     const labels = (tokens, lo, hi, s, count) => Array.from({ length: count }, (_, i) => s === 1

@@ -6,9 +6,10 @@ queries as rows and keys as columns. Up to figures.OVERVIEW_CELLS cells a matrix
 it (in the trace's own dtype: a float32 engine value is sent as that float32, not rounded again); a longer one is
 averaged over blocks of s × s cells, as the app's overviews have always been (figures.pool_stage, float32 means), and
 the zoom window's cells (figures.zoom_window, up to 64 × 64) then go exactly as well. Without pooling, the zoom window
-is only a place (the browser takes its cells from the whole matrices). The head grid's panels are figures.pool_heads of the weights (the weights
-themselves when nothing is pooled, and then not sent twice). A trained model sends every layer when all of them fit
-in LAYERS_BUDGET bytes, so that changing the layer needs no server; otherwise the layer on view only.
+is only a place (the browser takes its cells from the whole matrices). The head grid's panels are figures.pool_heads
+of the weights (the weights themselves when nothing is pooled, and then not sent twice). A trained model sends every
+layer when all of them fit in LAYERS_BUDGET bytes, so that changing the layer needs no server; otherwise the layer on
+view only.
 
 Layout of the bytes: b"MHAX", the header's length (uint32, little-endian), the header (JSON, UTF-8), zero padding to a
 multiple of 8 bytes, then each array, little-endian and C-ordered, at an offset from there that is a multiple of 8
@@ -48,16 +49,19 @@ def _one_or_all(a: np.ndarray) -> np.ndarray:
     return a[:1] if (a == a[:1]).all() else a
 
 
-def layer_arrays(trace: Trace, window: tuple[int, int, int, int] | None = None) -> dict[str, np.ndarray]:
-    """One layer's arrays by part (see the module docstring). window = figures.zoom_window(...): the cells sent
-    exactly when the overview is pooled (ignored when it is not: every cell is exact already)."""
+def _mask_heads(trace: Trace) -> range:
+    """The mask's heads to send: one when every head has the same mask (the app's masks), else all; none without."""
+    return range(0 if trace.mask is None else len(_one_or_all(trace.mask)))
+
+
+def overview_arrays(trace: Trace) -> dict[str, np.ndarray]:
+    """One layer's matrices by part, every head at every stage and the grid's panels (see the module docstring):
+    the slow part of a payload at large n, and the same wherever the zoom window is."""
     h, n, m = trace.weights.shape
     step = overview_step(n, m)
     out: dict[str, np.ndarray] = {}
-    # The mask's heads: one when every head has the same mask (the app's masks), else all of them.
-    mask_heads = range(0 if trace.mask is None else len(_one_or_all(trace.mask)))
     for stage in STAGES:
-        heads = mask_heads if stage == "mask" else range(h)
+        heads = _mask_heads(trace) if stage == "mask" else range(h)
         if step == 1:  # exact: the engine's own numbers, in its dtype; the mask as 0/1 bytes
             z = [trace.mask[i].astype(np.uint8) if stage == "mask" else figures.stage_matrix(trace, i, stage)
                  for i in heads]
@@ -69,17 +73,31 @@ def layer_arrays(trace: Trace, window: tuple[int, int, int, int] | None = None) 
     if grid_step > 1:
         out["grid"] = grid
         if trace.mask is not None:  # the share of each panel block that is blocked
-            blocked = trace.mask[list(mask_heads)].astype(np.float32)               # (mask heads, n, m)
+            blocked = trace.mask[list(_mask_heads(trace))].astype(np.float32)       # (mask heads, n, m)
             out["grid/mask"] = figures.pool_stack(blocked, figures.grid_budget(h))[0]
-    if step > 1 and window is not None:
-        r0, r1, c0, c1 = window
-        for stage in STAGES:
-            heads = mask_heads if stage == "mask" else range(h)
-            z = [trace.mask[i, r0:r1, c0:c1].astype(np.uint8) if stage == "mask" else
-                 figures.stage_matrix(trace, i, stage)[r0:r1, c0:c1] for i in heads]
-            if z:
-                out[f"zoom/{stage}"] = np.stack(z)                                  # (heads, r1-r0, c1-c0)
     return out
+
+
+def zoom_arrays(trace: Trace, window: tuple[int, int, int, int] | None) -> dict[str, np.ndarray]:
+    """The zoom window's cells (window = figures.zoom_window(...)) of every head at every stage, exact, when the
+    overview is pooled; nothing when it is not (every cell is sent exactly already) or without a window."""
+    h, n, m = trace.weights.shape
+    if overview_step(n, m) == 1 or window is None:
+        return {}
+    r0, r1, c0, c1 = window
+    out = {}
+    for stage in STAGES:
+        heads = _mask_heads(trace) if stage == "mask" else range(h)
+        z = [trace.mask[i, r0:r1, c0:c1].astype(np.uint8) if stage == "mask" else
+             figures.stage_matrix(trace, i, stage)[r0:r1, c0:c1] for i in heads]
+        if z:
+            out[f"zoom/{stage}"] = np.stack(z)                                      # (heads, r1-r0, c1-c0)
+    return out
+
+
+def layer_arrays(trace: Trace, window: tuple[int, int, int, int] | None = None) -> dict[str, np.ndarray]:
+    """One layer's arrays by part: its overviews and its zoom window's cells."""
+    return overview_arrays(trace) | zoom_arrays(trace, window)
 
 
 def layer_bytes(trace: Trace, window: tuple[int, int, int, int] | None = None) -> int:
@@ -104,16 +122,19 @@ def _scale(name: str) -> list:
 
 
 def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
-                  layer_count: int = 1, scale: float = 1.0,
-                  window: tuple[int, int, int, int] | None = None) -> bytes:
+                  layer_count: int = 1, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
+                  overviews: Mapping[int, dict[str, np.ndarray]] | None = None) -> bytes:
     """The explorer's bytes for these layers (1-based layer -> its trace, all of one shape) of a model with
-    layer_count layers. scale: the factor of the scaled scores (named in a title); window: figures.zoom_window(...)."""
+    layer_count layers. scale: the factor of the scaled scores (named in a title); window: figures.zoom_window(...);
+    overviews: each layer's overview_arrays, when they are already computed."""
     first = next(iter(layers.values()))
     h, n, m = first.weights.shape
     step = overview_step(n, m)
     grid_step = figures.block_step(n, m, figures.grid_budget(h))
     arrays = {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
-              for part, a in layer_arrays(trace, window).items()}
+              for part, a in ((overviews or {}).get(layer) or overview_arrays(trace)).items()}
+    arrays |= {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
+               for part, a in zoom_arrays(trace, window).items()}
     index, offset = {}, 0
     for name, a in arrays.items():
         a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
