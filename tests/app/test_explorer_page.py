@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conftest import explorer, run_app
+from conftest import explorer, load_pretrained, run_app
 
 
 def test_the_attention_page_sends_the_explorer_its_example_and_the_links_view():
@@ -30,6 +30,9 @@ def test_a_rerun_sends_the_same_payload_and_another_example_another():
 
 
 def test_a_trained_model_sends_every_layer_that_fits():
+    from mha_core.pretrained import load_minilm
+
+    load_pretrained(load_minilm)
     at = run_app({"model": "all-MiniLM-L6-v2", "layer": "2"}, "pages/attention.py")
     assert not at.exception, [e.value for e in at.exception]
     header, arrays, view = explorer(at)
