@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from app_pages import ROOT, app_pages
+from mha_app.explorer.payload import read_payload
 from mha_core.pretrained import MODELS
 
 NEVER_AT_RUNTIME = {"sentence-transformers", "transformers", "scipy", "scikit-learn", "llm", "llama-cpp-python"}
@@ -94,8 +95,8 @@ def test_mha_viz_from_an_installed_wheel_runs_the_app(wheel, tmp_path):
             runs = [await session.open("attention", {"h": "4"})]
             runs += [await session.goto(p.url_path) for p in app_pages()]
             problems = [e for run in runs for e in run.exceptions + run.errors]
-            grid = [f for f in runs[0].figures if f["layout"]["title"]["text"].startswith("Attention weights of all")]
-            assert grid and len(grid[0]["data"]) == 4
+            explorer = [e.bytes for e in runs[0].of_kind("bidi_component") if e.bytes]  # the explorer's data
+            assert explorer and read_payload(explorer[0])[0]["heads"] == 4
             assert any(re.fullmatch(r"MHA Visualiser \d+\.\d+\.\d+.*", t) for t in runs[-1].texts())
             return problems
         finally:

@@ -1,7 +1,7 @@
 """The attention explorer: every head of step 2 in the browser, so that another head, query, stage or layer needs no
 server.
 
-The page shows one Streamlit custom component (v2) that receives the example's data once (payload.py: every head at
+The page shows a Streamlit custom component (v2) that receives the example's data once (payload.py: every head at
 every stage, binary) and draws the head grid, the focused head's matrix at the chosen stage (and its zoom window)
 and the chosen query's weights. Switching head, query, stage or a sent layer redraws at once in the browser; the
 choice then goes back as component state, and `_follow` writes it into the app's settings (the sidebar's head,

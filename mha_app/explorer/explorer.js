@@ -237,8 +237,11 @@ class Explorer {
     if (!quiet && this.payload) this.draw();
   }
 
-  // A change made here: drawn now, sent to the server once the user pauses.
+  // A change made here: drawn now, sent to the server once the user pauses (a view it shows already: drawn only,
+  // as a click that empties the set of queries).
   change(patch, now = false) {
+    const before = this.current();
+    if (Object.entries(patch).every(([k, x]) => before[k] === x)) { this.draw(); return; }
     Object.assign(this.view, patch);
     this.seq += 1;
     this.draw();
