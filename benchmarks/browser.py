@@ -26,8 +26,8 @@ What is measured
   and left out of the statistics.
 - change: the sidebar selectbox ("Heads h", or "Layer" with the trained model) is opened, then an option is clicked,
   as a user does. The clock starts at the option's pointerdown and stops at the first frame in which the page shows
-  the new value (head grid with the new number of heads drawn; or "layer L of 6" in the caption, and on the model
-  view the large grid titled "Layer L") and the app is idle as above; the state must then hold for 300 ms (not
+  the new value (the attention explorer drawn with the new number of heads; or "layer L of 6" in the caption, and on
+  the model view the large grid titled "Layer L") and the app is idle as above; the state must then hold for 300 ms (not
   counted). Streamlit's "Running..." widget only appears once a run has taken 500 ms, so its absence alone would
   not show that a run is over; the script-state attribute does. h alternates between two values and the layer
   cycles 1 -> 2 -> 3 -> 1, so the first changes compute a new example and the later ones come from the caches
@@ -36,6 +36,11 @@ What is measured
   leaves the browser -> the last frame of the rerun arrives; "browser" = the rest (click handling, drawing). "bytes
   per rerun" = the websocket payload received during the change; it passes only if every rerun stays within 2 MB
   (a figure the browser already holds is sent as a reference, so the first visit of a value is the big one).
+- explorer (attention page cases, issue 19): in the attention explorer, a head key (2, 1, ...), a click on a query
+  row, a stage button and, on the trained model's cases, its layer picker: from the key or pointer press (as the page
+  sees it) to the first frame in which the explorer has drawn the new view. The server is not waited for: these
+  views are answered in the browser (a layer that is not in the payload comes from the server, and is then waited
+  for); between two changes the state sync that follows is let finish.
 - cold start: `streamlit run app.py` is launched (a fresh server each time) and the browser, already running, opens
   the address it prints as soon as the server answers: launch -> first chart drawn, and -> ready (overview page).
 - floor (the reference for our stack): the same cold start, a first load and a rerun of a bare Streamlit page with
@@ -83,6 +88,9 @@ LOAD_TIMEOUT_MS = 90_000
 CHANGE_TIMEOUT_MS = 60_000
 MINILM = "all-MiniLM-L6-v2"
 MAX_RERUN_BYTES = 2_000_000  # issue 11: bytes sent per rerun <= 2 MB at any n
+# Issue 19: head, query and stage in the explorer <= 100 ms from the click to the drawn frame; the layer too with
+# all-MiniLM-L6-v2 at 64 and 150 tokens (at 150 its layers do not all fit in the payload: the server sends each).
+EXPLORER_TARGET = {"head": 0.1, "query": 0.1, "stage": 0.1, ("layer", "minilm"): 0.1, ("layer", "minilm64"): 0.1}
 
 # What "the page shows value v" means, as a JS expression with {v}; window.__idle() is always part of it.
 HEADS_SHOWN = "window.__idle() && window.__heads({v})"
@@ -143,14 +151,9 @@ PROBE = r"""
 (() => {
   const charts = () => [...document.querySelectorAll('.js-plotly-plot')];
   const titleOf = el => (el.layout && el.layout.title && el.layout.title.text) || '';
-  window.__grid = () => {
-    const el = charts().find(e => /Attention weights of all/.test(titleOf(e)));
-    if (!el) return null;
-    const m = titleOf(el).match(/all (\d+) heads?/);
-    return {title: m ? Number(m[1]) : null, heatmaps: el.querySelectorAll('.hm image').length,
-            annotations: [...el.querySelectorAll('.infolayer .annotation-text')]
-              .filter(a => /^head \d+$/.test(a.textContent.trim())).length};
-  };
+  // The attention explorer's root, inside its component's shadow root (it draws the head grid on a canvas).
+  window.__explorer = () => [...document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')]
+    .map(h => h.shadowRoot && h.shadowRoot.querySelector('.mha-explorer')).find(Boolean);
   window.__idle = () => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.dataset.testScriptState !== 'notRunning' || app.dataset.testConnectionState !== 'CONNECTED')
@@ -161,8 +164,8 @@ PROBE = r"""
     const n = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
     return n > 0 && document.querySelectorAll('.js-plotly-plot .main-svg').length >= n;
   };
-  window.__heads = n => { const g = window.__grid(); return !!g && g.title === n && g.heatmaps === n
-                                                            && g.annotations === n; };
+  window.__heads = n => { const e = window.__explorer();
+                          return !!e && Number(e.dataset.heads) === n && Number(e.dataset.draws) > 0; };
   window.__says = text => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
     .some(e => e.textContent.includes(text));
   window.__titled = text => charts().some(e => titleOf(e).includes(text) && e.querySelector('.main-svg'));
@@ -192,6 +195,28 @@ PROBE = r"""
 LOADED_JS = """expr => { window.__loaded = null; window.__watch(new Function('return ' + expr), 500,
   t => { window.__loaded = {firstChart: window.__firstChart, ready: t, origin: performance.timeOrigin}; }); }"""
 
+# The explorer: starts the clock at the user's next key or pointer press (the page sees it as it enters the component)
+# and stops it at the first frame in which the explorer has drawn again and shows `view` (its data-view, in part).
+EXPLORER_ARM_JS = """view => {
+  window.__change = null;
+  const e = window.__explorer(), draws = Number(e.dataset.draws);
+  const shows = () => { const v = JSON.parse(e.dataset.view);
+                        return Object.entries(view).every(([k, x]) => v[k] === x); };
+  const onEvent = () => {
+    if (window.__change) return;
+    window.__change = {t0: performance.now()};
+    window.__watch(() => Number(e.dataset.draws) > draws && e.dataset.loading !== 'true' && shows(), 0,
+                   t1 => { Object.assign(window.__change, {t1, done: true}); });
+  };
+  for (const type of ['keydown', 'pointerdown', 'change']) {  // a <select>'s change stays in the shadow root
+    for (const target of [window, e]) {
+      if (window.__onExplorer) target.removeEventListener(type, window.__onExplorer, {capture: true});
+      target.addEventListener(type, onEvent, {capture: true});
+    }
+  }
+  window.__onExplorer = onEvent;
+}"""
+
 # Starts the clock at the user's action: a pointerdown on a listed option (Streamlit's selectbox) or the change
 # event of a native <select>; stops it once `expr` has held for 300 ms.
 ARM_JS = """([expr, native]) => {
@@ -214,9 +239,16 @@ ARM_JS = """([expr, native]) => {
 # --- server and browser -------------------------------------------------------------------------------------------
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port: within MHA_PORTS (e.g. 8620-8629) when it is set, else any."""
+    span = os.environ.get("MHA_PORTS", "")
+    for port in range(int(span.split("-")[0]), int(span.split("-")[1]) + 1) if "-" in span else [0]:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in MHA_PORTS={span}")
 
 
 @contextlib.contextmanager
@@ -345,6 +377,49 @@ def changes(browser, url: str, values: tuple, count: int, control: str = "Heads 
         return results
 
 
+def explorer_changes(browser, url: str, count: int, layers: tuple = ()) -> dict[str, list[float]]:
+    """In the attention page's explorer, `count` times each: a head key (2, 1, ...), a click on a query row (rows 2
+    and 3 in turn), a stage button (raw scores, softmax weights) and, with `layers`, the layer picker (cycling from
+    layers[0], the URL's): seconds from the key or pointer press to the first frame drawn with the new view. Each
+    change waits for the state sync that follows (the app idle) before the next."""
+    with _page(browser) as page:
+        page.set_default_timeout(CHANGE_TIMEOUT_MS)
+        _open(page, url, "window.__idle() && !!window.__explorer() && Number(window.__explorer().dataset.draws) > 0")
+        canvas = page.locator(".mha-explorer canvas.plot")
+        canvas.focus()
+
+        def timed(act, view: dict) -> float:
+            page.evaluate(EXPLORER_ARM_JS, view)
+            act()
+            page.wait_for_function("() => window.__change && window.__change.done", polling=50)
+            change = page.evaluate("window.__change")
+            page.wait_for_function("() => window.__idle()", polling=100)
+            page.wait_for_timeout(300)  # the sync's rerun (after the explorer's 200 ms pause) is over too
+            page.wait_for_function("() => window.__idle()", polling=100)
+            return (change["t1"] - change["t0"]) / 1000
+
+        def click_row(row: int):
+            region = next(r for r in json.loads(canvas.get_attribute("data-regions")) if r["kind"] == "matrix")
+            canvas.click(position={"x": region["x"] + region["w"] / 2,
+                                   "y": region["y"] + (row + 0.5) * region["h"] / region["rows"]})
+
+        stages = (("raw", "raw"), ("weights", "weights"))
+        out = {"head": [], "query": [], "stage": [], "layer": []}
+        for i in range(count):
+            head = 2 - i % 2
+            out["head"].append(timed(lambda head=head: page.keyboard.press(str(head)), {"head": head}))
+            row = 1 + i % 2  # another query each time (pooled: one in that block of queries)
+            out["query"].append(timed(lambda row=row: click_row(row), {}))
+            button, stage = stages[i % 2]
+            out["stage"].append(timed(lambda button=button: page.locator(
+                f".mha-explorer .stages button[data-stage={button}]").click(), {"stage": stage}))
+            if layers:
+                layer = layers[(i + 1) % len(layers)]
+                out["layer"].append(timed(lambda layer=layer: page.locator(".mha-explorer select.layer")
+                                          .select_option(str(layer)), {"layer": layer}))
+        return out
+
+
 def cold_start(browser, ready: str, path: str = "", command: list[str] | None = None) -> dict:
     """Launch a fresh server, open its page once it answers: seconds from the launch to the server answering,
     to the first chart and to ready."""
@@ -398,6 +473,14 @@ def measure_case(browser, base: str, case: Case, loads: int, count: int, table: 
     table.add("  bytes received per rerun", [r["bytes"] for r in runs], MAX_RERUN_BYTES, unit="MB")
     table.note(f"{label}: each change " + ", ".join(f"{r['to']}: {r['total'] * 1000:.0f}" for r in runs)
                + " ms (a value's first visit computes it)")
+    if case.page == "attention":
+        layers = case.values if case.control == "Layer" else ()
+        times = explorer_changes(browser, url, count, layers)
+        for what, samples in times.items():
+            if samples:
+                steps = " -> ".join(map(str, (*layers, layers[0]))) if what == "layer" else ""
+                table.add(f"explorer {what}{' ' + steps if steps else ''}: {case.name}", samples,
+                          EXPLORER_TARGET.get((what, case.key), EXPLORER_TARGET.get(what)))
 
 
 def measure_cold(browser, starts: int, table: Table) -> None:

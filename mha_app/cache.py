@@ -10,13 +10,16 @@ import numpy as np
 
 
 def nbytes(obj, seen: set[int] | None = None) -> int:
-    """Bytes of the NumPy arrays reachable from obj (through dataclasses, tuples, lists and dicts), each once."""
+    """Bytes of the NumPy arrays and byte strings reachable from obj (through dataclasses, tuples, lists and dicts),
+    each once."""
     seen = set() if seen is None else seen
     if id(obj) in seen:
         return 0
     seen.add(id(obj))
     if isinstance(obj, np.ndarray):
         return obj.nbytes
+    if isinstance(obj, (bytes, bytearray)):
+        return len(obj)
     if isinstance(obj, dict):
         return sum(nbytes(v, seen) for v in obj.values())
     if isinstance(obj, (list, tuple)):

@@ -15,7 +15,7 @@ import functools
 
 import streamlit as st
 
-from mha_core.analysis import head_stats, pooling, reference
+from mha_core.analysis import head_stats, reference
 from mha_core.analysis.stats import row_entropy
 from mha_core.experiments import ablation, scaling
 from mha_core.pretrained import MODELS
@@ -72,21 +72,6 @@ def example(spec: Spec, layer: int = 1) -> Example:
 def full_example(spec: Spec, layer: int = 1) -> Example:
     """The same example with every head kept (itself when no head is switched off)."""
     return example(dataclasses.replace(spec, ablate=()), layer)
-
-
-# What the attention page draws, computed once per example and layer (a rerun that finds them only builds figures).
-# At n = 2048: the head grid's 16 panels of 50 x 50, one head's 187 x 187 overview, and 16 x 2048 entropies.
-
-@shared(32, 64 * 2**20, "Averaging the weights over blocks…")
-def pooled_heads(spec: Spec, layer: int) -> tuple:
-    """Every head's weights as the head grid shows them (pooling.pool_heads)."""
-    return pooling.pool_heads(example(spec, layer).trace.weights)
-
-
-@shared(64, 64 * 2**20)
-def pooled_stage(spec: Spec, layer: int, head: int, stage: str) -> tuple:
-    """One head's matrix at a stage of step 2 as its overview shows it (pooling.pool_stage; head 0-based)."""
-    return pooling.pool_stage(example(spec, layer).trace, head, stage)
 
 
 @shared(32, 64 * 2**20, "Measuring how focused each head is…")

@@ -7,8 +7,6 @@ toolkit.view).
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 from mha_core import ConfigError, divisors
@@ -34,6 +32,7 @@ from .settings import (
 )
 from .snippets import settings_json
 from .text import quote
+from .toolkit import image_format
 
 INPUT_CAPTIONS = ["your own words", "n random vectors",
                   f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}: check by hand",
@@ -265,37 +264,20 @@ def device_label(device: str) -> str:
 
 
 def share_and_export(settings: Settings, example, page_path: str) -> None:
-    st.session_state.share_base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
+    base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
     with st.sidebar:
         st.header("Share")
         st.caption(f"Computed with {settings.spec.backend} on **{device_label(example.trace.device)}**.")
         st.caption("This link reopens exactly this view (copy button on the right):")
-        link = st.empty()
+        link = settings.share_url(base, example.n)
+        st.code(link, language=None, wrap_lines=True)
         st.header("Export")
         st.download_button("Trace (.npz, every intermediate)", lambda: trace_npz(example.trace, example.tokens),
                            file_name="mha_trace.npz", mime="application/octet-stream", width="stretch",
                            on_click="ignore")
-        st.session_state.share_slots = (link, st.empty())  # a page's fragment rewrites them (refresh_share_link)
-        _fill_share_slots(settings, "settings_json")
-        st.caption("Each chart's camera icon saves it as PNG.")
-
-
-def _fill_share_slots(settings: Settings, key: str) -> None:
-    link_slot, json_slot = st.session_state.share_slots
-    link = settings.share_url(st.session_state.share_base, st.session_state.view[1].n)
-    link_slot.code(link, language=None, wrap_lines=True)
-    json_slot.download_button("Settings (.json)", settings_json(settings.values(), link),
-                              file_name="mha_settings.json", mime="application/json", width="stretch",
-                              on_click="ignore", key=key)
-
-
-def refresh_share_link(settings: Settings, **view) -> None:
-    """Rewrite the sidebar's share link and settings export with these View values (from a fragment, which reruns
-    without the sidebar). A fragment writes them in every run, the app's included: Streamlit keeps an outside
-    container's place for a fragment only if it wrote there in the last full run."""
-    if "share_slots" in st.session_state:
-        _fill_share_slots(dataclasses.replace(settings, view=dataclasses.replace(settings.view, **view)),
-                          "settings_json_of_view")  # another key: the app's run wrote "settings_json" already
+        st.download_button("Settings (.json)", settings_json(settings.values(), link), file_name="mha_settings.json",
+                           mime="application/json", width="stretch", on_click="ignore", key="settings_json")
+        image_format()
 
 
 def prepare(page_path: str) -> None:

@@ -45,9 +45,20 @@ def view() -> tuple[Settings, Example]:
     return st.session_state.view
 
 
+IMAGE_FORMATS = ("PNG", "SVG")  # what a chart's camera icon saves (the sidebar's choice, st.session_state.image_format)
+
+
 def plot(fig, key: str | None = None) -> None:
+    image = st.session_state.get("image_format") or IMAGE_FORMATS[0]
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "toImageButtonOptions": {
-        "format": "png", "scale": 2}})
+        "format": image.lower(), "scale": 2}})
+
+
+def image_format() -> None:
+    """The format every chart's camera icon saves in: PNG, or SVG (vector: sharp at any size, editable)."""
+    st.segmented_control("Charts save as", IMAGE_FORMATS, default=IMAGE_FORMATS[0], required=True, key="image_format",
+                         help="The camera icon over each chart saves it in this format. The attention explorer on "
+                              "step 2 has a button for each.")
 
 
 def zoom_start(container, name: str, count: int) -> int:

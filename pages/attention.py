@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from mha_app import compute, experiments, widgets
+from mha_app import compute, experiments
 from mha_app.classroom import predict
-from mha_app.sidebar import refresh_share_link
-from mha_app.toolkit import code_for_step, next_step, plot, symbols, untrained_note, view, zoom_start
+from mha_app.explorer import attention_explorer
+from mha_app.toolkit import code_for_step, next_step, plot, symbols, untrained_note, view
 from mha_core import causal_mask, figures
 from mha_core.teaching import formulas
 
@@ -38,55 +38,19 @@ if tr.blocked_rows.any():
                "is 0.")
 revealed = predict("strongest_key")
 if revealed:
-    plot(figures.head_grid_figure(tr, ex.tokens, ex.key_tokens, group_size=cfg.group_size,
-                                  pooled=compute.pooled_heads(settings.spec, ex.layer), panel_height=230), key="grid")
+    attention_explorer(settings, ex)  # every head at every stage, drawn in the browser: the grid, one head, a query
     if figures.group_rows(cfg.group_size):
         st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value "
                    "head (the colour of their titles). They share K and V, yet their attention weights differ, "
                    "because each has its own queries.")
-
-extra = ((["Shared keys and values"] if cfg.group_size > 1 else [])
-         + (["Plant a head"] if settings.spec.card is None else []))
-
-
-@st.fragment
-def up_close() -> None:
-    """The stage, the head's matrix and its zoom window, and the query's weights: their controls rerun only this."""
-    st.caption("Choose the head and the query token in the sidebar, and the stage of the computation here.")
-    stage = widgets.choice(st, "stage", "segmented_control")
-    overview = st.container()
-    window, starts = None, {}
-    if n > figures.ZOOM or m > figures.ZOOM:
-        st.markdown(f"**Zoom window**: up to {figures.ZOOM} × {figures.ZOOM} cells, each the exact number the engine "
-                    "computed; hover over a cell for its query and key tokens.")
-        rows, cols = st.columns(2)
-        starts = dict(zoom_query=zoom_start(rows, "zoom_query", n), zoom_key=zoom_start(cols, "zoom_key", m))
-        window = figures.zoom_window(n, m, starts["zoom_query"], starts["zoom_key"])
-    with overview:
-        pooled = compute.pooled_stage(settings.spec, ex.layer, head, stage)
-        plot(figures.attention_figure(tr, head, ex.tokens, stage, cfg.softmax_scale, ex.key_tokens, pooled=pooled,
-                                      window=window), key="stage_figure")
-        if pooled[1] > 1:
-            st.caption(f"{n} × {m} cells are too many to draw one by one: each square above is the **mean** of a "
-                       f"block of {pooled[1]} × {pooled[1]} query–key pairs (edge blocks are smaller). The red "
-                       "outline is the zoom window below.")
-    if window is not None:
-        plot(figures.zoom_figure(tr, head, ex.tokens, stage, window, cfg.softmax_scale, ex.key_tokens), key="zoom")
-    refresh_share_link(settings, stage=stage, **starts)
-    experiments.switched_off_note(settings, ex)
-
-    left, right = st.columns(2)
-    with left:
-        plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="bar")
-    with right:
+    extra = ((["Shared keys and values"] if cfg.group_size > 1 else [])
+             + (["Plant a head"] if settings.spec.card is None else []))
+    mix_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = st.tabs(
+        [f"Head {head + 1}, query {query + 1}: mixing the values", "The mask", "How focused is each head?",
+         "Why divide by √d_k?", *extra])
+    with mix_tab:
+        experiments.switched_off_note(settings, ex)
         plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
-
-
-if revealed:  # the up-close figures show the same weights as the grid: after the prediction too
-    up_close_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = st.tabs(
-        [f"Head {head + 1} up close", "The mask", "How focused is each head?", "Why divide by √d_k?", *extra])
-    with up_close_tab:
-        up_close()
     with mask_tab:
         st.latex(formulas.mask(tr.mask))
         if blocked:

@@ -11,12 +11,36 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_app(params: dict | None = None, page: str | None = None):
-    """Run app.py in AppTest with these URL query parameters, optionally switching to a page file."""
+def free_port() -> int:
+    """A free loopback port for a test server: within MHA_PORTS (e.g. 8620-8629) when it is set, else any."""
+    import socket
+
+    span = os.environ.get("MHA_PORTS", "")
+    candidates = range(int(span.split("-")[0]), int(span.split("-")[1]) + 1) if "-" in span else [0]
+    for port in candidates:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in MHA_PORTS={span}")
+
+
+def run_app(params: dict | None = None, page: str | None = None, answered: bool = True):
+    """Run app.py in AppTest with these URL query parameters, optionally switching to a page file.
+
+    answered: the page's prediction questions are taken as answered, so the page shows everything (as it does for
+    a student who has answered); False shows a page whose questions still wait (tests/app/test_questions_wait.py).
+    """
     from streamlit.testing.v1 import AppTest
+
+    from mha_core.teaching.questions import KINDS
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.query_params.update(params or {})
+    for kind in KINDS if answered else ():
+        at.session_state[f"answered_{kind}"] = "revealed"
     at.run()
     if page:
         at.switch_page(page).run()
@@ -32,6 +56,24 @@ def figure_titled(at, prefix: str) -> dict:
     matches = [f for f in figures(at) if f["layout"]["title"]["text"].startswith(prefix)]
     assert matches, f"no figure titled {prefix!r} in {[f['layout']['title']['text'] for f in figures(at)]}"
     return matches[0]
+
+
+def explorer(at):
+    """The attention explorer on the current page: (header, arrays, view), its payload decoded as the browser reads it
+    (mha_app.explorer.payload.read_payload) and the view the server hands it (layer, head, query, stage)."""
+    from mha_app.explorer.payload import read_payload
+
+    parts = {e.proto.component_name: e.proto for e in at.get("bidi_component")}
+    assert "mha_app.attention_explorer" in parts, f"no explorer on the page, only {sorted(parts)}"
+    header, arrays = read_payload(parts["mha_app.attention_explorer"].bytes)
+    return header, arrays, json.loads(parts["mha_app.attention_explorer_view"].json)["view"]
+
+
+def explorer_matrix(at, stage: str | None = None, head: int | None = None):
+    """One head's matrix (1-based head) at a stage as the explorer draws it (default: the view's head and stage)."""
+    header, arrays, view = explorer(at)
+    stack = arrays[f"{view['layer']}/{stage or view['stage']}"]
+    return stack[0 if len(stack) == 1 else (head or view["head"]) - 1]  # a mask alike in every head is sent once
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from app_pages import app_pages, step_pages
-from conftest import as_array, figure_titled, figures, run_app
+from conftest import as_array, explorer, explorer_matrix, figure_titled, figures, run_app
 
 PAGES = step_pages()
 TITLES = {p.script: p.heading for p in app_pages()}
@@ -22,8 +22,9 @@ def assert_clean(at):
 
 
 def grid_heads(at) -> int:
-    fig = figure_titled(at, "Attention weights of all")
-    return sum(trace["type"] == "heatmap" for trace in fig["data"])
+    """The heads the attention explorer is sent: one panel each in its grid."""
+    header, arrays, view = explorer(at)
+    return arrays[f"{view['layer']}/weights"].shape[0] if header["heads"] else 0
 
 
 @pytest.mark.parametrize("params", INPUTS, ids=["sentence", "random", "tiny"])
@@ -73,10 +74,8 @@ def test_url_parameters_set_widgets_and_figures():
     assert at.selectbox(key="head").value == 2
     assert at.number_input(key="query").value == 3
     assert grid_heads(at) == 4
-    focused = figure_titled(at, "Head 2: Raw scores")
-    assert as_array(focused["data"][0]["z"]).shape == (5, 5)
-    bar = figure_titled(at, "Head 2, query 3 t3")
-    assert len(as_array(bar["data"][0]["y"])) == 5
+    assert explorer(at)[2] == {"layer": 1, "head": 2, "query": 3, "stage": "raw"}
+    assert explorer_matrix(at).shape == (5, 5)
 
 
 def test_seed_in_url_changes_the_numbers():
@@ -134,9 +133,7 @@ def test_padding_every_token_is_refused_in_words():
 def test_causal_mask_zeroes_future_keys_in_every_head():
     at = run_app({"input": "random", "n": "6", "causal": "true"}, "pages/attention.py")
     assert_clean(at)
-    grid = figure_titled(at, "Attention weights of all")
-    for trace in grid["data"]:
-        z = as_array(trace["z"])
+    for z in explorer(at)[1]["1/weights"]:
         assert np.all(np.triu(z, k=1) == 0)
         assert np.allclose(z.sum(axis=1), 1, atol=1e-6)
 
@@ -144,7 +141,7 @@ def test_causal_mask_zeroes_future_keys_in_every_head():
 def test_padding_blocks_the_last_keys():
     at = run_app({"input": "random", "n": "6", "pad": "2"}, "pages/attention.py")
     assert_clean(at)
-    z = as_array(figure_titled(at, "Attention weights of all")["data"][0]["z"])
+    z = explorer_matrix(at, "weights", 1)
     assert np.all(z[:, -2:] == 0) and np.all(z[:, :-2] > 0)
 
 
@@ -167,18 +164,15 @@ def test_selected_head_and_query_follow_the_sidebar():
     at.selectbox(key="head").set_value(3).run()
     at.number_input(key="query").set_value(4).run()
     assert_clean(at)
-    assert figure_titled(at, "Head 3: Attention weights")
-    assert figure_titled(at, "Head 3, query 4 t4")
+    assert explorer(at)[2] == {"layer": 1, "head": 3, "query": 4, "stage": "weights"}
+    assert figure_titled(at, "Head 3: weight × value for each key")
 
 
-def test_stage_control_switches_the_focused_figure_and_is_shared():
-    at = run_app({"input": "random", "n": "4", "causal": "true"}, "pages/attention.py")
-    assert figure_titled(at, "Head 1: Attention weights")
-    control = at.button_group(key="stage")
-    control.set_value("mask").run()
+def test_the_links_stage_reaches_the_explorer_and_the_share_link():
+    at = run_app({"input": "random", "n": "4", "causal": "true", "stage": "mask"}, "pages/attention.py")
     assert_clean(at)
-    mask = as_array(figure_titled(at, "Head 1: Mask")["data"][0]["z"])
-    np.testing.assert_array_equal(mask, np.triu(np.ones((4, 4)), 1))
+    assert explorer(at)[2]["stage"] == "mask"
+    np.testing.assert_array_equal(explorer_matrix(at), np.triu(np.ones((4, 4)), 1))
     links = [c.value for c in at.code if c.value.startswith("http")]
     assert "stage=mask" in links[0]
 
@@ -186,7 +180,7 @@ def test_stage_control_switches_the_focused_figure_and_is_shared():
 def test_tiny_example_is_hand_checkable():
     at = run_app({"input": "tiny", "stage": "raw scores"}, "pages/attention.py")
     assert_clean(at)
-    raw = as_array(figure_titled(at, "Head 1: Raw scores")["data"][0]["z"])
+    raw = explorer_matrix(at, "raw", 1)
     assert np.array_equal(raw, np.round(raw)), "raw scores of the tiny example are whole numbers"
     assert raw.shape == (3, 3)
 

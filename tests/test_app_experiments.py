@@ -9,7 +9,6 @@ PyTorch do the attention.
 
 from __future__ import annotations
 
-import html
 import math
 
 import numpy as np
@@ -18,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import as_array, figure_titled, figures, run_app, zero_heads_hook
+from conftest import as_array, explorer, explorer_matrix, figure_titled, figures, run_app, zero_heads_hook
 
 REAL = "all-MiniLM-L6-v2"
 CAT = "The cat sat on the mat because it was tired."
@@ -31,8 +30,9 @@ def assert_clean(at):
 
 
 def grid(at) -> list[np.ndarray]:
-    """The attention page's weights of every head, as drawn."""
-    return [as_array(t["z"]) for t in figure_titled(at, "Attention weights of all")["data"]]
+    """The attention page's weights of every head, as its explorer is sent them."""
+    header, arrays, view = explorer(at)
+    return list(arrays[f"{view['layer']}/weights"])
 
 
 def shown_output(at) -> np.ndarray:
@@ -246,7 +246,7 @@ def test_planted_head_obeys_its_rule_in_the_heatmap():
     for i in range(1, m):
         assert weights[i, i - 1] == pytest.approx(rule_share, abs=1e-5)
     np.testing.assert_allclose(weights[0], 1 / m, atol=1e-6)  # the first token has no previous one
-    scores = as_array(figure_titled(at, "Head 3: Scaled scores")["data"][0]["z"])
+    scores = explorer_matrix(at, "scaled", 3)
     np.testing.assert_allclose(scores, 4 * np.eye(m, k=-1), atol=1e-4)
     assert any("The fit is exact" in s.value for s in at.success)
     assert any("rows 33–48 of W_Q" in m.value for m in at.markdown)
@@ -283,9 +283,8 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     weights, _ = torch_attention(w, cfg, x)
     for i, z in enumerate(grid(at)):
         np.testing.assert_allclose(z, weights[i], atol=1e-5)
-    scaled = as_array(figure_titled(at, "Head 1: Scaled scores")["data"][0]["z"])
-    at.button_group(key="stage").set_value("raw scores").run()
-    np.testing.assert_array_equal(as_array(figure_titled(at, "Head 1: Raw scores")["data"][0]["z"]), scaled)
+    assert explorer(at)[2]["stage"] == "scaled"
+    np.testing.assert_array_equal(explorer_matrix(at, "raw", 1), explorer_matrix(at, "scaled", 1))
     assert not any(r"\sqrt" in latex.value for latex in at.latex if "head_i" in latex.value)
     comparison = figure_titled(at, "Head 1: the same raw scores, softmaxed with and without")
     with_scale, _ = torch_attention(w, mc.MHAConfig(64, 4), x)
@@ -295,7 +294,7 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     peak = float(metrics["largest weight, without"])
     assert peak == pytest.approx(weights.max(axis=-1).mean(), abs=1e-3)
     at.radio(key="scale").set_value("1/√d_k").run()
-    assert "scale" not in share_link(at)
+    assert "scale=" not in share_link(at)
     assert any(r"\sqrt{16}" in latex.value for latex in at.latex)
 
 
@@ -318,8 +317,8 @@ def test_gqa_in_the_app_matches_sdpa_with_enable_gqa():
     assert_clean(at)
     for i, z in enumerate(grid(at)):
         np.testing.assert_allclose(z, weights[i], atol=1e-5)
-    titles = [a["text"] for a in figure_titled(at, "Attention weights of all")["layout"]["annotations"]]
-    assert titles[:6] == [f"head {i + 1} (K/V {i // 3 + 1})" for i in range(6)]
+    header = explorer(at)[0]
+    assert header["heads"] == 6 and header["group_size"] == 3  # the explorer names K/V head i // 3 + 1
     at.switch_page("pages/output.py").run()
     np.testing.assert_allclose(shown_output(at), output, atol=1e-5)
     at.switch_page("pages/overview.py").run()
@@ -379,13 +378,11 @@ def test_cross_attention_in_the_app_matches_nn_multihead_attention():
         out, weights = module(torch.tensor(x, dtype=torch.float64)[None], torch.tensor(y, dtype=torch.float64)[None],
                               torch.tensor(y, dtype=torch.float64)[None], key_padding_mask=padding,
                               average_attn_weights=False)
-    panels = figure_titled(at, "Attention weights of all")["data"]
-    for i, trace in enumerate(panels):
-        np.testing.assert_allclose(as_array(trace["z"]), weights[0, i].numpy(), atol=1e-5)
-    label = [f"{j + 1} {html.escape(t, quote=False)}" for j, t in enumerate(keys)]  # plotly decodes &lt; &gt; &amp;
-    assert panels[0]["x"] == label, "keys: the second sentence"
-    assert panels[0]["y"] == [f"{i + 1} {html.escape(t, quote=False)}" for i, t in enumerate(queries)]
-    assert as_array(figure_titled(at, "Head 1: Attention weights")["data"][0]["z"]).shape == (n, m)
+    header, arrays, _ = explorer(at)
+    for i, z in enumerate(arrays["1/weights"]):
+        np.testing.assert_allclose(z, weights[0, i].numpy(), atol=1e-5)
+    assert header["key_tokens"] == keys, "keys: the second sentence"
+    assert header["tokens"] == queries and arrays["1/weights"].shape[1:] == (n, m)
     assert any("Cross-attention" in i.value for i in at.info)
     at.switch_page("pages/output.py").run()
     np.testing.assert_allclose(shown_output(at), out[0].numpy(), atol=1e-5)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app_pages import step_pages
-from conftest import as_array, figure_titled, figures, mosaic_outline, mosaic_panels, run_app
+from conftest import as_array, explorer, explorer_matrix, figure_titled, figures, mosaic_outline, mosaic_panels, run_app
 from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_app.settings import default
 from mha_core.pretrained import load_minilm
@@ -34,21 +34,20 @@ def test_attention_page_shows_the_real_weights_of_that_layer_and_head():
     at = run_app({**REAL, "layer": "1", "head": "3", "text": text}, "pages/attention.py")
     assert_clean(at)
     run = load_minilm().run(text)
-    grid = figure_titled(at, "Attention weights of all 12 heads")
-    assert len(grid["data"]) == 12
-    np.testing.assert_allclose(as_array(grid["data"][2]["z"]), run.layers[0].weights[2], atol=1e-6)
-    focused = as_array(figure_titled(at, "Head 3: Attention weights")["data"][0]["z"])
-    np.testing.assert_allclose(focused, run.layers[0].weights[2], atol=1e-6)
-    labels = grid["data"][0]["x"]
-    assert labels[0] == "1 [CLS]" and labels[-1] == f"{len(run.tokens)} [SEP]"
+    header, arrays, view = explorer(at)
+    assert header["heads"] == 12 and view["layer"] == 1 and view["head"] == 3
+    np.testing.assert_allclose(explorer_matrix(at), run.layers[0].weights[2], atol=1e-6)
+    np.testing.assert_allclose(arrays["1/weights"], run.layers[0].weights, atol=1e-6)
+    assert header["tokens"][0] == "[CLS]" and header["tokens"][-1] == "[SEP]" == run.tokens[-1]
 
 
 def test_changing_the_layer_changes_the_numbers():
     at = run_app({**REAL, "text": "Heads learn patterns."}, "pages/attention.py")
-    first = as_array(figure_titled(at, "Attention weights of all")["data"][0]["z"])
+    first = explorer_matrix(at, "weights", 1)
     at.selectbox(key="layer").set_value(5).run()
     assert_clean(at)
-    fifth = as_array(figure_titled(at, "Attention weights of all")["data"][0]["z"])
+    fifth = explorer_matrix(at, "weights", 1)
+    assert explorer(at)[2]["layer"] == 5
     assert first.shape == fifth.shape and not np.allclose(first, fifth)
 
 
@@ -81,7 +80,7 @@ def test_model_view_shows_all_72_heads_and_opens_one():
     links = [p.proto.label for p in at.get("page_link")]
     assert any("layer 2, head 7" in label for label in links)
     at.switch_page("pages/attention.py").run()
-    assert figure_titled(at, "Head 7: Attention weights")
+    assert explorer(at)[2] == {"layer": 2, "head": 7, "query": 1, "stage": "weights"}
 
 
 def test_head_summary_table_and_chart_match_the_reference_statistics():

@@ -21,6 +21,8 @@ from app_pages import app_pages
 from conftest import (
     as_array,
     complex_rope,
+    explorer,
+    explorer_matrix,
     figure_titled,
     figures,
     llama_without_heads,
@@ -197,14 +199,9 @@ def test_projection_groups_the_query_heads_by_their_key_value_head(pages):
 
 def test_attention_page_shows_the_causal_grouped_heads_of_the_layer(pages, run):
     at = pages("pages/attention.py")
-    grid = figure_titled(at, "Attention weights of all 9 heads")
-    for i, data in enumerate(grid["data"]):
-        np.testing.assert_allclose(as_array(data["z"]), run.layers[17].weights[i], atol=1e-6)
-    titles = [a["text"] for a in grid["layout"]["annotations"][:9]]
-    assert titles[3] == "head 4 (K/V 2)"
-    # one row of panels per key/value group: heads 1-3 share the top row
-    domains = [grid["layout"][f"yaxis{i if i > 1 else ''}"]["domain"] for i in range(1, 10)]
-    assert domains[0] == domains[2] != domains[3] == domains[5] != domains[6]
+    header, arrays, view = explorer(at)
+    assert header["heads"] == 9 and header["group_size"] == 3  # the explorer's grid: a row per K/V group
+    np.testing.assert_allclose(arrays[f"{view['layer']}/weights"], run.layers[17].weights, atol=1e-6)
     assert "the causal mask blocks every key after its query" in texts(at, "caption")
     assert "log2(j)" in texts(at, "caption")
 
@@ -212,8 +209,8 @@ def test_attention_page_shows_the_causal_grouped_heads_of_the_layer(pages, run):
 def test_attention_mask_stage_is_the_causal_triangle(model):
     at = run_app({**SMOL, "stage": "mask"}, "pages/attention.py")
     assert_clean(at)
-    mask = as_array(figure_titled(at, "Head 5: Mask")["data"][0]["z"])
-    np.testing.assert_array_equal(mask, np.triu(np.ones((16, 16)), 1))
+    assert explorer(at)[2]["stage"] == "mask"
+    np.testing.assert_array_equal(explorer_matrix(at, "mask", 5), np.triu(np.ones((16, 16)), 1))
 
 
 # --- step 3 and 4 -------------------------------------------------------------------------------------------------
@@ -358,7 +355,7 @@ def test_without_the_model_the_choice_says_how_to_add_it(uninstalled):
     assert [c.value for c in at.code] == [INSTALL]
     at.radio(key="model").set_value("random weights").run()  # and the rest of the app still works
     assert_clean(at)
-    assert figure_titled(at, "Attention weights of all 8 heads")
+    assert explorer(at)[0]["heads"] == 8
 
 
 def test_when_the_loader_says_the_model_is_missing_the_page_says_how_to_add_it(monkeypatch):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from app_pages import PRETRAINED, trace_pages
-from conftest import as_array, figure_titled, mosaic_outline, run_app
+from conftest import as_array, explorer, figure_titled, mosaic_outline, run_app
 from mha_core.pretrained import load_minilm
 
 MODES = {"sentence": {}, "random": {"input": "random", "n": "6"}, "tiny": {"input": "tiny"},
@@ -182,7 +182,7 @@ def test_the_switch_on_a_step_page_opens_the_trained_model(mode):
     at.button(key="switch_to_trained").click().run()
     assert_clean(at)
     assert at.radio(key="model").value == PRETRAINED
-    assert figure_titled(at, "Attention weights of all 12 heads")
+    assert explorer(at)[0]["heads"] == 12
 
 
 @pytest.mark.parametrize("params, wanted, unwanted", [

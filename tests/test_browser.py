@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from app_pages import app_pages
+from conftest import free_port
 from mha_app.sentences import DECODER_SENTENCES
 from mha_app.settings import MODELS
 from mha_app.settings import PRETRAINED as CARDS
@@ -84,16 +84,12 @@ SETTLED_JS = """minMs => {
   return now - window.__settledSince >= minMs;
 }""".replace("IDLE", IDLE_JS)
 
-# The head grid on the attention page: heads promised by its title, subplot titles "head k" drawn, heatmaps drawn.
+# The attention page's explorer (inside its component's shadow root): the heads it was sent, and whether it drew them.
 GRID_JS = """() => {
-  const el = [...document.querySelectorAll('.js-plotly-plot')]
-    .find(e => /Attention weights of all/.test((e.layout && e.layout.title && e.layout.title.text) || ''));
-  if (!el) return null;
-  const title = (el.layout.title.text.match(/all (\\d+) heads?/) || [])[1];
-  const annotations = [...el.querySelectorAll('.infolayer .annotation-text')]
-    .filter(a => /^head \\d+$/.test(a.textContent.trim())).length;
-  return {title: title ? Number(title) : null, annotations, heatmaps: el.querySelectorAll('.hm image').length,
-          traces: el.data.length};
+  const el = [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .map(h => h.shadowRoot && h.shadowRoot.querySelector('.mha-explorer')).find(Boolean);
+  if (!el || !el.dataset.heads) return null;
+  return {heads: Number(el.dataset.heads), drawn: Number(el.dataset.draws) > 0};
 }"""
 
 
@@ -109,7 +105,7 @@ def grid(page) -> dict | None:
 
 def wait_for_heads(page, heads: int, timeout_ms: int = CHANGE_MS) -> None:
     page.wait_for_function(
-        f"n => {{ const g = ({GRID_JS})(); return !!g && g.title === n && g.annotations === n && g.heatmaps === n; }}",
+        f"n => {{ const g = ({GRID_JS})(); return !!g && g.heads === n && g.drawn; }}",
         arg=heads, timeout=timeout_ms, polling="raf")
     wait_settled(page, timeout_ms)
 
@@ -154,16 +150,10 @@ def screenshot(page, name: str) -> None:
 
 # --- fixtures -----------------------------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(request, tmp_path_factory) -> str:
     """`streamlit run app.py` on a free local port; the base URL. The process group is ended afterwards."""
-    port = _free_port()
+    port = free_port()
     log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
@@ -348,11 +338,11 @@ def test_pretrained_page_offers_the_switch(server, open_page, app_page):
 
 def test_heads_change_is_in_url_and_share_link(server, open_page, browser):
     page = open_page(f"{server}/attention")
-    assert grid(page) == {"title": 8, "annotations": 8, "heatmaps": 8, "traces": 8}
+    wait_for_heads(page, 8)
     choose(page, "Heads h", 4)
     wait_for_heads(page, 4)
     no_exception(page)
-    assert grid(page) == {"title": 4, "annotations": 4, "heatmaps": 4, "traces": 4}
+    assert grid(page) == {"heads": 4, "drawn": True}
     assert parse_qs(urlparse(page.url).query).get("h") == ["4"], page.url
     title = page.locator("h1").first.inner_text()
     link = share_link(page)
@@ -362,7 +352,7 @@ def test_heads_change_is_in_url_and_share_link(server, open_page, browser):
         again = open_page(url)
         wait_for_heads(again, 4)
         expect(again.get_by_role("combobox", name="Heads h")).to_have_value("4")
-        assert grid(again) == {"title": 4, "annotations": 4, "heatmaps": 4, "traces": 4}, url
+        assert grid(again) == {"heads": 4, "drawn": True}, url
         assert again.locator("h1").first.inner_text() == title
         assert parse_qs(urlparse(again.url).query).get("h") == ["4"], again.url
         no_exception(again)
@@ -536,32 +526,34 @@ def test_bad_experiment_link_warns_in_words(server, open_page):
     assert "ablate" not in urlparse(share_link(page)).query
 
 
-def test_long_input_overview_zoom_and_stage_rerun_only_their_fragment(server, open_page):
-    """n = 2048: the attention page draws its overview and zoom window; the stage and zoom controls (a fragment)
-    move the address and the sidebar's share link along with the figures."""
+def test_long_input_overview_zoom_and_stage_move_the_link(server, open_page):
+    """n = 2048: the attention page's explorer draws the overviews and the zoom window; its stage and the zoom
+    controls move the address and the sidebar's share link along with what it draws."""
     page = open_page(f"{server}/attention?input=random&n=2048&d_model=1024&h=16")
     no_exception(page)
     expect(page.get_by_text("Zoom window", exact=False).first).to_be_visible()
+    wait_for_heads(page, 16)
     screenshot(page, "attention-2048")
-    page.locator('[data-testid="stButtonGroup"]').get_by_text("mask", exact=True).click()
-    expect(page.locator(".js-plotly-plot .gtitle").filter(has_text="Head 1: Mask").first).to_be_visible(
-        timeout=CHANGE_MS)
+    explorer = page.locator(".mha-explorer")
+    explorer.locator(".stages button[data-stage=mask]").click()
+    expect(explorer).to_have_attribute("data-view", re.compile('"stage":"mask"'))
+    page.wait_for_function("() => new URLSearchParams(location.search).get('stage') === 'mask'", timeout=CHANGE_MS)
+    data = explorer.get_attribute("data-payload")
     zoom = page.get_by_role("spinbutton", name="Zoom: first query row")
     zoom.fill("129")
     zoom.press("Enter")
-    expect(page.locator(".js-plotly-plot .gtitle").filter(has_text="queries 129–192").first).to_be_visible(
-        timeout=CHANGE_MS)
+    expect(explorer).not_to_have_attribute("data-payload", data, timeout=LOAD_MS)  # the new window's cells
     wait_settled(page)
     no_exception(page)
+    assert '"stage":"mask"' in explorer.get_attribute("data-view")
     query = parse_qs(urlparse(page.url).query)
     assert query.get("stage") == ["mask"] and query.get("zoom_query") == ["129"], page.url
     link = parse_qs(urlparse(share_link(page)).query)
     assert link.get("stage") == ["mask"] and link.get("zoom_query") == ["129"], share_link(page)
     screenshot(page, "attention-2048-zoom")
     # Back to the stage the page opened with: the link drops it again (the default needs no parameter).
-    page.locator('[data-testid="stButtonGroup"]').get_by_text("softmax weights", exact=True).click()
-    expect(page.locator(".js-plotly-plot .gtitle").filter(has_text="Head 1: Attention weights softmax(…): queries "
-                                                                   "129–192").first).to_be_visible(timeout=CHANGE_MS)
+    explorer.locator(".stages button[data-stage=weights]").click()
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('stage')", timeout=CHANGE_MS)
     wait_settled(page)
     link = parse_qs(urlparse(share_link(page)).query)
     assert "stage" not in link and link.get("zoom_query") == ["129"], share_link(page)

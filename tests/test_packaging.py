@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from app_pages import ROOT, app_pages
+from mha_app.explorer.payload import read_payload
 from mha_core.pretrained import MODELS
 
 NEVER_AT_RUNTIME = {"sentence-transformers", "transformers", "scipy", "scikit-learn", "llm", "llama-cpp-python"}
@@ -41,6 +42,8 @@ def test_the_wheel_carries_the_app_and_the_command(wheel):
     app = "mha_app/streamlit_app/"
     for needed in ["app.py", "README.md", ".streamlit/config.toml", *(p.script for p in app_pages())]:
         assert app + needed in names, f"{needed} is missing from the wheel"
+    for needed in ["explorer.html", "explorer.css", "explorer.js", "view.js"]:  # the explorer's browser code
+        assert "mha_app/explorer/" + needed in names, f"{needed} is missing from the wheel"
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert re.search(r"^mha-viz = mha_app\.cli:main$", entry_points, re.M), entry_points
 
@@ -92,8 +95,8 @@ def test_mha_viz_from_an_installed_wheel_runs_the_app(wheel, tmp_path):
             runs = [await session.open("attention", {"h": "4"})]
             runs += [await session.goto(p.url_path) for p in app_pages()]
             problems = [e for run in runs for e in run.exceptions + run.errors]
-            grid = [f for f in runs[0].figures if f["layout"]["title"]["text"].startswith("Attention weights of all")]
-            assert grid and len(grid[0]["data"]) == 4
+            explorer = [e.bytes for e in runs[0].of_kind("bidi_component") if e.bytes]  # the explorer's data
+            assert explorer and read_payload(explorer[0])[0]["heads"] == 4
             assert any(re.fullmatch(r"MHA Visualiser \d+\.\d+\.\d+.*", t) for t in runs[-1].texts())
             return problems
         finally:

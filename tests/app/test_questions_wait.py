@@ -58,7 +58,7 @@ def shows_row(at, row: np.ndarray) -> bool:
 
 @pytest.mark.parametrize(("page", "kind", "params"), ASKED, ids=[f"{p[6:-3]}-{k}-{len(q)}" for p, k, q in ASKED])
 def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
-    at = run_app(params, page)
+    at = run_app(params, page, answered=False)
     assert not at.exception, at.exception
     example = build_example(Spec(model=params.get("model", "random"), input=params.get("input", "sentence")),
                             model=None if "model" not in params else _model(params["model"]))
@@ -77,7 +77,7 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
 
 
 def test_a_right_answer_opens_the_page_and_a_wrong_one_waits():
-    at = run_app({}, "pages/projection.py")
+    at = run_app({}, "pages/projection.py", answered=False)
     ex = build_example(Spec())
     q = questions.ask("q_shape", ex.trace, ex.weights, ex.tokens, 0, 0)
     charts = len(at.get("plotly_chart"))

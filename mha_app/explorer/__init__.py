@@ -1,0 +1,129 @@
+"""The attention explorer: every head of step 2 in the browser, so that another head, query, stage or layer needs no
+server.
+
+The page shows a Streamlit custom component (v2) that receives the example's data once (payload.py: every head at
+every stage, binary) and draws the head grid, the focused head's matrix at the chosen stage (and its zoom window)
+and the chosen query's weights. Switching head, query, stage or a sent layer redraws at once in the browser; the
+choice then goes back as component state, and `_follow` writes it into the app's settings (the sidebar's head,
+query and layer, the link's stage), so the URL, the share link, the sidebar and the other pages follow.
+
+Why two elements. A component's `data` is its only way in from the server, and a rerun sends an element again
+unless its message is unchanged (and at least global.minCachedMessageSize, 10 kB). So the large element
+(`_EXPLORER`: the drawing code and the payload) never carries the view: its message is the same on every rerun of
+an example, and the browser is sent a reference to the copy it has. The view the server holds travels in a second,
+tiny element (`_VIEW`, a few hundred bytes, sent on every rerun), which hands it to the drawing code; a view that
+the explorer already shows, or one older than a change made there since (`seq`), draws nothing.
+
+Canvas, not Plotly.js: the time from a head change to the drawn frame, measured in Chromium for the focused matrix
+and the query's bars (benchmarks/explorer_draw.py; n = 64, 512 and 2048, the last two as 171² and 187² block
+means), had medians of 64 to 210 ms with Plotly.react (maxima up to 580 ms) and 15 to 18 ms, one frame, with a
+canvas, in two runs on a shared 2-core machine. The issue's target is 100 ms from the click. Plotly.js would also be
+4.8 MB of JavaScript inside the element's message. The same drawing code writes an SVG file for "Save SVG".
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import streamlit as st
+
+from mha_core import figures
+
+from ..compute import example, shared
+from ..settings import Settings, Spec, default
+from ..toolkit import zoom_start
+from . import payload
+
+KEY = "explorer"        # the component's key: its state, {"view": {...}}, is st.session_state[KEY]
+SIZES = "explorer_sizes"  # what _follow checks a view against: (heads, query tokens, layers)
+
+
+def _read(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+_EXPLORER = st.components.v2.component("mha_app.attention_explorer", html=_read("explorer.html"),
+                                       css=_read("explorer.css"), js=_read("explorer.js"))
+_VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=_read("view.js"))
+
+
+def _traces(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...]) -> tuple:
+    """(example, {layer: its trace}) for these layers (1-based) of the example of spec."""
+    ex = example(spec, ablated_layer or layers[0])
+    traces = ex.run.layers if ex.run is not None else [ex.trace]
+    return ex, {layer: traces[layer - 1] if len(traces) > 1 else ex.trace for layer in layers}
+
+
+@shared(8, 256 * 2**20, "Averaging every head's matrices over blocks…")
+def _overviews(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...]) -> dict:
+    """Each layer's payload.overview_arrays: computed once per example, wherever the zoom window goes."""
+    return {layer: payload.overview_arrays(trace) for layer, trace in _traces(spec, ablated_layer, layers)[1].items()}
+
+
+@shared(8, 256 * 2**20)
+def _packed(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...], window) -> bytes:
+    ex, traces = _traces(spec, ablated_layer, layers)
+    return payload.build_payload(traces, ex.tokens, ex.key_tokens,
+                                 layer_count=len(ex.run.layers) if ex.run is not None else 1,
+                                 scale=ex.cfg.softmax_scale, window=window,
+                                 overviews=_overviews(spec, ablated_layer, layers))
+
+
+def explorer_payload(spec: Spec, layer: int, window=None) -> bytes:
+    """The explorer's bytes for the example of `spec` seen at `layer`: a trained model's every layer when all fit in
+    payload.LAYERS_BUDGET (then the same bytes whatever the layer), else the layer alone. With heads switched off,
+    the run depends on the layer they are in, so that layer alone is sent."""
+    ex = example(spec, layer)
+    everyone = ex.run is not None and not spec.ablate
+    layers = payload.layers_that_fit(ex.run.layers, layer, window) if everyone else [ex.layer]
+    return _packed(spec, layer if spec.card and spec.ablate else None, tuple(layers), window)
+
+
+def _whole(value, lo: int, hi: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+
+
+def _follow() -> None:
+    """The explorer's choice (its state) into the settings, before the script reruns: the sidebar's head, query and
+    layer (bound to the URL), and the stage, which no widget holds, into the link itself. Values that do not fit
+    this example (a view sent by hand, say) are left out."""
+    view = (st.session_state.get(KEY) or {}).get("view") or {}
+    heads, n, layers = st.session_state.get(SIZES, (0, 0, 1))
+    if _whole(view.get("head"), 1, heads):
+        st.session_state.head = view["head"]
+    if _whole(view.get("query"), 1, n):
+        st.session_state.query = view["query"]
+    if layers > 1 and _whole(view.get("layer"), 1, layers):
+        st.session_state.layer = view["layer"]
+    if view.get("stage") in payload.STAGES:
+        st.session_state.stage = view["stage"]
+        if view["stage"] == default("stage"):
+            st.query_params.pop("stage", None)
+        else:
+            st.query_params["stage"] = view["stage"]
+
+
+def zoom_controls(n: int, m: int) -> tuple[int, int, int, int] | None:
+    """Where the zoom window lies, by two number inputs, when the matrices are larger than it."""
+    if n <= figures.ZOOM and m <= figures.ZOOM:
+        return None
+    st.markdown(f"**Zoom window**: up to {figures.ZOOM} × {figures.ZOOM} cells, each the exact number the engine "
+                "computed and every token named, outlined on the head's matrix; hover over a cell for its query and "
+                "key tokens.")
+    rows, cols = st.columns(2)
+    return figures.zoom_window(n, m, zoom_start(rows, "zoom_query", n), zoom_start(cols, "zoom_key", m))
+
+
+def attention_explorer(settings: Settings, ex) -> None:
+    """The explorer for this example (Example), with its zoom window's controls when it needs one."""
+    n, m = ex.trace.weights.shape[1:]
+    window = zoom_controls(n, m)
+    data = explorer_payload(settings.spec, ex.layer, window)
+    layer_count = len(ex.run.layers) if ex.run is not None else 1
+    st.session_state[SIZES] = (ex.cfg.n_heads, n, layer_count)
+    seq = ((st.session_state.get(KEY) or {}).get("view") or {}).get("seq", 0)
+    view = dict(layer=ex.layer, head=settings.view.head, query=settings.view.query,
+                stage=settings.view.stage)
+    with st.container(gap=None):
+        _VIEW(key="explorer_view", data={"view": view, "seq": seq})
+        _EXPLORER(key=KEY, data=data, on_view_change=_follow)

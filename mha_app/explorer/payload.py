@@ -1,0 +1,184 @@
+"""What the attention explorer receives, once per example: step 2 of every head, packed as binary arrays.
+
+A pure function of traces and tokens (no Streamlit), so it can be tested and used in a notebook. For each layer sent,
+every head at every stage of step 2: the raw scores Q_i K_iᵀ, the scaled scores, the mask and the softmax weights,
+queries as rows and keys as columns. Up to pooling.OVERVIEW_CELLS cells a matrix goes exactly as the engine computed
+it (in the trace's own dtype: a float32 engine value is sent as that float32, not rounded again); a longer one is
+averaged over blocks of s × s cells, as the app's overviews have always been (pooling.pool_stage, float32 means), and
+the zoom window's cells (figures.zoom_window, up to 64 × 64) then go exactly as well. Without pooling, the zoom window
+is only a place (the browser takes its cells from the whole matrices). The head grid's panels are pooling.pool_heads
+of the weights (the weights themselves when nothing is pooled, and then not sent twice). A trained model sends every
+layer when all of them fit in LAYERS_BUDGET bytes, so that changing the layer needs no server; otherwise the layer on
+view only.
+
+Layout of the bytes: b"MHAX", the header's length (uint32, little-endian), the header (JSON, UTF-8), zero padding to a
+multiple of 8 bytes, then each array, little-endian and C-ordered, at an offset from there that is a multiple of 8
+(so the browser can view it as a typed array without copying). The header names each array "<layer>/<part>", part
+one of raw, scaled, mask, weights, grid, grid/mask, zoom/raw, zoom/scaled, zoom/mask, zoom/weights, with its dtype
+("<f4", "<f8", "|u1"), shape and offset. A mask that is the same in every head (every mask this app makes) is sent once,
+shape (1, rows, cols); a layer without a mask sends none. The header's `id` is a hash of everything else: equal ids,
+equal payloads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from plotly.colors import get_colorscale
+
+from mha_core import Trace, figures
+from mha_core.analysis import pooling
+
+from ..settings import control
+
+MAGIC = b"MHAX"
+VERSION = 1
+STAGES = pooling.STAGES                   # raw, scaled, mask, weights
+SIGNED = ("raw", "scaled")                # drawn on the diverging scale, centred on 0
+LAYERS_BUDGET = 4 * 2**20                 # bytes: a trained model's layers all go when they fit in this
+ALIGN = 8
+
+
+def overview_step(n: int, m: int) -> int:
+    """The block size s of an (n, m) matrix's overview (1: every cell exact), as pooling.pool_stage chooses it."""
+    return pooling.block_step(n, m, pooling.OVERVIEW_CELLS)
+
+
+def _one_or_all(a: np.ndarray) -> np.ndarray:
+    """A stack over heads (h, rows, cols), or its first matrix alone, (1, rows, cols), when every head has the same."""
+    return a[:1] if (a == a[:1]).all() else a
+
+
+def _mask_heads(trace: Trace) -> range:
+    """The mask's heads to send: one when every head has the same mask (the app's masks), else all; none without."""
+    return range(0 if trace.mask is None else len(_one_or_all(trace.mask)))
+
+
+def overview_arrays(trace: Trace) -> dict[str, np.ndarray]:
+    """One layer's matrices by part, every head at every stage and the grid's panels (see the module docstring):
+    the slow part of a payload at large n, and the same wherever the zoom window is."""
+    h, n, m = trace.weights.shape
+    step = overview_step(n, m)
+    out: dict[str, np.ndarray] = {}
+    for stage in STAGES:
+        heads = _mask_heads(trace) if stage == "mask" else range(h)
+        if step == 1:  # exact: the engine's own numbers, in its dtype; the mask as 0/1 bytes
+            z = [trace.mask[i].astype(np.uint8) if stage == "mask" else pooling.stage_matrix(trace, i, stage)
+                 for i in heads]
+        else:          # each head's overview, as pooling.pool_stage draws it (the mask: the share blocked)
+            z = [pooling.pool_stage(trace, i, stage)[0] for i in heads]
+        if z:
+            out[stage] = np.stack(z)                                                # (heads, ⌈n/s⌉, ⌈m/s⌉)
+    grid, grid_step = pooling.pool_heads(trace.weights)                             # (h, ⌈n/g⌉, ⌈m/g⌉)
+    if grid_step > 1:
+        out["grid"] = grid
+        if trace.mask is not None:  # the share of each panel block that is blocked
+            blocked = trace.mask[list(_mask_heads(trace))].astype(np.float32)       # (mask heads, n, m)
+            out["grid/mask"] = pooling.pool_stack(blocked, pooling.grid_budget(h))[0]
+    return out
+
+
+def zoom_arrays(trace: Trace, window: tuple[int, int, int, int] | None) -> dict[str, np.ndarray]:
+    """The zoom window's cells (window = figures.zoom_window(...)) of every head at every stage, exact, when the
+    overview is pooled; nothing when it is not (every cell is sent exactly already) or without a window."""
+    h, n, m = trace.weights.shape
+    if overview_step(n, m) == 1 or window is None:
+        return {}
+    r0, r1, c0, c1 = window
+    out = {}
+    for stage in STAGES:
+        heads = _mask_heads(trace) if stage == "mask" else range(h)
+        z = [trace.mask[i, r0:r1, c0:c1].astype(np.uint8) if stage == "mask" else
+             pooling.stage_matrix(trace, i, stage)[r0:r1, c0:c1] for i in heads]
+        if z:
+            out[f"zoom/{stage}"] = np.stack(z)                                      # (heads, r1-r0, c1-c0)
+    return out
+
+
+def layer_arrays(trace: Trace, window: tuple[int, int, int, int] | None = None) -> dict[str, np.ndarray]:
+    """One layer's arrays by part: its overviews and its zoom window's cells."""
+    return overview_arrays(trace) | zoom_arrays(trace, window)
+
+
+def layer_bytes(trace: Trace, window: tuple[int, int, int, int] | None = None) -> int:
+    """The bytes one layer's arrays take in a payload."""
+    return sum(_padded(a.nbytes) for a in layer_arrays(trace, window).values())
+
+
+def layers_that_fit(traces: Sequence[Trace], current: int, window=None, budget: int = LAYERS_BUDGET) -> list[int]:
+    """The layers (1-based) to send: every one of `traces` (a model's layers, alike in shape) when all fit in budget
+    bytes, else the current one alone."""
+    if len(traces) > 1 and len(traces) * layer_bytes(traces[current - 1], window) <= budget:
+        return list(range(1, len(traces) + 1))
+    return [current]
+
+
+def _padded(size: int) -> int:
+    return -(-size // ALIGN) * ALIGN
+
+
+def _scale(name: str) -> list:
+    return [[float(position), colour] for position, colour in get_colorscale(name)]
+
+
+def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
+                  layer_count: int = 1, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
+                  overviews: Mapping[int, dict[str, np.ndarray]] | None = None) -> bytes:
+    """The explorer's bytes for these layers (1-based layer -> its trace, all of one shape) of a model with
+    layer_count layers. scale: the factor of the scaled scores (named in a title); window: figures.zoom_window(...);
+    overviews: each layer's overview_arrays, when they are already computed."""
+    first = next(iter(layers.values()))
+    h, n, m = first.weights.shape
+    step = overview_step(n, m)
+    grid_step = pooling.block_step(n, m, pooling.grid_budget(h))
+    arrays = {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
+              for part, a in ((overviews or {}).get(layer) or overview_arrays(trace)).items()}
+    arrays |= {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
+               for part, a in zoom_arrays(trace, window).items()}
+    index, offset = {}, 0
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+        arrays[name] = a
+        index[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
+        offset += _padded(a.nbytes)
+    body = bytearray(offset)
+    for name, a in arrays.items():
+        start = index[name]["offset"]
+        body[start:start + a.nbytes] = a.tobytes()
+    header = {
+        "version": VERSION,
+        "tokens": list(tokens), "key_tokens": None if key_tokens is None else list(key_tokens),
+        "n": n, "m": m, "heads": h, "group_size": first.q.shape[0] // first.k.shape[0],
+        "layers": sorted(layers), "layer_count": layer_count,
+        "step": step, "grid_step": grid_step,
+        "window": None if window is None else list(window),
+        "masked": first.mask is not None, "scale": float(scale),
+        "stages": [{"key": key, "label": control("stage").label_of(key), "title": figures.STAGE_TITLES[key],
+                    "signed": key in SIGNED} for key in STAGES],
+        "colours": {"weights": _scale(figures.WEIGHT_SCALE), "signed": _scale(figures.SIGNED_SCALE),
+                    "heads": list(figures.HEAD_COLOURS)},
+        "arrays": index,
+    }
+    digest = hashlib.blake2b(json.dumps(header, sort_keys=True).encode(), digest_size=16)
+    digest.update(body)
+    header["id"] = digest.hexdigest()
+    text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
+    start = _padded(len(MAGIC) + 4 + len(text))
+    return b"".join([MAGIC, len(text).to_bytes(4, "little"), text, bytes(start - len(MAGIC) - 4 - len(text)), body])
+
+
+def read_payload(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+    """(header, arrays by name): build_payload undone, as the browser reads it."""
+    if blob[:len(MAGIC)] != MAGIC:
+        raise ValueError("not an explorer payload")
+    size = int.from_bytes(blob[4:8], "little")
+    header = json.loads(blob[8:8 + size])
+    start = _padded(8 + size)
+    arrays = {}
+    for name, info in header["arrays"].items():
+        dtype, shape = np.dtype(info["dtype"]), tuple(info["shape"])
+        arrays[name] = np.frombuffer(blob, dtype, int(np.prod(shape)), start + info["offset"]).reshape(shape)
+    return header, arrays

@@ -1,0 +1,410 @@
+"""The attention explorer in a real Chromium: head, query, stage and layer change in the browser before the server
+answers; the state sync that follows redraws nothing and resends none of its data; the URL, the sidebar and a fresh
+browser follow; the numbers under the pointer are the engine's, computed here with mha_core.
+
+Every message from the server to the page goes through Playwright's websocket route, so a test can hold them back
+(the server cannot answer) and count what arrives. Starts `streamlit run app.py` once for the module, on a port of
+MHA_PORTS (e.g. 8620-8629) when set, else on any free one. Screenshots go to screenshots/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import numpy as np
+import pytest
+
+import mha_core as mc
+from conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
+LOAD_MS, CHANGE_MS = 90_000, 30_000
+VIEWPORT = {"width": 1280, "height": 1000}
+DEFAULT_TEXT = "The cat sat on the mat because it was tired."  # the app's default example: d_model 128, h 8, seed 0
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    if REQUIRED:
+        pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing", pytrace=False)
+    pytest.skip(f"{CHROMIUM} is missing (set REQUIRE_BROWSER=1 to make this a failure)", allow_module_level=True)
+try:
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:
+    if REQUIRED:
+        pytest.fail("REQUIRE_BROWSER=1 but playwright is not installed", pytrace=False)
+    pytest.skip("playwright is not installed (pip install -e .[test])", allow_module_level=True)
+
+# The app has finished its run (Streamlit's own e2e hook), is connected, and nothing on it is stale or loading.
+IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.dataset.testScriptState === 'notRunning' && app.dataset.testConnectionState === 'CONNECTED'
+    && !document.querySelector('[data-stale="true"], [data-testid="stSpinner"], [data-testid="stSkeleton"]');
+}"""
+EXPLORER = ".mha-explorer"  # inside the component's shadow root: Playwright's CSS locators look into open ones
+# The explorer's root element in the page script's terms (document.querySelector does not look into shadow roots).
+ROOT_JS = ("[...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]"
+           ".map(h => h.shadowRoot && h.shadowRoot.querySelector('.mha-explorer')).find(Boolean)")
+
+
+# --- the server, the browser, the websocket ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def server(request, tmp_path_factory) -> str:
+    port = free_port()
+    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
+         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def stop() -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+
+    request.addfinalizer(stop)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"streamlit exited with {proc.returncode}; see {log.name}")
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
+                return base
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"streamlit did not answer on port {port}; see {log.name}")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Socket:
+    """Streamlit's websocket, routed through the test: every message from the server is counted, and held back while
+    `hold` is on (the server cannot answer), until release(). Playwright's sync API delivers messages only while the
+    test is inside one of its calls: wait with page.wait_for_timeout, never time.sleep."""
+
+    def __init__(self, page):
+        self.received: list[bytes | str] = []
+        self.held: list[bytes | str] = []
+        self.hold = False
+        self.lock = threading.Lock()
+        self.route = None
+        page.route_web_socket(re.compile(r".*/_stcore/stream$"), self._connect)
+
+    def _connect(self, ws) -> None:
+        self.route = ws
+        server = ws.connect_to_server()  # the page's messages go on to the server as they are
+
+        def to_page(message) -> None:
+            with self.lock:
+                self.received.append(message)
+                if self.hold:
+                    self.held.append(message)
+                    return
+            ws.send(message)
+
+        server.on_message(to_page)
+
+    def release(self) -> None:
+        with self.lock:
+            self.hold = False
+            held, self.held = self.held, []
+        for message in held:
+            self.route.send(message)
+
+    def since(self, start: int) -> list[bytes]:
+        return [m if isinstance(m, bytes) else m.encode() for m in self.received[start:]]
+
+
+@pytest.fixture
+def open_page(browser):
+    """open_page(url) -> (page, socket): a fresh context (a new session) whose explorer has drawn, closed after."""
+    contexts, errors = [], []
+
+    def _open(url: str):
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(CHANGE_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        sock = Socket(page)
+        page.goto(url, timeout=LOAD_MS)
+        settle(page, LOAD_MS)
+        page.wait_for_function(f"() => Number(({ROOT_JS})?.dataset.draws) > 0", timeout=LOAD_MS)
+        settle(page)
+        return page, sock
+
+    yield _open
+    for context in contexts:
+        context.close()
+    assert not errors, f"errors in the page's scripts: {errors}"
+
+
+def settle(page, timeout: int = CHANGE_MS, quiet_ms: int = 500) -> None:
+    """Wait until the app has been idle for quiet_ms in a row."""
+    deadline = time.monotonic() + timeout / 1000
+    since = None
+    while time.monotonic() < deadline:
+        if page.evaluate(IDLE_JS):
+            since = since or time.monotonic()
+            if time.monotonic() - since >= quiet_ms / 1000:
+                return
+        else:
+            since = None
+        page.wait_for_timeout(50)  # (a sleep that lets Playwright deliver the websocket)
+    raise TimeoutError("the app did not settle")
+
+
+def state(page) -> dict:
+    """What the explorer shows (its data attributes): view, draws, payload id."""
+    root = page.locator(EXPLORER)
+    return {"view": json.loads(root.get_attribute("data-view")), "draws": int(root.get_attribute("data-draws")),
+            "payload": root.get_attribute("data-payload"), "loading": root.get_attribute("data-loading")}
+
+
+def wait_view(page, **wanted) -> None:
+    page.wait_for_function(
+        f"""wanted => {{ const e = {ROOT_JS};
+             if (!e || !e.dataset.view) return false;
+             const v = JSON.parse(e.dataset.view);
+             return Object.entries(wanted).every(([k, x]) => JSON.stringify(v[k]) === JSON.stringify(x)); }}""",
+        arg=wanted, timeout=CHANGE_MS)
+
+
+def point(page, kind: str, row: int, col: int) -> tuple[float, float]:
+    """The page coordinates of cell (row, col) of a region of the explorer's canvas ("grid", "matrix", "zoom",
+    "bar"; the first of that kind), scrolled into the viewport first."""
+    canvas = page.locator(f"{EXPLORER} canvas.plot")
+    region = next(r for r in json.loads(canvas.get_attribute("data-regions")) if r["kind"] == kind)
+    for _ in range(12):
+        box = canvas.bounding_box()
+        x = box["x"] + region["x"] + (col + 0.5) * region["w"] / region["cols"]
+        y = box["y"] + region["y"] + (row + 0.5) * region["h"] / region["rows"]
+        if 120 <= y <= VIEWPORT["height"] - 60:
+            return x, y
+        page.mouse.move(VIEWPORT["width"] / 2, VIEWPORT["height"] / 2)
+        page.mouse.wheel(0, y - VIEWPORT["height"] / 2)
+        page.wait_for_timeout(150)
+    raise AssertionError(f"cell {row}, {col} of {kind} never came into view")
+
+
+def hover(page, kind: str, row: int, col: int) -> dict:
+    """The tooltip over a cell: its text and what it names (value, query, key)."""
+    page.mouse.move(*point(page, kind, row, col))
+    tip = page.locator(f"{EXPLORER} .tip")
+    expect(tip).to_be_visible()
+    return {"text": tip.inner_text(), "value": tip.get_attribute("data-value"),
+            "query": tip.get_attribute("data-query"), "key": tip.get_attribute("data-key")}
+
+
+def screenshot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.locator(EXPLORER).screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def default_trace(causal: bool = False) -> tuple[list[str], object]:
+    """The app's default example, computed here with mha_core: its tokens and trace."""
+    cfg = mc.MHAConfig(128, 8, causal=causal)
+    tokens = mc.tokenize(DEFAULT_TEXT)
+    x = mc.embed(tokens, 128, seed=0, positional=True)
+    return tokens, mc.forward(x, mc.init_weights(cfg, seed=0), cfg)
+
+
+# --- tests -------------------------------------------------------------------------------------------------------
+
+def test_head_query_and_stage_change_in_the_browser_and_the_sync_redraws_and_resends_nothing(server, open_page):
+    page, sock = open_page(f"{server}/attention")
+    before = state(page)
+    assert before["view"] == {"layer": 1, "head": 1, "query": 1, "stage": "weights", "set": []}
+
+    # The reference: the same kind of change made in the sidebar. The rerun brings what depends on the head further
+    # down the page (the value mix, the scale comparison), and the explorer its new view.
+    start = len(sock.received)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    box = sidebar.get_by_role("combobox", name="Head", exact=True)
+    box.evaluate("e => e.scrollIntoView({block: 'center'})")
+    box.click()
+    page.get_by_role("option", name="2", exact=True).click()
+    wait_view(page, head=2)
+    settle(page)
+    sidebar_change = sum(map(len, sock.since(start)))
+    before = state(page)
+    assert before["payload"] not in b"".join(sock.since(start)).decode("latin-1"), "not sent again"
+
+    # The server cannot answer: each change is drawn all the same, and its sync (one rerun per pause of the user)
+    # redraws nothing, never sends the explorer's data again, and brings what the sidebar's change brought.
+    def held_change(make, wanted: dict, draws: int) -> int:
+        start = len(sock.received)
+        sock.hold = True
+        make()
+        wait_view(page, **wanted)
+        assert state(page)["draws"] == draws, "one draw per change, none waiting for the server"
+        deadline = time.monotonic() + CHANGE_MS / 1000
+        while not sock.held and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert sock.held, "the state went to the server, which answered (held here until now)"
+        assert state(page)["draws"] == draws
+        sock.release()
+        settle(page)
+        page.wait_for_timeout(500)
+        after = state(page)
+        assert after["draws"] == draws and after["payload"] == before["payload"], "the sync redrew nothing"
+        synced = sock.since(start)
+        assert not any(before["payload"].encode() in m for m in synced), "the explorer's data was not sent again"
+        return sum(map(len, synced))
+
+    canvas = page.locator(f"{EXPLORER} canvas.plot")
+    brought = held_change(lambda: (canvas.focus(), page.keyboard.press("3")), {"head": 3}, before["draws"] + 1)
+    assert brought <= sidebar_change + 4_000, (brought, sidebar_change)
+
+    def query_and_stage():
+        page.mouse.click(*point(page, "matrix", 4, 2))
+        page.locator(f"{EXPLORER} .stages button[data-stage=raw]").click()
+
+    held_change(query_and_stage, {"head": 3, "query": 5, "stage": "raw"}, before["draws"] + 3)
+
+    # The settings followed: the URL, the sidebar, the share link.
+    query = parse_qs(urlparse(page.url).query)
+    assert query["head"] == ["3"] and query["query"] == ["5"] and query["stage"] == ["raw scores"], page.url
+    expect(page.get_by_role("spinbutton", name="Query token (position)")).to_have_value("5")
+    link = "".join(page.locator('[data-testid="stSidebar"] [data-testid="stCode"] code').first.inner_text().split())
+    assert "head=3" in link and "query=5" in link and "stage=raw" in link, link
+    screenshot(page, "explorer-default-head3-raw")
+
+    # A fresh browser opening that link shows the same view.
+    fresh, _ = open_page(page.url)
+    assert state(fresh)["view"] == {"layer": 1, "head": 3, "query": 5, "stage": "raw", "set": []}
+    assert state(fresh)["payload"] == before["payload"]
+
+
+def test_the_numbers_under_the_pointer_are_the_engines(server, open_page):
+    tokens, trace = default_trace(causal=True)
+    page, _ = open_page(f"{server}/attention?causal=true&head=2&query=7")
+    for stage, values in (("weights", trace.weights[1]), ("scaled", trace.scores[1]), ("raw", trace.raw_scores(1))):
+        page.locator(f"{EXPLORER} .stages button[data-stage={stage}]").click()
+        wait_view(page, stage=stage)
+        for q, k in ((6, 2), (10, 0), (3, 3)):
+            tip = hover(page, "matrix", q, k)
+            assert (tip["query"], tip["key"]) == (str(q + 1), str(k + 1))
+            assert f"query {q + 1} “{tokens[q]}” → key {k + 1} “{tokens[k]}”" in tip["text"]
+            assert np.float32(tip["value"]) == values[q, k], (stage, q, k, tip)  # the float32 itself
+    # A blocked pair (the causal mask) is said to be blocked, not given a number, after the mask.
+    page.locator(f"{EXPLORER} .stages button[data-stage=weights]").click()
+    tip = hover(page, "matrix", 2, 8)
+    assert "blocked" in tip["text"] and not tip["value"]
+    # The query's bars: query 7's weights in head 2.
+    tip = hover(page, "bar", 0, 4)
+    assert np.float32(tip["value"]) == trace.weights[1, 6, 4] and f"5 {tokens[4]}" in tip["text"]
+    screenshot(page, "explorer-causal-hover")
+
+
+def test_keys_clicks_and_a_set_of_queries(server, open_page):
+    tokens, trace = default_trace()
+    page, _ = open_page(f"{server}/attention")
+    page.mouse.click(*point(page, "matrix", 2, 0))  # pins query 3 and focuses the canvas
+    wait_view(page, query=3)
+    for key, query in (("ArrowDown", 4), ("ArrowDown", 5), ("ArrowUp", 4), ("End", len(tokens)), ("Home", 1)):
+        page.keyboard.press(key)
+        wait_view(page, query=query)
+    page.keyboard.press("8")
+    wait_view(page, head=8)
+    page.keyboard.press("9")  # there are 8 heads: nothing happens
+    page.locator(f"{EXPLORER} select.head").select_option("7")  # the picker, for any head
+    wait_view(page, head=7)
+    for row in (3, 5):
+        page.keyboard.down("Shift")
+        page.mouse.click(*point(page, "matrix", row, 1))
+        page.keyboard.up("Shift")
+    wait_view(page, query=1, set=[1, 4, 6])
+    tip = hover(page, "bar", 0, 2)
+    rows = trace.weights[6, [0, 3, 5], 2].astype(np.float64)  # head 7, queries 1, 4 and 6, key 3
+    shown = dict(re.findall(r"(mean over 3 queries|sum) = ([0-9.e-]+)", tip["text"]))
+    assert float(shown["mean over 3 queries"]) == pytest.approx(rows.mean(), rel=1e-5), tip["text"]
+    assert float(shown["sum"]) == pytest.approx(rows.sum(), rel=1e-5), tip["text"]
+    screenshot(page, "explorer-set-of-queries")
+    page.keyboard.press("Escape")
+    wait_view(page, set=[])
+    # Focus is visible: the canvas, reached by the keyboard, has an outline.
+    page.locator(f"{EXPLORER} .stages button").first.focus()
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]"
+                         ".some(h => h.shadowRoot?.activeElement?.matches('canvas.plot'))"):
+            break
+    outline = page.locator(f"{EXPLORER} canvas.plot").evaluate("c => getComputedStyle(c).outlineStyle")
+    assert outline == "solid"
+
+
+def test_a_trained_models_layers_change_in_the_browser(server, open_page):
+    page, sock = open_page(f"{server}/attention?model=all-MiniLM-L6-v2&head=4")
+    sock.hold = True
+    page.locator(f"{EXPLORER} select.layer").select_option("5")
+    wait_view(page, layer=5, head=4)
+    assert state(page)["loading"] == "false", "every layer is in the browser already"
+    deadline = time.monotonic() + CHANGE_MS / 1000
+    while not sock.held and time.monotonic() < deadline:  # the server's answer to the state, held
+        page.wait_for_timeout(50)
+    sock.release()
+    settle(page)
+    assert parse_qs(urlparse(page.url).query)["layer"] == ["5"], page.url
+    expect(page.locator('[data-testid="stSidebar"]').get_by_role("combobox", name="Layer")).to_have_value("5")
+    screenshot(page, "explorer-minilm-layer5")
+
+
+def test_user_text_stays_text_and_the_explorer_saves_svg_and_png(server, open_page, tmp_path):
+    text = "<img src=x onerror=alert(1)> & <b>bold</b>"
+    page, _ = open_page(f"{server}/attention?text={urllib.request.quote(text)}")
+    tokens = mc.tokenize(text)
+    assert page.locator(f"{EXPLORER} img, {EXPLORER} b").count() == 0
+    expect(page.locator(f"{EXPLORER} .query-name")).to_have_text(f"1 “{tokens[0]}”")
+    tip = hover(page, "matrix", 0, 1)
+    assert f"“{tokens[0]}” → key 2 “{tokens[1]}”" in tip["text"]
+    with page.expect_download() as download:
+        page.locator(f"{EXPLORER} button.svg").click()
+    svg = Path(download.value.path()).read_text()
+    assert download.value.suggested_filename == "attention_head1_weights.svg"
+    assert svg.startswith("<svg") and "&lt;" in svg and "<img" not in svg
+    with page.expect_download() as download:
+        page.locator(f"{EXPLORER} button.png").click()
+    assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_chart_saves_as_svg_when_asked(server, open_page):
+    page, _ = open_page(f"{server}/attention")
+    page.locator('[data-testid="stSidebar"] [data-testid="stButtonGroup"]').get_by_text("SVG", exact=True).click()
+    settle(page)
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart.scroll_into_view_if_needed()
+    chart.hover()
+    with page.expect_download() as download:
+        chart.locator(".modebar-btn[data-title^='Download plot']").click()
+    assert download.value.suggested_filename.endswith(".svg")
+    assert Path(download.value.path()).read_text().lstrip().startswith("<svg")

@@ -1,0 +1,156 @@
+"""The attention explorer's payload (mha_app.explorer.payload): every head at every stage, the engine's own numbers
+where nothing is pooled, block means written out here where it is, the zoom window exact, and bounded in bytes."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import mha_core as mc
+from mha_app.explorer.payload import (
+    LAYERS_BUDGET,
+    build_payload,
+    layer_bytes,
+    layers_that_fit,
+    read_payload,
+)
+
+OVERVIEW_CELLS = 40_000  # the app's overviews: at most this many cells a matrix
+ZOOM = 64
+
+
+def run(n: int, h: int = 4, d_model: int = 32, m: int | None = None, seed: int = 0, **cfg):
+    """A trace of random inputs, and its tokens (t1, t2, ...)."""
+    config = mc.MHAConfig(d_model, h, **cfg)
+    x = mc.random_input(n, d_model, seed=seed)
+    kv = None if m is None else mc.random_input(m, d_model, seed=seed + 1)
+    trace = mc.forward(x, mc.init_weights(config, seed=seed), config, kv=kv)
+    return trace, [f"t{i + 1}" for i in range(n)]
+
+
+def block_means(z: np.ndarray, s: int) -> np.ndarray:
+    """The mean of each s x s block of z, NaN cells left out, written as a padded reshape (edge blocks smaller)."""
+    rows, cols = -(-z.shape[0] // s), -(-z.shape[1] // s)
+    padded = np.full((rows * s, cols * s), np.nan)
+    padded[:z.shape[0], :z.shape[1]] = z
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a block of NaN only has no mean: NaN
+        return np.nanmean(padded.reshape(rows, s, cols, s), axis=(1, 3))
+
+
+def test_short_inputs_carry_every_head_at_every_stage_exactly():
+    trace, tokens = run(12, h=4, n_kv_heads=2, causal=True)
+    header, arrays = read_payload(build_payload({1: trace}, tokens, scale=0.25))
+    assert header["tokens"] == tokens and header["key_tokens"] is None
+    assert (header["n"], header["m"], header["heads"], header["group_size"], header["step"]) == (12, 12, 4, 2, 1)
+    assert header["layers"] == [1] and header["window"] is None and header["scale"] == 0.25
+    assert set(arrays) == {"1/raw", "1/scaled", "1/mask", "1/weights"}  # no grid and no zoom: nothing is pooled
+    for name in ("1/raw", "1/scaled", "1/weights"):
+        assert arrays[name].shape == (4, 12, 12) and arrays[name].dtype == trace.weights.dtype  # float32, not rounded
+    # The engine's own numbers, bit for bit (raw scores: each query head with the key head it reads).
+    np.testing.assert_array_equal(arrays["1/weights"], trace.weights)
+    np.testing.assert_array_equal(arrays["1/scaled"], trace.scores)
+    for i in range(4):
+        np.testing.assert_array_equal(arrays["1/raw"][i], trace.q[i] @ trace.k[i // 2].T)
+    # Q K^T written out in float64 agrees to float32 precision.
+    q, k = trace.q.astype(np.float64), np.repeat(trace.k, 2, axis=0).astype(np.float64)
+    np.testing.assert_allclose(arrays["1/raw"], np.einsum("hnd,hmd->hnm", q, k), rtol=1e-4, atol=1e-4)
+    # The causal mask, the same in every head, is sent once: 1 above the diagonal.
+    assert arrays["1/mask"].shape == (1, 12, 12) and arrays["1/mask"].dtype == np.uint8
+    np.testing.assert_array_equal(arrays["1/mask"][0], np.triu(np.ones((12, 12)), 1))
+
+
+def test_cross_attention_keeps_its_key_tokens_and_no_mask_is_sent_without_one():
+    trace, tokens = run(5, m=7)
+    keys = [f"k{j}" for j in range(7)]
+    header, arrays = read_payload(build_payload({1: trace}, tokens, keys))
+    assert header["key_tokens"] == keys and (header["n"], header["m"]) == (5, 7)
+    assert arrays["1/weights"].shape == (4, 5, 7) and "1/mask" not in arrays and not header["masked"]
+
+
+def test_long_inputs_are_block_means_and_the_zoom_window_is_exact():
+    n = 301  # 301² cells: blocks of 2 × 2 leave 151² = 22,801 ≤ 40,000, with smaller blocks at the edges
+    trace, tokens = run(n, h=2, causal=True)
+    window = (249, 301, 9, 73)  # rows 250-301 (cut at the edge), columns 10-73
+    header, arrays = read_payload(build_payload({1: trace}, tokens, window=window))
+    assert header["step"] == 2 and header["window"] == list(window)
+    for i in range(2):
+        weights = trace.weights[i].astype(np.float64)
+        np.testing.assert_allclose(arrays["1/weights"][i], block_means(weights, 2), rtol=1e-6)
+        scaled = np.where(trace.mask[i], np.nan, trace.scores[i].astype(np.float64))  # blocked: left out
+        np.testing.assert_allclose(arrays["1/scaled"][i], block_means(scaled, 2), rtol=1e-5, atol=1e-7)
+        assert np.isnan(arrays["1/scaled"][i][0, -1]), "a block that is all blocked has no mean"
+        raw = (trace.q[i].astype(np.float64) @ trace.k[i].T.astype(np.float64))
+        np.testing.assert_allclose(arrays["1/raw"][i], block_means(raw, 2), rtol=1e-4, atol=1e-4)
+    # The share of each block that the causal mask blocks: 1/4 on the diagonal's 2 x 2 blocks, 1 above them.
+    share = arrays["1/mask"][0]
+    assert arrays["1/mask"].shape == (1, 151, 151)
+    assert share[0, 0] == 0.25 and share[0, 1] == 1 and share[1, 0] == 0
+    # The grid's panels: the weights again, in larger blocks (each panel 20,000 cells at most).
+    s = header["grid_step"]
+    assert s == 3 and arrays["1/grid"].shape == (2, 101, 101)
+    np.testing.assert_allclose(arrays["1/grid"][1], block_means(trace.weights[1].astype(np.float64), s), rtol=1e-6)
+    # The zoom window: the engine's numbers, cut at the matrix's edge.
+    r0, r1, c0, c1 = window
+    assert arrays["1/zoom/weights"].shape == (2, 52, 64)
+    np.testing.assert_array_equal(arrays["1/zoom/weights"], trace.weights[:, r0:r1, c0:c1])
+    np.testing.assert_array_equal(arrays["1/zoom/scaled"], trace.scores[:, r0:r1, c0:c1])
+    np.testing.assert_array_equal(arrays["1/zoom/raw"][1], (trace.q[1] @ trace.k[1].T)[r0:r1, c0:c1])
+    np.testing.assert_array_equal(arrays["1/zoom/mask"][0], trace.mask[0, r0:r1, c0:c1])
+
+
+def test_without_pooling_the_zoom_window_is_only_a_place():
+    trace, tokens = run(100, h=2)  # 10,000 cells: every one is sent
+    header, arrays = read_payload(build_payload({1: trace}, tokens, window=(0, 64, 36, 100)))
+    assert header["step"] == 1 and header["window"] == [0, 64, 36, 100]
+    assert not [name for name in arrays if "zoom" in name]
+
+
+def test_a_payload_is_bounded_by_its_cells_whatever_n_is():
+    trace, tokens = run(700, h=16, d_model=64, causal=True)
+    blob = build_payload({1: trace}, tokens, window=(0, 64, 0, 64))
+    header, arrays = read_payload(blob)
+    for name, a in arrays.items():
+        limit = ZOOM * ZOOM if "zoom" in name else OVERVIEW_CELLS // 16 if "grid" in name else OVERVIEW_CELLS
+        assert a[0].size <= limit, name
+        assert a.dtype.itemsize <= 4, name  # float32 (or the mask's bytes): never more than the engine's dtype
+    # The bytes are the header and the arrays, each padded to 8 bytes, and nothing else.
+    header_bytes = len(blob) - sum(-(-a.nbytes // 8) * 8 for a in arrays.values())
+    assert 8 < header_bytes < 8 + 8 + 2000 + 20 * 700
+    # At most: three stages of 16 heads at 40,000 float32 cells, the mask once, the grid, the zoom window's cells.
+    bound = 3 * 16 * OVERVIEW_CELLS * 4 + OVERVIEW_CELLS * 4 + 2 * OVERVIEW_CELLS * 4 + 3 * 16 * ZOOM * ZOOM * 4 \
+        + ZOOM * ZOOM + header_bytes
+    assert len(blob) <= bound < 9e6  # about 9 MB at most with 16 heads, sent once per example
+    assert len(blob) < 3 * trace.weights.nbytes / 4  # far less than the matrices themselves
+
+
+def test_a_models_layers_all_go_when_they_fit_in_the_budget():
+    layers = [run(40, seed=seed)[0] for seed in range(3)]  # three layers of one shape
+    tokens = [f"t{i + 1}" for i in range(40)]
+    one = layer_bytes(layers[0])
+    assert one == 3 * 4 * 40 * 40 * 4  # three stages of 4 heads, float32, no mask
+    assert layers_that_fit(layers, 2, budget=3 * one) == [1, 2, 3]
+    assert layers_that_fit(layers, 2, budget=3 * one - 1) == [2]
+    assert layers_that_fit(layers, 2) == [1, 2, 3] and 3 * one <= LAYERS_BUDGET
+    header, arrays = read_payload(build_payload(dict(zip([1, 2, 3], layers, strict=True)), tokens, layer_count=3))
+    assert header["layers"] == [1, 2, 3] and header["layer_count"] == 3
+    for i, trace in enumerate(layers, start=1):
+        np.testing.assert_array_equal(arrays[f"{i}/weights"], trace.weights)
+    header, _ = read_payload(build_payload({2: layers[1]}, tokens, layer_count=3))
+    assert header["layers"] == [2] and header["layer_count"] == 3
+
+
+def test_the_same_numbers_give_the_same_bytes_and_other_numbers_another_id():
+    trace, tokens = run(10)
+    a, b = build_payload({1: trace}, tokens), build_payload({1: trace}, tokens)
+    assert a == b  # a rerun sends the same message, so the browser is sent a reference to its copy
+    other, _ = run(10, seed=1)
+    assert read_payload(a)[0]["id"] != read_payload(build_payload({1: other}, tokens))[0]["id"]
+    assert read_payload(a)[0]["id"] != read_payload(build_payload({1: trace}, ["x"] * 10))[0]["id"]
+
+
+def test_what_is_not_a_payload_is_refused():
+    with pytest.raises(ValueError, match="not an explorer payload"):
+        read_payload(b"PK\x03\x04 a zip file")
