@@ -7,6 +7,13 @@ is over when Streamlit reports that the script finished (a run that ends early b
 does not count: the next run follows). It draws nothing, so one process can drive many sessions against one server
 (benchmarks.load); `python -m benchmarks.load --check` compares it with a real browser.
 
+Before each websocket, a session makes the requests a browser makes (the page, then the frontend's health ping) and
+keeps the cookies it is given, so that behind a proxy with sticky sessions it stays on one replica (`replica` names
+it). When the connection is lost (a replica died), `reconnect()` does what the browser does: ping, open a new
+websocket (the proxy sends it to a surviving replica) and rerun the page of the last finished run with its query
+string and nothing else, since a new server knows none of the old session's widgets; `view` is what that run
+showed, to compare with what the student saw before.
+
 Widgets are found by their key (the app keys every control by its setting's name): Streamlit's widget id ends with
 "-<key>". Values travel as the browser sends them: numbers as doubles, a selectbox or radio as the option's label.
 """
@@ -14,9 +21,12 @@ Widgets are found by their key (the app keys every control by its setting's name
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+import urllib.request
 from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import websockets
@@ -27,6 +37,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
             ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 TEXT_KINDS = ("markdown", "heading", "alert", "code", "text")  # elements whose text a user reads
+REPLICA_COOKIE = "MHA_REPLICA"  # deploy/haproxy.cfg's sticky-session cookie: which replica holds the session
+_HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy from the env
 
 
 @dataclass
@@ -83,17 +95,63 @@ class Session:
         self.page = ""
         self.query: dict[str, str] = {}
         self.values: dict[str, object] = {}  # widget id -> (value type, value) sent with every rerun
+        self.cookies: dict[str, str] = {}
+        self.view: tuple[str, dict[str, str], list[str]] | None = None  # page, query, texts of the last finished run
+
+    @property
+    def replica(self) -> str:
+        """The replica the proxy's cookie names ("" without a proxy)."""
+        return self.cookies.get(REPLICA_COOKIE, "")
 
     async def open(self, url_path: str = "", params: dict[str, str] | None = None) -> Run:
-        parts = urlsplit(self.base)
-        self.ws = await websockets.connect(f"ws://{parts.netloc}/_stcore/stream", subprotocols=["streamlit"],
-                                           origin=self.base, max_size=None, open_timeout=self.timeout_s)
         self.page, self.query = url_path, dict(params or {})
+        await self._http_get(f"/{url_path}" + (f"?{urlencode(self.query)}" if self.query else ""))  # the page
+        await self._connect()
         return await self._rerun(page_hash="")
+
+    async def reconnect(self) -> Run:
+        """After a lost connection: a new websocket (another replica, behind a proxy) and a rerun of the last finished
+        run's page and query string, with no widget state."""
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        self.page, self.query = (self.view[0], dict(self.view[1])) if self.view else (self.page, self.query)
+        self.values = {}
+        await self._connect()
+        return await self._rerun(page_hash=self.pages.get(self.page, ""))
+
+    def lost(self) -> asyncio.Future:
+        """Resolves when the websocket closes (a browser notices at once, even while the student only reads)."""
+        return asyncio.ensure_future(self.ws.wait_closed())
 
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()
+
+    async def _connect(self) -> None:
+        """The frontend's health ping, then the websocket, both with the cookies."""
+        await self._http_get("/_stcore/health")
+        parts = urlsplit(self.base)
+        self.ws = await websockets.connect(f"ws://{parts.netloc}/_stcore/stream", subprotocols=["streamlit"],
+                                           origin=self.base, max_size=None, open_timeout=self.timeout_s,
+                                           additional_headers=self._cookie_header(), proxy=None)
+        self._keep_cookies(self.ws.response.headers.get_all("Set-Cookie"))
+
+    async def _http_get(self, path: str) -> None:
+        request = urllib.request.Request(self.base + path, headers=self._cookie_header())
+
+        def get() -> list[str]:
+            with _HTTP.open(request, timeout=self.timeout_s) as response:
+                response.read()
+                return response.headers.get_all("Set-Cookie") or []
+
+        self._keep_cookies(await asyncio.to_thread(get))
+
+    def _cookie_header(self) -> dict[str, str]:
+        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+
+    def _keep_cookies(self, headers: list[str]) -> None:
+        for header in headers:
+            self.cookies.update({name: morsel.value for name, morsel in SimpleCookie(header).items()})
 
     async def goto(self, url_path: str) -> Run:
         """Open another page of the app, as its link in the navigation does."""
@@ -159,6 +217,7 @@ class Session:
             elif kind == "page_info_changed":
                 self.query = dict(parse_qsl(fwd.page_info_changed.query_string, keep_blank_values=True))
         run = Run(time.perf_counter() - start, elements)
+        self.view = (self.page, dict(self.query), run.texts())
         self.widgets = {}
         for kind, proto in elements.values():
             widget_id = getattr(proto, "id", "")
