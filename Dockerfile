@@ -20,7 +20,11 @@ RUN useradd --create-home --uid 10001 app
 
 WORKDIR /tmp/build
 # Dependencies first, each in its own layer, so that a change to the code does not download them again.
-RUN pip install --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}+cpu"
+# In the same layer, what the app never runs goes: PyTorch's C++ tests and test binaries, its C++ headers and CMake
+# files (for compiling extensions) and protoc, 195 MB of its 754.
+RUN pip install --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}+cpu" \
+    && cd "$(python -c 'import pathlib, torch; print(pathlib.Path(torch.__file__).parent)')" \
+    && rm -rf test include share/cmake bin/*Test bin/test_* bin/protoc* bin/*.pt bin/*.ptl lib/libtorchbind_test.so
 COPY pyproject.toml ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
         > runtime.txt \

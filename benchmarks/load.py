@@ -378,15 +378,16 @@ def report(sessions, seconds, link, group, tally, warm, took, warm_s, idle, warm
             samples = tally.by_replica.get(name, [])
             timing = (f"p50 {statistics.median(samples) * 1000:.0f} ms, p95 {percentile(samples, 95) * 1000:.0f} ms"
                       if samples else "no changes")
-            killed = " (killed)" if fault is not None and fault.victim == name else ""
-            lines.append(f"{head}{on.get(name, 0)} sessions at the end{killed}, {len(samples)} changes, time to idle "
+            gone = " (killed)" if fault is not None and fault.victim == name else ""
+            lines.append(f"{head}{on.get(name, 0)} sessions at the end{gone}, {len(samples)} changes, time to idle "
                          f"{timing}, CPU {used:.2f} cores over the class")
         else:
             lines.append(f"server CPU: {used:.2f} cores over the class (user + system time / wall time)")
+        killed = fault is not None and fault.victim == name
         lines.append(f"{head}server memory (RSS): idle {_mb(idle[name])}, after one warm-up session "
-                     f"{_mb(warmed[name])}, peak {_mb(peak[name])}, all sessions open and idle {_mb(held[name])}, "
-                     f"end (closed) {_mb(end[name])}")
-        n = on.get(name, 0) if proxied else sessions
+                     f"{_mb(warmed[name])}, peak {_mb(peak[name])}" + (" (until it was killed)" if killed else
+                     f", all sessions open and idle {_mb(held[name])}, end (closed) {_mb(end[name])}"))
+        n = 0 if killed else on.get(name, 0) if proxied else sessions
         if n:
             lines.append(f"{head}per extra session: {_mb((peak[name] - warmed[name]) / n)} at the peak, "
                          f"{_mb((held[name] - warmed[name]) / n)} held while open (MALLOC_ARENA_MAX={arena})")
