@@ -96,6 +96,7 @@ class Session:
         self.query: dict[str, str] = {}
         self.values: dict[str, object] = {}  # widget id -> (value type, value) sent with every rerun
         self.cookies: dict[str, str] = {}
+        self.bound: set[str] = set()  # query parameters that widgets on screen are bound to (bind="query-params")
         self.view: tuple[str, dict[str, str], list[str]] | None = None  # page, query, texts of the last finished run
 
     @property
@@ -154,9 +155,14 @@ class Session:
             self.cookies.update({name: morsel.value for name, morsel in SimpleCookie(header).items()})
 
     async def goto(self, url_path: str) -> Run:
-        """Open another page of the app, as its link in the navigation does."""
+        """Open another page of the app, as its link in the navigation does.
+
+        The server's new query string after a page switch leaves out bound widgets' values that came from the link;
+        the browser keeps them in its address bar (seen in Chromium: /?model=X, then a click on a page in the
+        navigation, gives /page?model=X), so this client keeps them too.
+        """
         self.page = url_path
-        return await self._rerun(page_hash=self.pages[url_path])
+        return await self._send_and_wait(self._rerun_msg(self.pages[url_path]), keep_bound=True)
 
     async def set(self, key: str, value) -> Run:
         """Give the widget with this key a new value, as a user does, and wait for the app to finish."""
@@ -192,8 +198,9 @@ class Session:
     async def _rerun(self, page_hash: str) -> Run:
         return await self._send_and_wait(self._rerun_msg(page_hash))
 
-    async def _send_and_wait(self, msg: BackMsg) -> Run:
+    async def _send_and_wait(self, msg: BackMsg, keep_bound: bool = False) -> Run:
         start = time.perf_counter()
+        before = dict(self.query)
         await self.ws.send(msg.SerializeToString())
         elements: dict[tuple, tuple[str, object]] = {}
         deadline = start + self.timeout_s
@@ -216,6 +223,8 @@ class Session:
                 self.pages = {p.url_pathname: p.page_script_hash for p in fwd.new_session.app_pages}
             elif kind == "page_info_changed":
                 self.query = dict(parse_qsl(fwd.page_info_changed.query_string, keep_blank_values=True))
+                if keep_bound:
+                    self.query |= {k: v for k, v in before.items() if k in self.bound and k not in self.query}
         run = Run(time.perf_counter() - start, elements)
         self.view = (self.page, dict(self.query), run.texts())
         self.widgets = {}
@@ -224,6 +233,8 @@ class Session:
             if widget_id.startswith("$$ID-") and widget_id.count("-") >= 2:
                 key = widget_id.split("-", 2)[2]
                 self.widgets[key] = Widget(key, widget_id, kind, proto)
+                if getattr(proto, "query_param_key", ""):
+                    self.bound.add(proto.query_param_key)
         return run
 
 
