@@ -204,8 +204,12 @@ async def come_back(session: Session, index: int, tally: Tally, fault: Fault) ->
     tally.record("reconnect", run, replica=session.replica)
     same = before is None or run.texts() == before[2]
     if not same:
-        gone, new = (sorted(set(a) - set(b)) for a, b in ((before[2], run.texts()), (run.texts(), before[2])))
-        fault.diffs.append(f"session {index} (/{before[0]}?{before[1]}): before only {gone[:3]}, after only {new[:3]}")
+        after = run.texts()
+        pairs = enumerate(zip(before[2], after, strict=False))
+        first = next((i for i, (a, b) in pairs if a != b), min(len(before[2]), len(after)))
+        fault.diffs.append(f"session {index} (/{before[0]}?{before[1]}): {len(before[2])} texts before, {len(after)} "
+                           f"after; the first difference, text {first}: {before[2][first:first + 1]} -> "
+                           f"{after[first:first + 1]}")
     fault.reconnects.append(Reconnect(index, old, session.replica, noticed - fault.killed_at,
                                       shown - fault.killed_at, same))
 
@@ -348,16 +352,17 @@ def load(sessions: int, seconds: float, seed: int, link: dict | None = None, rep
         time.sleep(10)
         end = {name: m.now() for name, m in memory.items()}
     return report(sessions, seconds, link, group, tally, warm, took, warm_s, idle, warmed, peak, held, end, cores,
-                  on, fault)
+                  on, fault, image)
 
 
 def report(sessions, seconds, link, group, tally, warm, took, warm_s, idle, warmed, peak, held, end, cores, on,
-           fault) -> list[str]:
+           fault, image=None) -> list[str]:
     """The figures, one line each (see the module docstring)."""
     proxied = group[0].name != ""
     who = (f"all opening ?{urlencode(link)}, then changing pages, head, query and stage" if link is not None else
            f"{sessions - sessions // 2} random weights, {sessions // 2} {TRAINED}")
     where = f"{len(group)} replicas behind HAProxy (deploy/haproxy.cfg)" if proxied else "one server"
+    where += f", containers of {image}" if image else ""
     lines = [f"{sessions} sessions ({who}) on {where} for "
              f"{seconds:.0f} s; think time {THINK_S[0]:.0f}-{THINK_S[1]:.0f} s; {os.cpu_count()} CPUs "
              f"{platform.machine()}, load average {os.getloadavg()[0]:.1f} at the end; Python "
@@ -370,7 +375,7 @@ def report(sessions, seconds, link, group, tally, warm, took, warm_s, idle, warm
         if samples:
             lines.append(f"{name:<30} p50 {statistics.median(samples) * 1000:6.0f} ms   "
                          f"p95 {percentile(samples, 95) * 1000:6.0f} ms   max {max(samples) * 1000:6.0f} ms")
-    arena = os.environ.get("MALLOC_ARENA_MAX", "unset")
+    arena = "2, set by the image" if image else os.environ.get("MALLOC_ARENA_MAX", "unset")
     for r, used in zip(group, cores, strict=False):
         name = r.name
         head = f"{name}: " if proxied else ""

@@ -49,7 +49,8 @@ class Run:
     elements: dict[tuple, tuple[str, object]] = field(default_factory=dict)  # delta path -> (kind, proto)
 
     def of_kind(self, kind: str) -> list:
-        return [proto for k, proto in self.elements.values() if k == kind]
+        """The elements of this kind, in the order they stand on the page (by delta path)."""
+        return [proto for _, (k, proto) in sorted(self.elements.items()) if k == kind]
 
     @property
     def exceptions(self) -> list[str]:
@@ -66,7 +67,7 @@ class Run:
     def texts(self) -> list[str]:
         """Every text a user can read: Markdown, headings, alerts, code, chart titles and axis labels."""
         out = []
-        for kind, proto in self.elements.values():
+        for _, (kind, proto) in sorted(self.elements.items()):  # in the order they stand on the page
             if kind in TEXT_KINDS:
                 out.append(getattr(proto, "body", "") or getattr(proto, "code_text", ""))
         for fig in self.figures:
