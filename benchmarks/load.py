@@ -383,9 +383,10 @@ def report(sessions, seconds, link, group, tally, warm, took, warm_s, idle, warm
             samples = tally.by_replica.get(name, [])
             timing = (f"p50 {statistics.median(samples) * 1000:.0f} ms, p95 {percentile(samples, 95) * 1000:.0f} ms"
                       if samples else "no changes")
-            gone = " (killed)" if fault is not None and fault.victim == name else ""
-            lines.append(f"{head}{on.get(name, 0)} sessions at the end{gone}, {len(samples)} changes, time to idle "
-                         f"{timing}, CPU {used:.2f} cores over the class")
+            gone = fault is not None and fault.victim == name
+            cpu = "killed: its CPU time went with it" if gone else f"CPU {used:.2f} cores over the class"
+            lines.append(f"{head}{on.get(name, 0)} sessions at the end, {len(samples)} changes, time to idle "
+                         f"{timing}, {cpu}")
         else:
             lines.append(f"server CPU: {used:.2f} cores over the class (user + system time / wall time)")
         killed = fault is not None and fault.victim == name
