@@ -213,7 +213,7 @@ ARM_JS = """([expr, native]) => {
 
 # --- server and browser -------------------------------------------------------------------------------------------
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -230,7 +230,7 @@ def streamlit_process(options: dict[str, str] | None = None, start_timeout_s: fl
                       command: list[str] | None = None, cwd: Path = ROOT, env: dict[str, str] | None = None):
     """A Streamlit server on a free loopback port (`streamlit run app.py` unless `command` says otherwise);
     yields (base URL, process), and ends the process group afterwards."""
-    port = _free_port()
+    port = free_port()
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"mha-bench-streamlit-{port}.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
@@ -480,7 +480,7 @@ def static_server(folder: str):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", _free_port()), functools.partial(Quiet, directory=folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), functools.partial(Quiet, directory=folder))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
