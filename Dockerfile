@@ -5,6 +5,8 @@ FROM python:3.11-slim
 
 # The PyTorch release the tests ran with, as its CPU-only build (the default Linux wheel carries CUDA: 2.5 GB more).
 ARG TORCH_VERSION=2.13.0
+# Where pip finds that CPU build: PyTorch's own index, or a mirror of it (docker build --build-arg TORCH_INDEX=...).
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 
 # MALLOC_ARENA_MAX: glibc gives threads their own memory arenas, and Streamlit runs each session's script in a
 # thread; with two arenas the server held 40 to 70 MB less with 20 sessions open (README, Performance).
@@ -18,7 +20,11 @@ RUN useradd --create-home --uid 10001 app
 
 WORKDIR /tmp/build
 # Dependencies first, each in its own layer, so that a change to the code does not download them again.
-RUN pip install --index-url https://download.pytorch.org/whl/cpu "torch==${TORCH_VERSION}+cpu"
+# In the same layer, what the app never runs goes: PyTorch's C++ tests and test binaries, its C++ headers and CMake
+# files (for compiling extensions) and protoc, 195 MB of its 754.
+RUN pip install --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}+cpu" \
+    && cd "$(python -c 'import pathlib, torch; print(pathlib.Path(torch.__file__).parent)')" \
+    && rm -rf test include share/cmake bin/*Test bin/test_* bin/protoc* bin/*.pt bin/*.ptl lib/libtorchbind_test.so
 COPY pyproject.toml ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
         > runtime.txt \

