@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from mha_app import present
+from mha_app import present, theme
 from mha_app.sidebar import prepare
 
 presenting = present.requested()  # present=1: the lesson, large, sidebar collapsed (only set_page_config can)
@@ -38,4 +38,5 @@ page = st.navigation(PAGES, position="hidden" if presenting else "top")
 if presenting and page.url_path != "lesson":
     st.switch_page(present.LESSON_SCRIPT, query_params={k: st.query_params.get_all(k) for k in st.query_params})
 prepare(page.url_path)
+theme.follow()  # charts follow the page's theme: a rerun when it changes
 page.run()

@@ -79,8 +79,9 @@ def full_example(spec: Spec, layer: int = 1) -> Example:
 
 @shared(32, 64 * 2**20, "Averaging the weights over blocks…")
 def pooled_heads(spec: Spec, layer: int) -> tuple:
-    """Every head's weights as the head grid shows them (pooling.pool_heads)."""
-    return pooling.pool_heads(example(spec, layer).trace.weights)
+    """Every head's weights as the head grid shows them, blocked pairs blank (pooling.pool_heads)."""
+    trace = example(spec, layer).trace
+    return pooling.pool_heads(trace.weights, trace.mask)
 
 
 @shared(64, 64 * 2**20)

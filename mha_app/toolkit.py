@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from mha_core import figures
+from mha_core.figures.describe import Description
+from mha_core.figures.theme import themed
 from mha_core.teaching.source import step_source
 
-from . import widgets
+from . import theme, widgets
 from .example import Example
 from .settings import MODELS, PRETRAINED, Settings
 from .snippets import torch_script
+from .text import escape, quote
 
 # One line under each step's code: the names in it that the pages have not introduced.
 CODE_NAMES = {
@@ -44,9 +48,33 @@ def view() -> tuple[Settings, Example]:
     return st.session_state.view
 
 
+MAX_TABLE_ROWS = 100  # a chart's table lists this many rows at most (a long text has thousands of queries)
+
+
 def plot(fig, key: str | None = None) -> None:
-    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "toImageButtonOptions": {
-        "format": "png", "scale": 2}})
+    """The app's one way to show a figure: in the colours of the page's theme, named for screen readers by its text
+    alternative (figures.describe), with that text and its numbers in a table on request, collapsed."""
+    description = Description.of(fig)
+    fig = themed(fig, theme.current())
+    fig.layout.meta = None  # the description is shown below; the browser does not need a second copy
+    st.plotly_chart(fig, width="stretch", key=key, alt=description.alt if description else None,
+                    config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
+    if description is not None and description.rows:
+        with st.expander("This chart in words and numbers", icon=":material/table_view:"):
+            chart_table(description)
+
+
+def chart_table(description: Description) -> None:
+    """A chart's text alternative as plain text, and its numbers as a table a screen reader reads cell by cell
+    (st.table is an HTML table; its cells are Markdown, so user text is quoted and the app's own words escaped)."""
+    st.text(description.alt)
+    rows = description.rows[:MAX_TABLE_ROWS]
+    header = [escape(c) or " " * (i + 1) for i, c in enumerate(description.columns)]  # unique, even when blank
+    cells = [[quote(v, limit=40) if i in description.text_columns else str(v) if isinstance(v, (int, float))
+              else escape(v) for i, v in enumerate(row)] for row in rows]
+    st.table(pd.DataFrame(cells, columns=header), hide_index=True)
+    if len(description.rows) > MAX_TABLE_ROWS:
+        st.caption(f"The first {MAX_TABLE_ROWS} of {len(description.rows)} rows.")
 
 
 def zoom_start(container, name: str, count: int) -> int:
