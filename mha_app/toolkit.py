@@ -55,8 +55,8 @@ def plot(fig, key: str | None = None) -> None:
     """The app's one way to show a figure: in the colours of the page's theme, named for screen readers by its text
     alternative (figures.describe), with that text and its numbers in a table on request, collapsed."""
     description = Description.of(fig)
-    fig = themed(fig, theme.current())
     fig.layout.meta = None  # the description is shown below; the browser does not need a second copy
+    fig = themed(fig, theme.current())
     st.plotly_chart(fig, width="stretch", key=key, alt=description.alt if description else None,
                     config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
     if description is not None and description.rows:

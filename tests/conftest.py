@@ -11,12 +11,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_app(params: dict | None = None, page: str | None = None):
-    """Run app.py in AppTest with these URL query parameters, optionally switching to a page file."""
+def run_app(params: dict | None = None, page: str | None = None, context: dict | None = None):
+    """Run app.py in AppTest with these URL query parameters, optionally switching to a page file; `context` seeds
+    what a browser would report in st.context (e.g. {"theme": "dark"})."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.query_params.update(params or {})
+    at.context.update(context or {})
     at.run()
     if page:
         at.switch_page(page).run()

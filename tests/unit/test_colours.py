@@ -29,7 +29,7 @@ try:
 except ImportError:  # Python 3.10: Streamlit's own TOML reader
     import toml as tomllib
 
-from conftest import ROOT
+from conftest import ROOT, as_array
 from mha_app.theme import PRIMARY_LABEL
 from mha_core import figures as F
 from mha_core.analysis.head_stats import ENCODER, decoder_parts
@@ -199,7 +199,7 @@ def test_the_figures_print_each_number_in_the_colour_that_reads_on_its_cell(them
     for stage, stops in (("weights", THEMES[theme].sequential), ("raw", THEMES[theme].diverging)):
         fig = themed(F.attention_figure(trace, 0, TINY_TOKENS, stage, TINY_CONFIG.softmax_scale), theme)
         heat = fig.data[0]
-        z = np.asarray(heat.z, dtype=float)
+        z = as_array(heat.z)
         lo, hi = heat.zmin, heat.zmax
         for value, text in zip(z.ravel(), np.asarray(heat.text).ravel(), strict=True):
             ink = re.fullmatch(r'<span style="color:(#[0-9a-f]{6})">.*</span>', text).group(1)
