@@ -162,8 +162,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(request, tmp_path_factory) -> str:
-    """`streamlit run app.py` on a free local port; the base URL. The process group is ended afterwards."""
-    port = _free_port()
+    """`streamlit run app.py` on a free local port (or BROWSER_TEST_PORT); the base URL. The process group is ended
+    afterwards."""
+    port = int(os.environ.get("BROWSER_TEST_PORT") or 0) or _free_port()
     log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
