@@ -135,17 +135,18 @@ def test_causal_mask_zeroes_future_keys_in_every_head():
     at = run_app({"input": "random", "n": "6", "causal": "true"}, "pages/attention.py")
     assert_clean(at)
     grid = figure_titled(at, "Attention weights of all")
+    later = np.triu(np.ones((6, 6), bool), k=1)
     for trace in grid["data"]:
         z = as_array(trace["z"])
-        assert np.all(np.triu(z, k=1) == 0)
-        assert np.allclose(z.sum(axis=1), 1, atol=1e-6)
+        assert np.all(np.isnan(z[later])), "a blocked pair is blank, never the colour of weight 0"
+        assert np.allclose(np.nansum(z, axis=1), 1, atol=1e-6)
 
 
 def test_padding_blocks_the_last_keys():
     at = run_app({"input": "random", "n": "6", "pad": "2"}, "pages/attention.py")
     assert_clean(at)
     z = as_array(figure_titled(at, "Attention weights of all")["data"][0]["z"])
-    assert np.all(z[:, -2:] == 0) and np.all(z[:, :-2] > 0)
+    assert np.all(np.isnan(z[:, -2:])) and np.all(z[:, :-2] > 0)  # padded keys blank: blocked, not weight 0
 
 
 @pytest.mark.parametrize("backend", ["NumPy", "PyTorch"])
@@ -178,7 +179,7 @@ def test_stage_control_switches_the_focused_figure_and_is_shared():
     control.set_value("mask").run()
     assert_clean(at)
     mask = as_array(figure_titled(at, "Head 1: Mask")["data"][0]["z"])
-    np.testing.assert_array_equal(mask, np.triu(np.ones((4, 4)), 1))
+    np.testing.assert_array_equal(mask, np.where(np.triu(np.ones((4, 4)), 1), np.nan, 0.0))  # blank = blocked
     links = [c.value for c in at.code if c.value.startswith("http")]
     assert "stage=mask" in links[0]
 

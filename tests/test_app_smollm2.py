@@ -198,8 +198,11 @@ def test_projection_groups_the_query_heads_by_their_key_value_head(pages):
 def test_attention_page_shows_the_causal_grouped_heads_of_the_layer(pages, run):
     at = pages("pages/attention.py")
     grid = figure_titled(at, "Attention weights of all 9 heads")
+    later = np.triu(np.ones((16, 16), bool), 1)  # blocked by the causal mask: blank, never the colour of weight 0
     for i, data in enumerate(grid["data"]):
-        np.testing.assert_allclose(as_array(data["z"]), run.layers[17].weights[i], atol=1e-6)
+        shown = as_array(data["z"])
+        assert np.isnan(shown[later]).all()
+        np.testing.assert_allclose(shown[~later], run.layers[17].weights[i][~later], atol=1e-6)
     titles = [a["text"] for a in grid["layout"]["annotations"][:9]]
     assert titles[3] == "head 4 (K/V 2)"
     # one row of panels per key/value group: heads 1-3 share the top row
@@ -213,7 +216,7 @@ def test_attention_mask_stage_is_the_causal_triangle(model):
     at = run_app({**SMOL, "stage": "mask"}, "pages/attention.py")
     assert_clean(at)
     mask = as_array(figure_titled(at, "Head 5: Mask")["data"][0]["z"])
-    np.testing.assert_array_equal(mask, np.triu(np.ones((16, 16)), 1))
+    np.testing.assert_array_equal(mask, np.where(np.triu(np.ones((16, 16)), 1), np.nan, 0.0))  # blank = blocked
 
 
 # --- step 3 and 4 -------------------------------------------------------------------------------------------------
@@ -273,15 +276,20 @@ def test_model_view_shows_all_270_heads_grouped_and_outlines_the_chosen_one(page
     grid = figure_titled(at, "All 30 × 9 heads")
     panels = mosaic_panels(grid)
     assert len(panels) == 270
+    later = np.triu(np.ones(run.attentions.shape[-2:], bool), 1)  # the causal mask's pairs: blank
     for (layer, head), z in panels.items():
-        np.testing.assert_allclose(z, run.attentions[layer - 1, head - 1], atol=1e-6)
+        assert np.isnan(z[later]).all()
+        np.testing.assert_allclose(z[~later], run.attentions[layer - 1, head - 1][~later], atol=1e-6)
     assert mosaic_outline(grid) == (18, 5)
     labels = [a["text"] for a in grid["layout"]["annotations"]]
     assert "query heads 4–6: K/V head 2" in labels
     words = texts(at, "markdown")
     assert "lower triangle" in words and "attention sink" in words and "induction" in words
     large = figure_titled(at, "Layer 18: all 9 heads")
-    np.testing.assert_allclose(as_array(large["data"][5]["z"]), run.layers[17].weights[5], atol=1e-6)
+    later = np.triu(np.ones((16, 16), bool), 1)
+    shown = as_array(large["data"][5]["z"])
+    assert np.isnan(shown[later]).all()
+    np.testing.assert_allclose(shown[~later], run.layers[17].weights[5][~later], atol=1e-6)
 
 
 def test_head_summary_uses_the_decoders_split_and_names_the_induction_heads(pages, model, run,

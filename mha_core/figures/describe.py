@@ -153,9 +153,11 @@ def head_weights(ws: np.ndarray, queries: Sequence[str], keys: Sequence[str], wh
     ws = np.asarray(ws)
     h, n, m = ws.shape
     panels = list(panels or [f"head {i + 1}" for i in range(h)])
-    if np.isnan(ws).any():
+    largest = ws.max(axis=2)                                       # (h, n); NaN where a row has a blank pair
+    if np.isnan(largest).any():
         ws = np.where(np.isnan(ws), -1.0, ws)                      # a blank pair is never a row's largest
-    peak = np.maximum(ws.max(axis=2), 0.0).mean(axis=1)            # (h,)
+        largest = ws.max(axis=2)
+    peak = np.maximum(largest, 0.0).mean(axis=1)                   # (h,); a fully blocked row counts 0
     order = np.argsort(-peak, kind="stable")
     alt = (f"{what}: {h} panels of {n} queries (rows) × {m} keys (columns). Most focused: {panels[order[0]]} "
            f"(mean largest {value} {peak[order[0]]:.2f})")

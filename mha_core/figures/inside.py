@@ -86,6 +86,13 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
                              if m <= MAX_POINT_LABELS else None,
                              textposition="top center", textfont=dict(size=10, color=KEY_COLOUR),
                              customdata=hover, hovertemplate="%{customdata}<extra></extra>"))
+    if not visible.all():  # a blocked key is no colour of the weight scale: hollow, in grey, over its diamond
+        fig.add_trace(go.Scatter(x=plane.keys[~visible, 0], y=plane.keys[~visible, 1], mode="markers",
+                                 name="keys blocked for this query",
+                                 marker=dict(symbol="diamond", size=10, color=BACKGROUND,
+                                             line=dict(color=NEUTRAL, width=1.5)),
+                                 customdata=[h for h, seen in zip(hover, visible, strict=True) if not seen],
+                                 hovertemplate="%{customdata}<extra></extra>"))
     # The query's strongest keys, each joined by a line as wide as its weight (one trace per line: plotly has one
     # width per line trace).
     strongest = [s for s in np.argsort(-np.where(visible, w, -1.0), kind="stable")[:top] if visible[s] and w[s] > 0]
@@ -141,17 +148,19 @@ def query_row_figure(trace: Trace, head: int, query: int, tokens: list[str], sta
 
 def contribution_grid_figure(shares: np.ndarray, tokens: list[str], key_tokens: list[str] | None = None,
                              group_size: int = 1, cols: int | None = None, title: str | None = None,
-                             panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
+                             panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None,
+                             mask: np.ndarray | None = None) -> go.Figure:
     """Every head's contribution shares (weighted_norms.contribution_shares: ‖α_ts v_s W_O,iᵀ‖ over its row's sum)
     on the same grid, 0..1 scale and pooling as figures.head_grid_figure's weights, so a switch can swap the two.
 
-    pooled = figures.pool_heads(shares) when it is already computed.
+    pooled = figures.pool_heads(shares, mask) when it is already computed; mask (h, n, m), a trace's: True =
+    blocked, left blank.
     """
-    z, step = pooled if pooled is not None else pool_heads(shares)
+    z, step = pooled if pooled is not None else pool_heads(shares, mask)
     title = title or (f"What each key really adds, head by head: ‖weight × value W_O‖ as a share of its row (all "
                       f"{shares.shape[0]} heads)")
     fig = head_panels(z, step, tokens, key_tokens, title, group_size, cols, panel_height,
-                      value_name="share of contribution")
+                      value_name="share of contribution", blocked=mask is not None)
     return described(fig, describe.head_weights(shares, describe.names(tokens), describe.names(key_tokens or tokens),
                                                 title, value="share"))
 

@@ -91,9 +91,9 @@ def catalogue() -> dict[str, object]:
         "weight shapes": L.weight_shapes_figure(shape),
         "dot product": L.dot_product_figure(work_cell(tr, 1, 3, 2, cfg.softmax_scale), "4 on", "3 sat"),
         "kv cache": L.kv_cache_figure(kv_rows, 4096, 1),
-        "qk plane": I.qk_plane_figure(mc.qk_plane(gqa, 4), TOKENS, 5, group_size=3),
+        "qk plane": I.qk_plane_figure(mc.qk_plane(gqa, 4), TOKENS, 2, group_size=3),  # keys 4-6 blocked
         "query row": I.query_row_figure(tr, 1, 3, TOKENS),
-        "contribution grid": I.contribution_grid_figure(shares, TOKENS, group_size=3),
+        "contribution grid": I.contribution_grid_figure(shares, TOKENS, group_size=3, mask=gqa.mask),
         "rollout": I.rollout_figure(rollout, TOKENS),
         "special share": I.special_share_figure(rng.random((3, 4)), rng.random((3, 4))),
         "published shape": L.weight_shapes_figure(preset(shape.key)),
