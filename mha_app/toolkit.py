@@ -7,8 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from mha_core import figures
-from mha_core.figures.describe import Description
-from mha_core.figures.theme import themed
+from mha_core.figures import Description, themed
 from mha_core.teaching.source import step_source
 
 from . import theme, widgets
