@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from mha_app import present, style
+from mha_app import present, style, theme
 from mha_app.sidebar import prepare
 
 presenting = present.requested()  # present=1: the lesson, large, sidebar collapsed (only set_page_config can)
@@ -39,4 +39,5 @@ st.html(style.COMPACT)
 if presenting and page.url_path != "lesson":
     st.switch_page(present.LESSON_SCRIPT, query_params={k: st.query_params.get_all(k) for k in st.query_params})
 prepare(page.url_path)
+theme.follow()  # charts follow the page's theme: a rerun when it changes
 page.run()

@@ -115,7 +115,8 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
             ("largest weight, without", comparison.peak[scaling.SCALES[1]])), strict=True):
         col.metric(label, f"{values.mean():.3f}" + (" bits" if "entropy" in label else ""),
                    help="The mean over every head and query token of this layer.")
-    plot(xfig.scale_weights_figure(comparison, ex.tokens, ex.key_tokens), key="scale_weights")
+    mask = None if ex.trace.mask is None else ex.trace.mask[comparison.head]
+    plot(xfig.scale_weights_figure(comparison, ex.tokens, ex.key_tokens, mask), key="scale_weights")
     plot(xfig.scale_summary_figure(comparison), key="scale_summary")
     if settings.spec.card is None:
         st.caption("Switch the scaling under *Scale the scores by* in the sidebar"

@@ -34,3 +34,13 @@ def quote(raw, limit: int = 24) -> str:
     if not text:
         return "“” (empty)"
     return _ICON_PREFIX_SHOWN.join(_code_span(part) if part else "" for part in text.split(_ICON_PREFIX))
+
+
+_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&])")
+
+
+def escape(text) -> str:
+    """The app's own words inside Markdown (a table cell, a header), shown as written: every character Markdown or
+    Streamlit reads as markup (emphasis, math, emoji and icon codes, entities) is backslash-escaped. For user text,
+    use `quote`."""
+    return _MARKUP.sub(r"\\\1", str(text))

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from mha_core import figures
+from mha_core.figures import Description, themed
 from mha_core.teaching import notation
 from mha_core.teaching.source import step_source
 
-from . import widgets
+from . import theme, widgets
 from .example import Example
 from .settings import MODELS, PRETRAINED, Settings
 from .snippets import torch_script
+from .text import escape, quote
 
 # One line under each step's code: the names in it that the pages have not introduced.
 CODE_NAMES = {
@@ -46,12 +49,22 @@ def view() -> tuple[Settings, Example]:
 
 
 IMAGE_FORMATS = ("PNG", "SVG")  # what a chart's camera icon saves (the sidebar's choice, st.session_state.image_format)
+MAX_TABLE_ROWS = 100  # a chart's table lists this many rows at most (a long text has thousands of queries)
 
 
 def plot(fig, key: str | None = None) -> None:
+    """The app's one way to show a figure: in the colours of the page's theme, named for screen readers by its text
+    alternative (figures.describe), with that text and its numbers in a table on request, collapsed; its camera
+    icon saves it in the sidebar's format (PNG or SVG)."""
+    description = Description.of(fig)
+    fig.layout.meta = None  # the description is shown below; the browser does not need a second copy
     image = st.session_state.get("image_format") or IMAGE_FORMATS[0]
-    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "toImageButtonOptions": {
-        "format": image.lower(), "scale": 2}})
+    st.plotly_chart(themed(fig, theme.current()), width="stretch", key=key,
+                    alt=description.alt if description else None,
+                    config={"displaylogo": False, "toImageButtonOptions": {"format": image.lower(), "scale": 2}})
+    if description is not None and description.rows:
+        with st.expander("This chart in words and numbers", icon=":material/table_view:"):
+            chart_table(description)
 
 
 def image_format() -> None:
@@ -59,6 +72,19 @@ def image_format() -> None:
     st.segmented_control("Charts save as", IMAGE_FORMATS, default=IMAGE_FORMATS[0], required=True, key="image_format",
                          help="The camera icon over each chart saves it in this format. The attention explorer on "
                               "step 2 has a button for each.")
+
+
+def chart_table(description: Description) -> None:
+    """A chart's text alternative as plain text, and its numbers as a table a screen reader reads cell by cell
+    (st.table is an HTML table; its cells are Markdown, so user text is quoted and the app's own words escaped)."""
+    st.text(description.alt)
+    rows = description.rows[:MAX_TABLE_ROWS]
+    header = [escape(c) or " " * (i + 1) for i, c in enumerate(description.columns)]  # unique, even when blank
+    cells = [[quote(v, limit=40) if i in description.text_columns else str(v) if isinstance(v, (int, float))
+              else escape(v) for i, v in enumerate(row)] for row in rows]
+    st.table(pd.DataFrame(cells, columns=header), hide_index=True)
+    if len(description.rows) > MAX_TABLE_ROWS:
+        st.caption(f"The first {MAX_TABLE_ROWS} of {len(description.rows)} rows.")
 
 
 def zoom_start(container, name: str, count: int) -> int:

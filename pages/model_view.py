@@ -23,7 +23,8 @@ st.markdown(
 )
 experiments.model_ablation_note(settings)
 layer, head = settings.view.layer, settings.view.head
-plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1), group_size=g), key="grid")
+plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1), group_size=g,
+                               mask=run.layers[0].mask), key="grid")
 st.caption(f"Outlined in red: layer {layer}, head {head}, the one the step-through pages show.")
 
 st.subheader(f"Layer {layer}, large")

@@ -27,8 +27,9 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in MHA_PORTS={span}")
 
 
-def run_app(params: dict | None = None, page: str | None = None, answered: bool = True):
-    """Run app.py in AppTest with these URL query parameters, optionally switching to a page file.
+def run_app(params: dict | None = None, page: str | None = None, answered: bool = True, context: dict | None = None):
+    """Run app.py in AppTest with these URL query parameters, optionally switching to a page file; `context` seeds
+    what a browser would report in st.context (e.g. {"theme": "dark"}).
 
     answered: the page's prediction questions are taken as answered, so the page shows everything (as it does for
     a student who has answered); False shows a page whose questions still wait (tests/app/test_questions_wait.py).
@@ -41,6 +42,7 @@ def run_app(params: dict | None = None, page: str | None = None, answered: bool 
     at.query_params.update(params or {})
     for kind in KINDS if answered else ():
         at.session_state[f"answered_{kind}"] = "revealed"
+    at.context.update(context or {})
     at.run()
     if page:
         at.switch_page(page).run()

@@ -270,15 +270,20 @@ def test_model_view_shows_all_270_heads_grouped_and_outlines_the_chosen_one(page
     grid = figure_titled(at, "All 30 × 9 heads")
     panels = mosaic_panels(grid)
     assert len(panels) == 270
+    later = np.triu(np.ones(run.attentions.shape[-2:], bool), 1)  # the causal mask's pairs: blank
     for (layer, head), z in panels.items():
-        np.testing.assert_allclose(z, run.attentions[layer - 1, head - 1], atol=1e-6)
+        assert np.isnan(z[later]).all()
+        np.testing.assert_allclose(z[~later], run.attentions[layer - 1, head - 1][~later], atol=1e-6)
     assert mosaic_outline(grid) == (18, 5)
     labels = [a["text"] for a in grid["layout"]["annotations"]]
     assert "query heads 4–6: K/V head 2" in labels
     words = texts(at, "markdown")
     assert "lower triangle" in words and "attention sink" in words and "induction" in words
     large = figure_titled(at, "Layer 18: all 9 heads")
-    np.testing.assert_allclose(as_array(large["data"][5]["z"]), run.layers[17].weights[5], atol=1e-6)
+    later = np.triu(np.ones((16, 16), bool), 1)
+    shown = as_array(large["data"][5]["z"])
+    assert np.isnan(shown[later]).all()
+    np.testing.assert_allclose(shown[~later], run.layers[17].weights[5][~later], atol=1e-6)
 
 
 def test_head_summary_uses_the_decoders_split_and_names_the_induction_heads(pages, model, run,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from scipy.stats import entropy as scipy_entropy
@@ -76,11 +78,16 @@ def test_attention_stages(stage):
         later = np.triu(np.ones((6, 6), bool), 1)
         assert np.all(np.isnan(z[later])), "blocked scores are blank, not -inf"
         np.testing.assert_allclose(z[~later], (tr.q[1] @ tr.k[1].T / np.sqrt(cfg.d_k))[~later], rtol=1e-5, atol=1e-5)
-    elif stage == "mask":
-        np.testing.assert_array_equal(z, np.triu(np.ones((6, 6)), 1))
-    else:
-        np.testing.assert_array_equal(z, tr.weights[1])
+    elif stage == "mask":  # blocked pairs blank, kept pairs M = 0, in one grey outside every value scale
+        later = np.triu(np.ones((6, 6), bool), 1)
+        assert np.all(np.isnan(z[later])) and np.all(z[~later] == 0)
+        assert fig.data[0].showscale is False
+    else:  # blocked pairs blank, never the colour of weight 0
+        later = np.triu(np.ones((6, 6), bool), 1)
+        assert np.all(np.isnan(z[later]))
+        np.testing.assert_array_equal(z[~later], tr.weights[1][~later])
         assert fig.data[0].zmin == 0 and fig.data[0].zmax == 1
+        assert "blocked" in fig.data[0].colorbar.title.text
     assert fig.layout.xaxis.title.text == "key" and fig.layout.yaxis.title.text == "query"
     assert fig.layout.title.text.startswith("Head 2")
 
@@ -115,9 +122,10 @@ def test_query_bar_sums_to_one_and_value_mix_adds_up():
 def test_entropy_matches_scipy():
     tr, _, _ = example()
     fig = F.entropy_figure(tr, TOKENS)
-    z = np.asarray(fig.data[0].z, dtype=float)
+    z = np.asarray(fig.data[0].z, dtype=float)  # queries as rows, heads as columns
     expected = np.array([[scipy_entropy(row, base=2) for row in head] for head in tr.weights])
-    np.testing.assert_allclose(z, expected, atol=1e-6)
+    np.testing.assert_allclose(z, expected.T, atol=1e-6)
+    assert fig.layout.yaxis.title.text == "query token" and fig.layout.xaxis.title.text == "head"
     assert fig.data[0].zmin == 0 and fig.data[0].zmax == pytest.approx(np.log2(6))
 
 
@@ -203,7 +211,8 @@ def test_small_heatmaps_print_their_numbers_and_large_ones_do_not():
     x, w = tiny_example()
     tr = mc.forward(x, w, TINY_CONFIG)
     raw = F.attention_figure(tr, 0, TINY_TOKENS, "raw", TINY_CONFIG.softmax_scale)
-    np.testing.assert_array_equal(np.array(raw.data[0].text, dtype=float), tr.scores[0] / TINY_CONFIG.softmax_scale)
+    printed = [[re.sub(r"<[^>]+>", "", t) for t in row] for row in raw.data[0].text]  # each in black or white
+    np.testing.assert_array_equal(np.array(printed, dtype=float), tr.scores[0] / TINY_CONFIG.softmax_scale)
     assert raw.data[0].texttemplate == "%{text}"
     big, _, _ = example(n=20)
     assert F.attention_figure(big, 0, [f"t{i}" for i in range(20)], "weights").data[0].text is None
@@ -314,9 +323,12 @@ def test_head_summary_figure_shows_one_value_per_layer_and_head(metric):
     values[0, 0] = np.nan
     fig = F.head_summary_figure(values, metric)
     np.testing.assert_array_equal(np.asarray(fig.data[0].z, dtype=float)[1:], values[1:])
-    assert fig.data[0].text[0][0] == "" and fig.data[0].text[2][3] == f"{values[2, 3]:.2f}"
+    assert fig.data[0].text[0][0] == "" and re.sub(r"<[^>]+>", "", fig.data[0].text[2][3]) == f"{values[2, 3]:.2f}"
     assert list(fig.data[0].y) == ["layer 1", "layer 2", "layer 3"]
-    assert (fig.data[0].zmax == 1) == (metric != "entropy")
+    # shares on the fixed 0..1; entropy from 0 to the largest, in bits: both on the one sequential scale
+    assert fig.data[0].zmax == (1 if metric != "entropy" else np.nanmax(values)) and fig.data[0].zmin == 0
+    assert [c for _, c in fig.data[0].colorscale] == [c for _, c in F.WEIGHT_SCALE]
+    assert fig.data[0].colorbar.title.text == ("bits" if metric == "entropy" else "share")
 
 
 def test_contribution_sizes_are_the_mean_vector_lengths():

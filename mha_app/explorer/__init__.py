@@ -25,13 +25,15 @@ from __future__ import annotations
 
 from importlib import resources
 
+import numpy as np
 import streamlit as st
 
 from mha_core import figures
+from mha_core.figures import describe
 
 from ..compute import example, shared
 from ..settings import Settings, Spec, default
-from ..toolkit import zoom_start
+from ..toolkit import chart_table, zoom_start
 from . import payload
 
 KEY = "explorer"        # the component's key: its state, {"view": {...}}, is st.session_state[KEY]
@@ -127,3 +129,15 @@ def attention_explorer(settings: Settings, ex) -> None:
     with st.container(gap=None):
         _VIEW(key="explorer_view", data={"view": view, "seq": seq})
         _EXPLORER(key=KEY, data=data, on_view_change=_follow)
+    describe_view(settings, ex)
+
+
+def describe_view(settings: Settings, ex) -> None:
+    """The explorer's text alternative, from the server's copy of the view: the focused head's weights for the
+    chosen query in words, and the row in a table (the canvas names itself in the browser, at every change)."""
+    tr, head, query = ex.trace, settings.view.head - 1, settings.view.query - 1
+    blocked = tr.mask[head, query] if tr.mask is not None else np.zeros(tr.weights.shape[2], bool)
+    description = describe.weight_row(np.where(blocked, np.nan, tr.weights[head, query]),
+                                      describe.names(ex.tokens)[query], describe.names(ex.keys), head)
+    with st.expander("This chart in words and numbers", icon=":material/table_view:"):
+        chart_table(description)

@@ -5,8 +5,14 @@
 const REGISTRY = (window.__mhaExplorer ??= {});
 const INSTANCES = new WeakMap();  // component element -> its Explorer (this module is loaded once per page)
 const SYNC_MS = 200;              // quiet time before a change goes to the server: a held arrow key sends once
-const OUTLINE = '#e03131';        // the focused head and the pinned query (the app's outline colour)
-const HATCH = '#adb5bd';          // blocked cells: hatched, never a colour of the scale
+// Colours come from the payload's palettes (figures.base: light and dark), chosen by the page's own background.
+let C = null;                     // the palette in use: weights, signed, heads, background, text, muted, ...
+
+function pageIsDark() {
+  const app = document.querySelector('[data-testid="stApp"]') || document.body;
+  const [r, g, b] = (getComputedStyle(app).backgroundColor.match(/\d+/g) || [255, 255, 255]).map(Number);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b < 128;
+}
 const GAP = 18;
 const TYPES = { '<f4': Float32Array, '<f8': Float64Array, '|u1': Uint8Array };
 
@@ -79,13 +85,15 @@ const esc = s => String(s).replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;'
 // --- painters: one drawing, on the screen's canvas or into an SVG file --------------------------------------------
 
 let hatchTile = null;
+let hatchFor = null;
 function hatchPattern(ctx) {
-  if (!hatchTile) {
+  if (!hatchTile || hatchFor !== C) {
+    hatchFor = C;
     hatchTile = document.createElement('canvas');
     hatchTile.width = hatchTile.height = 6;
     const g = hatchTile.getContext('2d');
-    g.fillStyle = '#f8f9fa'; g.fillRect(0, 0, 6, 6);
-    g.strokeStyle = HATCH; g.lineWidth = 1;
+    g.fillStyle = C.background; g.fillRect(0, 0, 6, 6);
+    g.strokeStyle = C.neutral; g.lineWidth = 1;
     g.beginPath(); g.moveTo(0, 6); g.lineTo(6, 0); g.moveTo(-1, 1); g.lineTo(1, -1); g.moveTo(5, 7); g.lineTo(7, 5); g.stroke();
   }
   return ctx.createPattern(hatchTile, 'repeat');
@@ -108,7 +116,7 @@ class CanvasPainter {
     const g = this.ctx;
     g.strokeStyle = colour; g.lineWidth = width; g.beginPath(); g.moveTo(x1, y1); g.lineTo(x2, y2); g.stroke();
   }
-  text(s, x, y, { size = 12, colour = '#1f2430', align = 'left', baseline = 'middle', weight = 'normal', angle = 0 } = {}) {
+  text(s, x, y, { size = 12, colour = C.text, align = 'left', baseline = 'middle', weight = 'normal', angle = 0 } = {}) {
     const g = this.ctx;
     g.save(); g.translate(x, y); if (angle) g.rotate(angle * Math.PI / 180);
     g.font = `${weight} ${size}px ${this.font}`; g.fillStyle = colour; g.textAlign = align; g.textBaseline = baseline;
@@ -137,7 +145,7 @@ class SvgPainter {
   line(x1, y1, x2, y2, colour, width = 1) {
     this.parts.push(`<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" stroke="${colour}" stroke-width="${width}"/>`);
   }
-  text(s, x, y, { size = 12, colour = '#1f2430', align = 'left', baseline = 'middle', weight = 'normal', angle = 0 } = {}) {
+  text(s, x, y, { size = 12, colour = C.text, align = 'left', baseline = 'middle', weight = 'normal', angle = 0 } = {}) {
     const anchor = { left: 'start', center: 'middle', right: 'end' }[align];
     const dy = { middle: '0.35em', top: '0.8em', bottom: '0', alphabetic: '0' }[baseline];
     const turn = angle ? ` transform="rotate(${angle} ${x} ${y})"` : '';
@@ -148,7 +156,7 @@ class SvgPainter {
     if (!this.hatchId) {
       this.hatchId = 'hatch';
       this.defs.push(`<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse"><rect width="6" height="6" `
-        + `fill="#f8f9fa"/><path d="M0,6 L6,0 M-1,1 L1,-1 M5,7 L7,5" stroke="${HATCH}" stroke-width="1"/></pattern>`);
+        + `fill="${C.background}"/><path d="M0,6 L6,0 M-1,1 L1,-1 M5,7 L7,5" stroke="${C.neutral}" stroke-width="1"/></pattern>`);
     }
     this.parts.push(`<rect x="${x}" y="${y}" width="${w}" height="${h}" fill="url(#hatch)"/>`);
   }
@@ -178,7 +186,7 @@ class SvgPainter {
   measure(s, size = 12) { return this.measureWith(s, size); }
   svg(width, height) {
     return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" `
-      + `font-family="${esc(this.font)}"><defs>${this.defs.join('')}</defs><rect width="100%" height="100%" fill="#fff"/>`
+      + `font-family="${esc(this.font)}"><defs>${this.defs.join('')}</defs><rect width="100%" height="100%" fill="${C.background}"/>`
       + `${this.parts.join('')}</svg>`;
   }
 }
@@ -400,8 +408,13 @@ class Explorer {
   draw() {
     if (!this.payload) return;
     const h = this.payload.header;
-    this.weightLut ??= lut(h.colours.weights);
-    this.signedLut ??= lut(h.colours.signed);
+    const theme = pageIsDark() ? 'dark' : 'light';
+    if (this.theme !== theme) {  // the page's theme changed: new colours, new lookup tables
+      this.theme = theme;
+      C = h.palettes[theme];
+      this.weightLut = lut(C.weights);
+      this.signedLut = lut(C.signed);
+    }
     const v = this.current();
     const loading = !h.layers.includes(v.layer);
     this.root.dataset.loading = String(loading);
@@ -420,10 +433,12 @@ class Explorer {
     this.canvas.width = Math.round(width * dpr); this.canvas.height = Math.round(height * dpr);
     this.canvas.style.width = `${width}px`; this.canvas.style.height = `${height}px`;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, width, height);
+    ctx.fillStyle = C.background; ctx.fillRect(0, 0, width, height);
     this.regions = [];
     this.paint(new CanvasPainter(ctx, font), width, measurer);
     this.canvas.dataset.regions = JSON.stringify(this.regions.map(({ info, queryAt, ...r }) => r));
+    this.canvas.setAttribute('role', 'img');
+    this.canvas.setAttribute('aria-label', this.describe(v));
     this.draws += 1;
     this.root.dataset.draws = String(this.draws);
     this.root.dataset.view = JSON.stringify({ layer: v.layer, head: v.head + 1, query: v.query + 1, stage: v.stage,
@@ -474,12 +489,12 @@ class Explorer {
       const px = x + (i % cols) * (pw + gap), py = top + Math.floor(i / cols) * (ph + title + gap);
       const m = this.array(part, i), blocked = this.array(mask, i);
       if (p) {
-        const colour = h.group_size > 1 ? h.colours.heads[Math.floor(i / h.group_size) % h.colours.heads.length] : '#1f2430';
+        const colour = h.group_size > 1 ? C.heads[Math.floor(i / h.group_size) % C.heads.length] : C.text;
         p.text(`head ${i + 1}` + (h.group_size > 1 ? ` (K/V ${Math.floor(i / h.group_size) + 1})` : ''), px, py + 7,
                { size: 11, colour, weight: i === v.head ? 'bold' : 'normal' });
         p.hatch(px, py + title, pw, ph);
         p.cells(this.image(m, 'weights', i, blocked && blocked.data), px, py + title, pw, ph);
-        if (i === v.head) p.stroke(px - 2, py + title - 2, pw + 4, ph + 4, OUTLINE, 2.5);
+        if (i === v.head) p.stroke(px - 2, py + title - 2, pw + 4, ph + 4, C.highlight, 2.5);
         this.regions.push(this.region('grid', i, px, py + title, pw, ph, m, blocked, h.grid_step, 0, 0));
       }
     }
@@ -511,21 +526,21 @@ class Explorer {
     p.text(title, x, y + 8, { size: 13, weight: 'bold' });
     const sub = stage === 'raw' ? 'before the scale and the mask' : stage === 'mask' ? 'hatched = blocked (M = −∞)'
       : 'hatched = blocked by the mask';
-    p.text(`rows: queries · columns: keys · ${sub}`, x, y + 26, { size: 11, colour: '#5c6370' });
+    p.text(`rows: queries · columns: keys · ${sub}`, x, y + 26, { size: 11, colour: C.muted });
     const mx = x + left, my = y + head;
     p.hatch(mx, my, w, mh);
     const img = this.image(m, stage, v.head, mask && mask.data);
     p.cells(img, mx, my, w, mh);
-    p.stroke(mx, my, w, mh, '#ced4da', 1);
+    p.stroke(mx, my, w, mh, C.pale, 1);
     // the pinned query's row, and the set's rows
     const rowOf = q => (q - r0) / step;
     for (const q of this.set) {
-      if (q >= r0 && q < r1) p.rect(mx - 7, my + Math.floor(rowOf(q)) * ch + ch / 2 - 2, 4, 4, OUTLINE);
+      if (q >= r0 && q < r1) p.rect(mx - 7, my + Math.floor(rowOf(q)) * ch + ch / 2 - 2, 4, 4, C.highlight);
     }
-    if (v.query >= r0 && v.query < r1) p.stroke(mx - 1, my + Math.floor(rowOf(v.query)) * ch, w + 2, Math.max(ch, 2), OUTLINE, 2);
+    if (v.query >= r0 && v.query < r1) p.stroke(mx - 1, my + Math.floor(rowOf(v.query)) * ch, w + 2, Math.max(ch, 2), C.highlight, 2);
     if (!zoom && h.window) {  // where the zoom window lies
       const [a, b, c, d] = h.window;
-      p.stroke(mx + (c / step) * cw, my + (a / step) * ch, ((d - c) / step) * cw, ((b - a) / step) * ch, '#1f2430', 1.5);
+      p.stroke(mx + (c / step) * cw, my + (a / step) * ch, ((d - c) / step) * cw, ((b - a) / step) * ch, C.text, 1.5);
     }
     const er = Math.max(1, Math.ceil(13 / ch)), ec = Math.max(1, Math.ceil(13 / cw));  // every k-th label fits
     for (let i = 0; i < m.rows; i += er) p.text(rowLabels[i], mx - 10, my + (i + 0.5) * ch, { size: 11, align: 'right' });
@@ -540,12 +555,12 @@ class Explorer {
   paintScale(p, x, y, height, stage, top) {
     const h = this.payload.header;
     if (stage === 'mask') {
-      p.hatch(x, y, 14, 14); p.stroke(x, y, 14, 14, '#ced4da'); p.text('blocked', x + 20, y + 7, { size: 11 });
-      p.stroke(x, y + 22, 14, 14, '#ced4da'); p.text('open', x + 20, y + 29, { size: 11 });
+      p.hatch(x, y, 14, 14); p.stroke(x, y, 14, 14, C.pale); p.text('blocked', x + 20, y + 7, { size: 11 });
+      p.stroke(x, y + 22, 14, 14, C.pale); p.text('open', x + 20, y + 29, { size: 11 });
       return;
     }
     const signed = stage === 'raw' || stage === 'scaled';
-    p.gradient(signed ? h.colours.signed : h.colours.weights, x, y, 14, height);
+    p.gradient(signed ? C.signed : C.weights, x, y, 14, height);
     const ticks = signed ? [[top, 0], [0, 0.5], [-top, 1]] : [[1, 0], [0.5, 0.5], [0, 1]];
     for (const [value, f] of ticks) p.text(String(Number(value.toPrecision(4))), x + 20, y + f * height, { size: 11 });
   }
@@ -574,6 +589,19 @@ class Explorer {
              cols: m.cols };
   }
 
+  describe(v) {  // the canvas in words, as figures.describe words a query's weights: its two strongest keys
+    const h = this.payload.header, d = this.barData(v), keys = h.key_tokens || h.tokens;
+    const who = d.queries.length > 1 ? `queries ${d.queries.map(q => q + 1).join(', ')} (their mean)`
+      : `query '${h.tokens[v.query]}' (${v.query + 1})`;
+    const open = Array.from(d.mean, (x, j) => [x, j]).filter(([x, j]) => !d.blocked(j) && Number.isFinite(x));
+    open.sort((a, b) => b[0] - a[0]);
+    const name = j => d.step === 1 ? `'${keys[d.c0 + j]}' (${d.c0 + j + 1})`
+      : `keys ${j * d.step + 1}–${Math.min((j + 1) * d.step, h.m)}`;
+    const top = open.slice(0, 2).map(([x, j], i) => `${i ? 'then' : 'most weight on'} ${name(j)} (${x.toFixed(2)})`);
+    return `Attention explorer, layer ${v.layer}, head ${v.head + 1}, ${who}: `
+      + (top.length ? `${top.join(', ')}.` : 'every key is blocked.');
+  }
+
   paintBar(p, measurer, x, y, width, v) {
     const h = this.payload.header, d = this.barData(v), keys = h.key_tokens || h.tokens;
     const label = j => d.step === 1 ? `${d.c0 + j + 1} ${short(keys[d.c0 + j])}`
@@ -582,29 +610,29 @@ class Explorer {
     const bottom = Math.min(110, 14 + 0.72 * Math.max(...labels.map(s => measurer.measure(s, 11))));
     const head = 52, left = 50, k = d.queries.length, right = k > 1 ? 60 : 16, bh = 170;
     if (!p) return head + bh + bottom;
-    const colour = h.colours.heads[v.head % h.colours.heads.length];
+    const colour = C.heads[v.head % C.heads.length];
     const names = d.queries.slice(0, 4).map(q => `${q + 1} ${quoted(h.tokens[q])}`).join(', ') + (k > 4 ? ', …' : '');
     let total = 0;
     for (const value of d.mean) total += value * k;
     const title = k > 1 ? `Head ${v.head + 1}, ${k} queries (${names}): their weights averaged (left axis) and summed (right axis)`
       : `Head ${v.head + 1}, query ${names}: its weights` + (d.step === 1 && !d.note ? ` sum to ${total.toFixed(4)}` : '');
     p.text(title, x, y + 8, { size: 13, weight: 'bold' });
-    if (d.note) p.text(d.note, x, y + 26, { size: 11, colour: '#5c6370' });
+    if (d.note) p.text(d.note, x, y + 26, { size: 11, colour: C.muted });
     const bx = x + left, by = y + head, bw = width - left - right;
     for (const f of [0, 0.5, 1]) {
-      p.line(bx, by + bh * (1 - f), bx + bw, by + bh * (1 - f), '#e9ecef');
+      p.line(bx, by + bh * (1 - f), bx + bw, by + bh * (1 - f), C.faint);
       p.text(String(f), bx - 8, by + bh * (1 - f), { size: 11, align: 'right' });
       if (k > 1) p.text(mean6(f * k), bx + bw + 8, by + bh * (1 - f), { size: 11 });
     }
-    p.text(k > 1 ? 'mean' : 'weight', bx - 8, by - 12, { size: 11, colour: '#5c6370', align: 'right' });
-    if (k > 1) p.text('sum', bx + bw + 8, by - 12, { size: 11, colour: '#5c6370' });
+    p.text(k > 1 ? 'mean' : 'weight', bx - 8, by - 12, { size: 11, colour: C.muted, align: 'right' });
+    if (k > 1) p.text('sum', bx + bw + 8, by - 12, { size: 11, colour: C.muted });
     const cw = bw / d.cols;
     for (let j = 0; j < d.cols; j++) {
       if (d.blocked(j)) { p.hatch(bx + j * cw + cw * 0.1, by + bh - 6, Math.max(1, cw * 0.8), 6); continue; }
       const value = Math.min(1, Math.max(0, d.mean[j]));
       p.rect(bx + j * cw + cw * 0.1, by + bh * (1 - value), Math.max(1, cw * 0.8), bh * value, colour);
     }
-    p.line(bx, by + bh, bx + bw, by + bh, '#868e96');
+    p.line(bx, by + bh, bx + bw, by + bh, C.neutral);
     const every = Math.max(1, Math.ceil(13 / cw));
     for (let j = 0; j < d.cols; j += every) p.text(labels[j], bx + (j + 0.5) * cw, by + bh + 6, { size: 11, align: 'right', angle: -45 });
     this.regions.push({ kind: 'bar', head: v.head, x: bx, y: by, w: bw, h: bh, rows: 1, cols: d.cols,
@@ -722,7 +750,7 @@ class Explorer {
       const c = document.createElement('canvas');
       c.width = width * 2; c.height = height * 2;
       const g = c.getContext('2d');
-      g.scale(2, 2); g.fillStyle = '#fff'; g.fillRect(0, 0, width, height);
+      g.scale(2, 2); g.fillStyle = C.background; g.fillRect(0, 0, width, height);
       this.regions = [];
       this.paint(new CanvasPainter(g, font), width, measurer);
       this.regions = regions;

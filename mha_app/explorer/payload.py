@@ -68,11 +68,14 @@ def overview_arrays(trace: Trace) -> dict[str, np.ndarray]:
         if step == 1:  # exact: the engine's own numbers, in its dtype; the mask as 0/1 bytes
             z = [trace.mask[i].astype(np.uint8) if stage == "mask" else pooling.stage_matrix(trace, i, stage)
                  for i in heads]
-        else:          # each head's overview, as pooling.pool_stage draws it (the mask: the share blocked)
+        elif stage == "mask":  # the share of each block that is blocked
+            z = [pooling.shown(*pooling.pool(pooling.stage_matrix(trace, i, stage), pooling.OVERVIEW_CELLS))
+                 for i in heads]
+        else:          # each head's overview, as pooling.pool_stage draws it (blocked pairs left out of the means)
             z = [pooling.pool_stage(trace, i, stage)[0] for i in heads]
         if z:
             out[stage] = np.stack(z)                                                # (heads, ⌈n/s⌉, ⌈m/s⌉)
-    grid, grid_step = pooling.pool_heads(trace.weights)                             # (h, ⌈n/g⌉, ⌈m/g⌉)
+    grid, grid_step = pooling.pool_heads(trace.weights, trace.mask)                 # (h, ⌈n/g⌉, ⌈m/g⌉)
     if grid_step > 1:
         out["grid"] = grid
         if trace.mask is not None:  # the share of each panel block that is blocked
@@ -120,8 +123,18 @@ def _padded(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
 
 
-def _scale(name: str) -> list:
-    return [[float(position), colour] for position, colour in get_colorscale(name)]
+def _scale(stops) -> list:
+    """A colour scale as [position, colour] pairs: plotly's named scale, or a palette's even stops."""
+    if isinstance(stops, str):
+        return [[float(position), colour] for position, colour in get_colorscale(stops)]
+    return [[i / (len(stops) - 1), colour] for i, colour in enumerate(stops)]
+
+
+def _palette(palette) -> dict:
+    """A figures.base Palette for the browser: its scales as stops, its roles by name."""
+    return {"weights": _scale(palette.sequential), "signed": _scale(palette.diverging), "heads": list(palette.heads),
+            **{role: getattr(palette, role) for role in ("background", "text", "muted", "neutral", "pale", "faint",
+                                                          "highlight")}}
 
 
 def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
@@ -158,8 +171,7 @@ def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens
         "masked": first.mask is not None, "scale": float(scale),
         "stages": [{"key": key, "label": control("stage").label_of(key), "title": figures.STAGE_TITLES[key],
                     "signed": key in SIGNED} for key in STAGES],
-        "colours": {"weights": _scale(figures.WEIGHT_SCALE), "signed": _scale(figures.SIGNED_SCALE),
-                    "heads": list(figures.HEAD_COLOURS)},
+        "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
         "arrays": index,
     }
     digest = hashlib.blake2b(json.dumps(header, sort_keys=True).encode(), digest_size=16)

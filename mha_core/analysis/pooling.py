@@ -97,9 +97,12 @@ def stage_matrix(trace: Trace, head: int, stage: str) -> np.ndarray:
 
 
 def stage_values(trace: Trace, head: int, stage: str) -> np.ndarray:
-    """What the figures of a stage show: stage_matrix, with a blocked cell blank (NaN) where its score is -inf."""
+    """What the figures of a stage show: stage_matrix, with every blocked pair blank (NaN), never a number: the
+    scaled scores and the weights there; the mask itself as 0 for a kept pair and blank for a blocked one."""
     z = stage_matrix(trace, head, stage)
-    if stage == "scaled" and trace.mask is not None:
+    if stage == "mask":
+        return np.where(z > 0, np.nan, 0.0)
+    if stage in ("scaled", "weights") and trace.mask is not None:
         z = np.where(trace.mask[head], np.nan, z)  # blocked cells show as gaps: softmax ignores them
     return z
 
@@ -110,6 +113,9 @@ def pool_stage(trace: Trace, head: int, stage: str) -> tuple[np.ndarray, int]:
     return shown(z, step), step
 
 
-def pool_heads(weights: np.ndarray) -> tuple[np.ndarray, int]:
-    """Every head's (n, m) weights as the head grid's panels show them: (values (h, ., .), block size)."""
+def pool_heads(weights: np.ndarray, mask: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Every head's (n, m) weights as the head grid's panels show them, blocked pairs (mask (h, n, m), True =
+    blocked) blank: (values (h, ., .), block size)."""
+    if mask is not None:
+        weights = np.where(mask, np.nan, weights)
     return pool_stack(weights, grid_budget(weights.shape[0]))

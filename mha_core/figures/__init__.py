@@ -2,12 +2,26 @@
 
 `base` holds what every figure shares (the colour language, labels, layout, heatmap, small multiples); then one
 module per family: `steps` (the four steps), `models` (trained models' layers and heads), `decoder` (RoPE, the
-next token), `experiments` (experiments on heads) and `lesson` (the classroom pages). Every figure function is
-also available here, e.g. `figures.head_grid_figure(trace, tokens)`.
+next token), `experiments` (experiments on heads), `lesson` (the classroom pages) and `inside` (inside a head).
+`describe` makes each figure's text alternative from the same arrays (every figure carries one:
+`Description.of(fig)`), and `theme.themed(fig, "dark")` gives a finished figure the dark palette. Every figure
+function is also available here, e.g. `figures.head_grid_figure(trace, tokens)`.
 """
 
-from .base import HEAD_COLOURS, SIGNED_SCALE, WEIGHT_SCALE, group_rows, head_colour, heatmap, token_labels
+from .base import (
+    DARK,
+    HEAD_COLOURS,
+    LIGHT,
+    PALETTES,
+    SIGNED_SCALE,
+    WEIGHT_SCALE,
+    group_rows,
+    head_colour,
+    heatmap,
+    token_labels,
+)
 from .decoder import next_token_figure, next_token_label, rope_distance_figure, rope_figure
+from .describe import Description
 from .experiments import (
     kv_groups_figure,
     layer_change_figure,
@@ -49,8 +63,10 @@ from .steps import (
     zoom_figure,
     zoom_window,
 )
+from .theme import themed
 
 __all__ = [
+    "DARK", "Description", "LIGHT", "PALETTES", "themed",
     "HEAD_COLOURS", "MIX_KEYS", "SIGNED_SCALE", "STAGE_TITLES", "WEIGHT_SCALE", "ZOOM", "attention_figure",
     "concat_figure", "contribution_grid_figure", "contribution_size_figure", "contributions_figure",
     "dot_product_figure", "entropy_figure", "flops_figure", "group_rows", "head_colour", "head_grid_figure",

@@ -1,13 +1,24 @@
 """What every figure shares: the colour language, axis labels, the layout, one heatmap, and small multiples.
 
-One colour scale for attention weights (sequential, fixed 0..1, darker = more) and one for signed values
-(diverging, centred at 0); each always means the same. Queries are rows, keys are columns. A matrix too large to
-send is pooled first (mha_core.analysis.pooling) and every figure that shows block means says so in its title.
+The colour language, defined here once and used by every figure (each always means the same):
+- one sequential scale for amounts that cannot be negative: attention weights and shares on a fixed 0..1, other
+  amounts (entropy in bits) from 0 to their largest value, always with a labelled colour bar. More is farther from
+  the page's background: darker in the light theme, brighter in the dark one.
+- one diverging scale for signed numbers (scores, X, Q, K, V, outputs), centred on 0: blue below, orange above.
+- a blocked pair is never a colour of a scale: it is left blank (the background shows) and the colour bar says so.
+- one colour per head (cycled after eight), each readable as text on the background; labels name the head too.
+Queries are rows and keys are columns in every matrix. A matrix too large to send is pooled first
+(mha_core.analysis.pooling) and every figure that shows block means says so in its title.
+
+Figures are built in the light palette; figures.theme.themed gives a finished figure the dark one. The scales were
+built in CAM02-UCS (lightness in even steps, hue and chroma kept inside sRGB) and are checked under simulated
+colour-vision deficiencies by tests/unit/test_colours.py, which also holds every contrast ratio.
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -15,12 +26,64 @@ from plotly.subplots import make_subplots
 
 from ..analysis.pooling import OVERVIEW_CELLS, finite_or_nan, grid_budget, pool, shown
 
-WEIGHT_SCALE = "Blues"      # attention weights, always on 0..1
-SIGNED_SCALE = "RdBu_r"     # any signed value, centred at 0 (red positive, blue negative)
+
+@dataclass(frozen=True)
+class Palette:
+    """Every colour a figure uses, by role, for one theme. Two palettes never give one colour two roles, so a
+    figure's colours can be mapped from one theme to the other (figures.theme)."""
+
+    background: str              # the page and the plot area; a blank cell (a blocked pair) shows it
+    text: str                    # titles, labels, the numbers on bars
+    muted: str                   # secondary text and strokes: tick labels, the shapes under the pipeline's boxes
+    neutral: str                 # grey marks that belong to no head (one wide head, the queries in the plane); text too
+    pale: str                    # a quiet grey fill: what a change is drawn against, a second special token
+    faint: str                   # grid lines, thin guide lines
+    sequential: tuple[str, ...]  # amounts, from 0 (next to the background) to the most (farthest from it)
+    diverging: tuple[str, ...]   # signed values: -limit (blue) .. 0 (next to the background) .. +limit (orange)
+    heads: tuple[str, ...]       # one per head, cycled; neighbours differ under every colour-vision deficiency
+    highlight: str               # the outline of the selected cells, head or layer; the chosen query
+
+
+# Ten even steps of lightness in CAM02-UCS (J' 95 to 18), hue from blue to indigo: every 0.1 of weight moves the colour
+# by about 7.6 units in normal vision and under deuteranopia, protanopia and tritanopia alike.
+_SEQUENTIAL = ("#e7effe", "#c3d8fc", "#a4c1f6", "#89aaf1", "#7494e7", "#637ed7", "#576abf", "#4c57a0", "#40467e",
+               "#34365a", "#252538")
+LIGHT = Palette(
+    background="#ffffff", text="#1f2430", muted="#495057", neutral="#6c757d", pale="#ced4da", faint="#dee2e6",
+    sequential=_SEQUENTIAL,
+    # J' 93 at 0 (a light grey, so that a blank cell still differs from 0) to J' 28 at either end, in even steps.
+    diverging=("#0c379b", "#325ab3", "#597bc5", "#859dd2", "#b4c0de", "#eae7e8", "#fba688", "#ef6e40", "#d23e02",
+               "#9f2d01", "#6e1c00"),
+    heads=("#1f5fbf", "#b35900", "#7b3fb5", "#3a7d00", "#a0008a", "#6b6b00", "#00758f", "#c0392b"),
+    highlight="#c0392b",
+)
+DARK = Palette(
+    background="#0e1117", text="#e6e8ee", muted="#adb5bd", neutral="#8c959f", pale="#454c55", faint="#2b3038",
+    sequential=_SEQUENTIAL[::-1],  # the same colours, 0 next to the dark background: no weight glares
+    # J' 20 at 0 to J' 88 at either end: the same hues as the light scale, lighter as they grow.
+    diverging=("#c6d9ff", "#88b3fe", "#6f8ec6", "#576c92", "#404b60", "#2b2b2c", "#6d3a23", "#a44c21", "#de5d1c",
+               "#ff8952", "#fec9b2"),
+    # The light theme's hues at J' 76: readable on the dark background.
+    heads=("#8eb8fe", "#fe943e", "#cc9eff", "#80cb4e", "#ff80df", "#b8ba4e", "#6ec3df", "#fe8f7d"),
+    highlight="#fe8f7d",
+)
+PALETTES = {"light": LIGHT, "dark": DARK}
+CELL_TEXT = ("#000000", "#ffffff")  # numbers printed inside a cell: whichever contrasts more with the cell (>= 4.58:1)
+
+
+def colour_scale(stops: tuple[str, ...]) -> list[list]:
+    """A plotly colour scale with the stops at even positions from 0 to 1."""
+    return [[i / (len(stops) - 1), colour] for i, colour in enumerate(stops)]
+
+
+WEIGHT_SCALE = colour_scale(LIGHT.sequential)  # attention weights and shares on 0..1; any other amount from 0
+SIGNED_SCALE = colour_scale(LIGHT.diverging)   # any signed value, centred at 0
 WEIGHT_AXIS = dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1)
-HEAD_COLOURS = ["#4c6ef5", "#f76707", "#2f9e44", "#e03131", "#7048e8", "#1098ad", "#d6336c", "#74b816",
-                "#f59f00", "#495057", "#0b7285", "#ae3ec9", "#5c940d", "#c92a2a", "#364fc7", "#e8590c"]
-HIGHLIGHT = "#e03131"     # the outline of the selected cells, head or layer
+HEAD_COLOURS = list(LIGHT.heads)
+HIGHLIGHT = LIGHT.highlight  # the outline of the selected cells, head or layer
+TEXT, MUTED, NEUTRAL, PALE, FAINT, BACKGROUND = (LIGHT.text, LIGHT.muted, LIGHT.neutral, LIGHT.pale, LIGHT.faint,
+                                                LIGHT.background)
+BLOCKED_NOTE = "blank:<br>blocked"  # under a colour bar whose matrix has blocked pairs
 MAX_LABELLED_CELLS = 150  # up to this many cells, each one shows its number (the tiny example, short sentences)
 MAX_GROUP_ROW = 6  # groups of up to this many query heads (sharing one K/V head) get a row of panels each
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
@@ -36,8 +99,64 @@ def head_colour(i: int) -> str:
 
 
 def rgba(hex_colour: str, alpha: float) -> str:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = hex_rgb(hex_colour)
     return f"rgba({r},{g},{b},{alpha})"
+
+
+def hex_rgb(hex_colour: str) -> tuple[int, int, int]:
+    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def scale_colour(scale: list[list], t: float) -> str:
+    """The colour a plotly colour scale gives to t in 0..1: straight lines between stops in sRGB, as plotly draws."""
+    positions = [p for p, _ in scale]
+    rgb = np.array([hex_rgb(c) for _, c in scale], dtype=float)
+    t = float(np.clip(t, 0.0, 1.0))
+    return "#%02x%02x%02x" % tuple(int(round(np.interp(t, positions, rgb[:, k]))) for k in range(3))
+
+
+def _luminance(hex_colour: str) -> float:
+    """WCAG 2.1 relative luminance."""
+    c = np.array(hex_rgb(hex_colour)) / 255
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(c @ [0.2126, 0.7152, 0.0722])
+
+
+def text_on(fill: str) -> str:
+    """Black or white, whichever contrasts more with `fill` (WCAG 2.1): at least 4.58:1 for any fill."""
+    return CELL_TEXT[0] if _luminance(fill) > 0.179 else CELL_TEXT[1]  # 0.179: where both ratios are equal
+
+
+def cell_text(z: np.ndarray, texts: list[list[str]], axis: dict) -> list[list[str]]:
+    """Each cell's text in black or white, whichever reads on the cell's colour on `axis` (colorscale, cmin, cmax)."""
+    scale, lo, hi = axis["colorscale"], axis["cmin"], axis["cmax"]
+    span = (hi - lo) or 1.0
+    return [[f'<span style="color:{text_on(scale_colour(scale, (v - lo) / span))}">{t}</span>' if t else ""
+             for v, t in zip(row, text_row, strict=True)] for row, text_row in zip(z, texts, strict=True)]
+
+
+def cell_numbers(z: np.ndarray, axis: dict, panels: int = 1, fmt: str = "{:.3g}", most: int | None = None) -> dict:
+    """Print each cell's value inside a small heatmap, so a student can check it by hand, in black or white to read
+    on the cell's colour (axis: the colour axis, with colorscale, cmin and cmax).
+
+    Up to `most` cells; by default MAX_LABELLED_CELLS shared by the panels side by side (their cells are narrower).
+    """
+    if z.size > (most or MAX_LABELLED_CELLS // panels):
+        return {}
+    texts = [["" if np.isnan(v) else fmt.format(v) for v in row] for row in np.asarray(z, dtype=float)]
+    return dict(text=cell_text(np.asarray(z, dtype=float), texts, axis), texttemplate="%{text}",
+                textfont=dict(size=11))
+
+
+def colour_bar(title: str, blocked: bool = False, **more) -> dict:
+    """A colour bar that names what it measures, and says so when blank cells are blocked pairs."""
+    text = f"{title}<br><sub>{BLOCKED_NOTE}</sub>" if blocked else title
+    return dict(thickness=12, title=dict(text=text), **more)
+
+
+def amount_axis(top: float) -> dict:
+    """The sequential scale for an amount from 0 to `top` (weights and shares: top = 1)."""
+    return dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=float(top) or 1.0)
 
 
 def token_labels(tokens: list[str]) -> list[str]:
@@ -60,17 +179,6 @@ def pooled_labels(labels: list[str], step: int) -> list[str]:
     return [f"{i + 1}–{min(i + step, len(labels))}" for i in range(0, len(labels), step)]
 
 
-def cell_numbers(z: np.ndarray, panels: int = 1) -> dict:
-    """Print each cell's value inside a small heatmap, so a student can check it by hand.
-
-    With several panels side by side, the cells are narrower, so each panel gets a share of the budget.
-    """
-    if z.size > MAX_LABELLED_CELLS // panels:
-        return {}
-    return dict(text=[["" if np.isnan(v) else f"{v:.3g}" for v in row] for row in z], texttemplate="%{text}",
-                textfont=dict(size=11))
-
-
 def pooled_note(step: int) -> str:
     return f"  (averages over {step}×{step} blocks)"  # short: a long title is cut at the chart's edge
 
@@ -87,26 +195,35 @@ def layout(fig: go.Figure, title: str, height: int | None = None, pooled: int = 
 
 def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str, signed: bool = True,
             x_title: str = "", y_title: str = "", zmax: float | None = None, max_cells: int = OVERVIEW_CELLS,
-            height: int | None = None, value_name: str = "value", step: int | None = None) -> go.Figure:
-    """One labelled heatmap: diverging around 0 when `signed`, else the 0..1 weight scale.
+            height: int | None = None, value_name: str = "value", step: int | None = None,
+            blocked: bool = False) -> go.Figure:
+    """One labelled heatmap: diverging around 0 when `signed` (from -zmax to zmax, default the largest |z|), else
+    the 0..1 weight scale. Blank (NaN) cells are blocked pairs when `blocked`: the colour bar says so.
 
     step: z is already averaged over blocks of step x step cells (see analysis.pooling); None pools it here.
     """
     if step is None:
         z, step = pool(finite_or_nan(z), max_cells)
     z = shown(z, step)
+    axis = signed_axis(zmax or largest_size(z)) if signed else WEIGHT_AXIS
     fig = go.Figure(go.Heatmap(
-        z=z, x=pooled_labels(x_labels, step), y=pooled_labels(y_labels, step),
-        colorscale=SIGNED_SCALE if signed else WEIGHT_SCALE,
-        zmid=0 if signed else None, zmin=None if signed else 0, zmax=zmax if signed else 1,
+        z=z, x=pooled_labels(x_labels, step), y=pooled_labels(y_labels, step), colorscale=axis["colorscale"],
+        zmid=0 if signed else None, zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
         hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
                       f"{'mean ' if step > 1 else ''}{value_name} = %{{z:.6g}}<extra></extra>",
-        colorbar=dict(thickness=12),
-        **cell_numbers(z),
+        colorbar=colour_bar(value_name, blocked),
+        **cell_numbers(z, axis),
     ))
     fig.update_xaxes(title=x_title, type="category", tickangle=-45 if len(x_labels) > 6 else 0, automargin=True)
     fig.update_yaxes(title=y_title, type="category", autorange="reversed")
     return layout(fig, title, height, pooled=step)
+
+
+def largest_size(z: np.ndarray) -> float:
+    """The largest |value| of z, ignoring blank cells; 1 when there is none (a colour axis needs a range)."""
+    z = np.asarray(z, dtype=float)
+    finite = z[np.isfinite(z)]
+    return float(np.abs(finite).max()) if finite.size and np.abs(finite).max() > 0 else 1.0
 
 
 def signed_axis(limit: float) -> dict:
@@ -115,10 +232,10 @@ def signed_axis(limit: float) -> dict:
 
 
 def panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_labels: list[str], cols: int,
-               coloraxis: dict, hover: str, spacing: float = 0.03,
-               step: int | None = None) -> tuple[go.Figure, int, int]:
-    """Small multiples: one heatmap per (title, z) panel on one shared colour axis, tick labels on the outer panels
-    only; returns (figure, rows, step).
+               coloraxis: dict, hover: str, spacing: float = 0.03, step: int | None = None,
+               value_name: str = "value", blocked: bool = False) -> tuple[go.Figure, int, int]:
+    """Small multiples: one heatmap per (title, z) panel on one shared colour axis (colorscale, cmin, cmax), tick
+    labels on the outer panels only; returns (figure, rows, step). Blank cells are blocked pairs when `blocked`.
 
     `hover` is the plotly hover text of a cell, e.g. "query %{y}<br>key %{x}<br>weight = %{z:.6g}". step: every z
     is already averaged over blocks of step x step cells (see analysis.pooling.pool_heads); None pools each here
@@ -135,10 +252,11 @@ def panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_labe
         largest = max(largest, step)
         name = f"{title}, mean of a {step}×{step} block" if step > 1 else title
         fig.add_trace(go.Heatmap(z=z, x=pooled_labels(x_labels, step), y=pooled_labels(y_labels, step),
-                                 coloraxis="coloraxis", hovertemplate=f"{name}<br>{hover}<extra></extra>",
-                                 **cell_numbers(z, len(panels))),
+                                 coloraxis="coloraxis", hoverongaps=False,
+                                 hovertemplate=f"{name}<br>{hover}<extra></extra>",
+                                 **cell_numbers(z, coloraxis, len(panels))),
                       row=i // cols + 1, col=i % cols + 1)
-    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **coloraxis))
+    fig.update_layout(coloraxis=dict(colorbar=colour_bar(value_name, blocked), **coloraxis))
     _label_outer_panels(fig, rows, cols)
     return fig, rows, largest
 
@@ -181,3 +299,10 @@ def mark_head_blocks(fig: go.Figure, n_heads: int, d_k: float, axis: str, span: 
 def outline(fig: go.Figure, r0: float, r1: float, c0: float, c1: float, colour: str = HIGHLIGHT) -> None:
     """A rectangle around cells r0..r1-1 x c0..c1-1 of a heatmap on category axes (cell i is centred at i)."""
     fig.add_shape(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r0 - 0.5, y1=r1 - 0.5, line=dict(color=colour, width=2))
+
+
+def described(fig: go.Figure, description) -> go.Figure:
+    """fig carrying its text alternative (a figures.describe.Description) in layout.meta, where the app's plotting
+    helper reads it (figures.describe.Description.of) and a notebook can too."""
+    fig.layout.meta = description.as_meta()
+    return fig

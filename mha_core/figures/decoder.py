@@ -14,7 +14,19 @@ from plotly.subplots import make_subplots
 
 from ..attention.rope import RelativeScores
 from ..attention.trace import Trace
-from .base import SIGNED_SCALE, dim_labels, head_colour, layout, panel_grid, signed_axis, token_labels
+from . import describe
+from .base import (
+    NEUTRAL,
+    cell_numbers,
+    colour_bar,
+    described,
+    dim_labels,
+    head_colour,
+    layout,
+    panel_grid,
+    signed_axis,
+    token_labels,
+)
 
 
 def next_token_label(token) -> str:
@@ -36,9 +48,10 @@ def rope_figure(trace: Trace, head: int, tokens: list[str], group_size: int = 1)
     fig, rows, step = panel_grid(panels, dim_labels(d_k), token_labels(tokens), 3, signed_axis(limit),
                             "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.05)
     n = len(tokens)
-    return layout(fig, f"Query head {head + 1} and key/value head {kv + 1}: each row turned by its position "
-                       "(row 1 not at all), one colour scale", height=2 * min(420, max(220, 18 * n + 120)),
-                  pooled=step)
+    title = (f"Query head {head + 1} and key/value head {kv + 1}: each row turned by its position (row 1 not at "
+             "all), one colour scale")
+    fig = layout(fig, title, height=2 * min(420, max(220, 18 * n + 120)), pooled=step)
+    return described(fig, describe.head_values([z for _, z in panels], [name for name, _ in panels], title))
 
 
 def rope_distance_figure(rel: RelativeScores, query: str, key: str, head: int) -> go.Figure:
@@ -51,23 +64,29 @@ def rope_distance_figure(rel: RelativeScores, query: str, key: str, head: int) -
     positions = [str(p + 1) for p in range(P)]
     fig = make_subplots(rows=1, cols=2, column_widths=[0.42, 0.58], horizontal_spacing=0.2, subplot_titles=[
         "what RoPE adds to q · k (q at position t, k at position s)", "q · k by distance t − s"])
-    fig.add_trace(go.Heatmap(z=z, x=positions, y=positions, customdata=rel.products, colorscale=SIGNED_SCALE,
-                             zmid=0, zmin=-limit, zmax=limit, colorbar=dict(thickness=12, x=0.36),
+    axis = signed_axis(limit)
+    fig.add_trace(go.Heatmap(z=z, x=positions, y=positions, customdata=rel.products, colorscale=axis["colorscale"],
+                             zmid=0, zmin=-limit, zmax=limit, colorbar=colour_bar("change", blocked=True, x=0.36),
+                             hoverongaps=False, **cell_numbers(z, axis),
                              hovertemplate="query at %{y}<br>key at %{x}<br>q·k after RoPE = %{customdata:.6g}<br>"
                                            "change from q·k = %{z:.6g}<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(x=np.arange(P), y=rel.by_distance, mode="lines+markers", name="after RoPE",
                              line=dict(color=head_colour(head)),
                              hovertemplate="distance %{x}<br>q·k = %{y:.6g}<extra></extra>"), row=1, col=2)
     fig.add_trace(go.Scatter(x=[0, P - 1], y=[rel.unrotated] * 2, mode="lines", name="without RoPE (q · k)",
-                             line=dict(color="#868e96", dash="dash"),
+                             line=dict(color=NEUTRAL, dash="dash"),
                              hovertemplate="without RoPE: q·k = %{y:.6g}<extra></extra>"), row=1, col=2)
     fig.update_xaxes(title="key position s", type="category", row=1, col=1)
     fig.update_yaxes(title="query position t", type="category", autorange="reversed", row=1, col=1)
     fig.update_xaxes(title="distance t − s (tokens)", row=1, col=2)
     fig.update_yaxes(title="q · k", row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=-0.25))
-    return layout(fig, f"Head {head + 1}: the query of {html.escape(query)} and the key of {html.escape(key)}, "
-                        f"placed at every pair of positions 1 … {P}", height=440)
+    fig = layout(fig, f"Head {head + 1}: the query of {html.escape(query)} and the key of {html.escape(key)}, "
+                      f"placed at every pair of positions 1 … {P}", height=440)
+    distances = [f"distance {d}" for d in range(P)]
+    what = (f"Head {head + 1}: q · k of the query of {query} and the key of {key} by distance a − b, with RoPE "
+            f"(without RoPE it is {rel.unrotated:.3g} at every distance)")
+    return described(fig, describe.bars(distances, rel.by_distance, what, column="q · k"))
 
 
 def next_token_figure(next_tokens, last_token: str) -> go.Figure:
@@ -75,10 +94,13 @@ def next_token_figure(next_tokens, last_token: str) -> go.Figure:
     top, on a 0..1 axis."""
     labels = [f"{i + 1}  {html.escape(next_token_label(t))}" for i, t in enumerate(next_tokens)]
     p = [t.probability for t in next_tokens]
-    fig = go.Figure(go.Bar(y=labels, x=p, orientation="h", marker_color="#4c6ef5", text=[f"{v:.1%}" for v in p],
+    fig = go.Figure(go.Bar(y=labels, x=p, orientation="h", marker_color=head_colour(0), text=[f"{v:.1%}" for v in p],
                            textposition="outside", cliponaxis=False,
                            hovertemplate="%{y}<br>probability = %{x:.4f}<extra></extra>"))
     fig.update_xaxes(title="probability", range=[0, 1])
     fig.update_yaxes(type="category", autorange="reversed")
-    return layout(fig, f"The {len(labels)} most likely next tokens after “{html.escape(last_token)}”",
-                   height=110 + 34 * len(labels))
+    fig = layout(fig, f"The {len(labels)} most likely next tokens after “{html.escape(last_token)}”",
+                 height=110 + 34 * len(labels))
+    names = [f"'{next_token_label(t)}'" for t in next_tokens]
+    return described(fig, describe.bars(names, p, f"The most likely next tokens after '{last_token}'",
+                                        fmt="{:.1%}", text_labels=True, column="probability"))

@@ -14,18 +14,26 @@ from ..attention.trace import Trace
 from ..experiments.ablation import LayerChange, OutputChange
 from ..experiments.plant import PlantFit
 from ..experiments.scaling import SCALES, ScaleComparison
-from .base import WEIGHT_AXIS, head_colour, layout, panel_grid, rgba, token_labels
+from . import describe
+from .base import HIGHLIGHT, PALE, TEXT, WEIGHT_AXIS, described, head_colour, layout, panel_grid, rgba, token_labels
 
-SCALE_COLOURS = {SCALES[0]: "#1c7ed6", SCALES[1]: "#e8590c"}  # with 1/sqrt(d_k), without
+SCALE_COLOURS = {SCALES[0]: head_colour(0), SCALES[1]: head_colour(1)}  # with 1/sqrt(d_k), without
 
 
 def _weights_side_by_side(panels: list[tuple[str, np.ndarray]], tokens: list[str], key_tokens: list[str] | None,
-                          title: str) -> go.Figure:
-    """Two (n, m) matrices of attention weights next to each other on the shared 0..1 scale."""
+                          title: str, mask: np.ndarray | None = None) -> go.Figure:
+    """Two (n, m) matrices of attention weights next to each other on the shared 0..1 scale; mask (n, m): True =
+    blocked, blank."""
     n = panels[0][1].shape[0]
+    if mask is not None:
+        panels = [(name, np.where(mask, np.nan, w)) for name, w in panels]
     fig, _, step = panel_grid(panels, token_labels(key_tokens or tokens), token_labels(tokens), 2, WEIGHT_AXIS,
-                              "query %{y}<br>key %{x}<br>weight = %{z:.6g}", spacing=0.08)
-    return layout(fig, title, height=min(640, max(320, 24 * n + 170)), pooled=step)
+                              "query %{y}<br>key %{x}<br>weight = %{z:.6g}", spacing=0.08, value_name="weight",
+                              blocked=mask is not None)
+    fig = layout(fig, title, height=min(640, max(320, 24 * n + 170)), pooled=step)
+    return described(fig, describe.head_weights(np.stack([w for _, w in panels]), describe.names(tokens),
+                                                describe.names(key_tokens or tokens), describe.plain(title),
+                                                [name for name, _ in panels]))
 
 
 # --- Grouped-query attention -----------------------------------------------------------------------------------
@@ -56,19 +64,25 @@ def kv_groups_figure(n_heads: int, n_kv_heads: int) -> go.Figure:
     kind = ("multi-query attention: one K/V head for all" if n_kv_heads == 1
             else "plain multi-head attention: one K/V head each" if n_kv_heads == n_heads
             else f"grouped-query attention: {group} query heads per K/V head")
-    return layout(fig, f"{n_heads} query heads, {n_kv_heads} key/value head{'s' if n_kv_heads > 1 else ''} "
-                        f"({kind})", height=200)
+    title = f"{n_heads} query heads, {n_kv_heads} key/value head{'s' if n_kv_heads > 1 else ''} ({kind})"
+    rows = tuple((f"K/V head {j + 1}", f"query heads {j * group + 1}–{(j + 1) * group}" if group > 1
+                  else f"query head {j + 1}") for j in range(n_kv_heads))
+    return described(layout(fig, title, height=200), describe.Description(
+        f"{title}. " + "; ".join(f"{kv} is read by {qs}" for kv, qs in rows[:4]) + ("; …" if len(rows) > 4 else "")
+        + ".", ("key/value head", "read by"), rows))
 
 
 # --- The 1/sqrt(d_k) switch ------------------------------------------------------------------------------------
 
-def scale_weights_figure(comparison: ScaleComparison, tokens: list[str],
-                         key_tokens: list[str] | None = None) -> go.Figure:
-    """The compared head's weights with 1/sqrt(d_k) and without, side by side."""
+def scale_weights_figure(comparison: ScaleComparison, tokens: list[str], key_tokens: list[str] | None = None,
+                         mask: np.ndarray | None = None) -> go.Figure:
+    """The compared head's weights with 1/sqrt(d_k) and without, side by side; mask (n, m): that head's blocked pairs
+    (True), left blank."""
     d_k, head = comparison.d_k, comparison.head
     return _weights_side_by_side(
         [(f"with 1/√d_k = 1/√{d_k}", comparison.scaled), ("without scaling", comparison.unscaled)],
-        tokens, key_tokens, f"Head {head + 1}: the same raw scores, softmaxed with and without 1/√d_k (d_k = {d_k})")
+        tokens, key_tokens, f"Head {head + 1}: the same raw scores, softmaxed with and without 1/√d_k (d_k = {d_k})",
+        mask=mask)
 
 
 def scale_summary_figure(comparison: ScaleComparison) -> go.Figure:
@@ -87,7 +101,12 @@ def scale_summary_figure(comparison: ScaleComparison) -> go.Figure:
     fig.update_yaxes(range=[0, 1], row=1, col=2)
     fig.update_xaxes(type="category")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
-    return layout(fig, f"Every head, with and without 1/√d_k (d_k = {comparison.d_k})", height=340)
+    title = f"Every head, with and without 1/√d_k (d_k = {comparison.d_k})"
+    series = {f"mean row entropy (bits) {'with' if name == SCALES[0] else 'without'} 1/√d_k": comparison.entropy[name]
+              for name in SCALES}
+    series |= {f"mean largest weight {'with' if name == SCALES[0] else 'without'} 1/√d_k": comparison.peak[name]
+               for name in SCALES}
+    return described(layout(fig, title, height=340), describe.grouped_bars(heads, series, title))
 
 
 # --- Planted heads ---------------------------------------------------------------------------------------------
@@ -98,7 +117,8 @@ def plant_figure(trace: Trace, head: int, fit: PlantFit, tokens: list[str],
     return _weights_side_by_side(
         [("the rule's weights: softmax(strength · rule)", fit.target_weights),
          (f"head {head + 1}'s weights, computed", trace.weights[head])],
-        tokens, key_tokens, f"Head {head + 1}, planted: the rule and the result")
+        tokens, key_tokens, f"Head {head + 1}, planted: the rule and the result",
+        mask=None if trace.mask is None else trace.mask[head])
 
 
 # --- Switched-off heads ----------------------------------------------------------------------------------------
@@ -110,20 +130,23 @@ def output_change_figure(change: OutputChange, tokens: list[str], off: tuple[int
                         subplot_titles=["|output − full output| (0 = unchanged)",
                                         "cosine(output, full output) (1 = same direction)"])
     fig.add_trace(go.Bar(x=labels, y=np.linalg.norm(change.full, axis=-1), name="|full output|",
-                         marker_color="#dee2e6", hovertemplate="%{x}<br>|full output| = %{y:.4g}<extra></extra>"),
+                         marker_color=PALE, hovertemplate="%{x}<br>|full output| = %{y:.4g}<extra></extra>"),
                   row=1, col=1)
-    fig.add_trace(go.Bar(x=labels, y=change.distance, name="|change|", marker_color="#e03131",
+    fig.add_trace(go.Bar(x=labels, y=change.distance, name="|change|", marker_color=HIGHLIGHT,
                          hovertemplate="%{x}<br>|change| = %{y:.4g}<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(x=labels, y=change.cosine, mode="lines+markers", name="cosine",
-                             line=dict(color="#1c7ed6"), showlegend=False,
+                             line=dict(color=head_colour(0)), showlegend=False,
                              hovertemplate="%{x}<br>cosine = %{y:.6f}<extra></extra>"), row=2, col=1)
     low = np.nanmin(change.cosine) if np.isfinite(change.cosine).any() else 0.0
     fig.update_yaxes(range=[min(0.0, float(low)) - 0.05, 1.05], row=2, col=1)
     fig.update_xaxes(type="category", tickangle=-45 if len(labels) > 6 else 0)
     fig.update_layout(barmode="overlay", legend=dict(orientation="h", y=1.12, x=1, xanchor="right"))
     heads = ", ".join(map(str, off))
-    return layout(fig, f"How far each token's output moved with head{'s' if len(off) > 1 else ''} {heads} "
-                        "switched off", height=460)
+    title = f"How far each token's output moved with head{'s' if len(off) > 1 else ''} {heads} switched off"
+    names = describe.names(tokens)
+    return described(layout(fig, title, height=460), describe.grouped_bars(
+        names, {"|full output|": np.linalg.norm(change.full, axis=-1), "|change|": change.distance,
+                "cosine(output, full output)": change.cosine}, title))
 
 
 def removal_figure(values: np.ndarray, title: str, y_title: str, off: tuple[int, ...] = ()) -> go.Figure:
@@ -133,7 +156,8 @@ def removal_figure(values: np.ndarray, title: str, y_title: str, off: tuple[int,
                            hovertemplate="%{x}<br>%{y:.4g}<extra></extra>"))
     fig.update_xaxes(title="switched off alone", type="category")
     fig.update_yaxes(title=y_title)
-    return layout(fig, title, height=320)
+    return described(layout(fig, title, height=320),
+                     describe.bars(labels, values, describe.plain(title), column=describe.plain(y_title)))
 
 
 def layer_change_figure(change: LayerChange, layer: int) -> go.Figure:
@@ -142,12 +166,15 @@ def layer_change_figure(change: LayerChange, layer: int) -> go.Figure:
     labels = [f"layer {l + 1}" for l in range(n_layers)]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=change.relative.mean(axis=1), name="mean over tokens",
-                         marker_color="#e03131",
+                         marker_color=HIGHLIGHT,
                          hovertemplate="%{x}<br>mean relative change = %{y:.4g}<extra></extra>"))
     fig.add_trace(go.Scatter(x=labels, y=change.relative.max(axis=1), mode="markers", name="largest token",
-                             marker=dict(color="#212529", symbol="diamond", size=9),
+                             marker=dict(color=TEXT, symbol="diamond", size=9),
                              hovertemplate="%{x}<br>largest relative change = %{y:.4g}<extra></extra>"))
     fig.update_xaxes(title="output of", type="category")
     fig.update_yaxes(title="|h changed − h| / |h|", rangemode="tozero")
     fig.update_layout(legend=dict(orientation="h", y=1.1, x=1, xanchor="right"))
-    return layout(fig, f"Heads switched off in layer {layer + 1}: how far every layer's output moved", height=340)
+    title = f"Heads switched off in layer {layer + 1}: how far every layer's output moved"
+    return described(layout(fig, title, height=340), describe.grouped_bars(
+        labels, {"mean relative change over tokens": change.relative.mean(axis=1),
+                 "largest relative change of a token": change.relative.max(axis=1)}, title))

@@ -15,11 +15,30 @@ from ..analysis.head_stats import ENCODER, Parts
 from ..analysis.pooling import grid_budget, pool_heads, pool_stack, pool_stage
 from ..analysis.qk_plane import QKPlane
 from ..attention.trace import Trace
-from .base import HIGHLIGHT, WEIGHT_AXIS, WEIGHT_SCALE, layout, outline, panel_grid, token_labels
+from . import describe
+from .base import (
+    BACKGROUND,
+    FAINT,
+    HIGHLIGHT,
+    MUTED,
+    NEUTRAL,
+    TEXT,
+    WEIGHT_AXIS,
+    WEIGHT_SCALE,
+    cell_numbers,
+    colour_bar,
+    described,
+    head_colour,
+    layout,
+    outline,
+    panel_grid,
+    token_labels,
+)
 from .steps import attention_figure, head_panels
 
 CHOSEN = HIGHLIGHT          # the chosen query, here and in the score matrix (attention figures' outline colour)
-QUERY_COLOUR = "#868e96"
+QUERY_COLOUR = NEUTRAL
+KEY_COLOUR = head_colour(0)  # the keys' labels and the lines from the query to its strongest keys
 TOP_KEYS = 5                # the chosen query's strongest keys that get a line
 MAX_POINT_LABELS = 24       # up to this many tokens, every point shows its token; beyond, hover only
 MAX_ROLLOUT_PANELS = 6
@@ -45,10 +64,10 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
         before, after = plane.keys_before_rope, plane.keys
         xs = np.column_stack([before[:, 0], after[:, 0], np.full(m, np.nan)]).ravel()  # before, after, gap per key
         ys = np.column_stack([before[:, 1], after[:, 1], np.full(m, np.nan)]).ravel()
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#ced4da", width=1), hoverinfo="skip",
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=FAINT, width=1), hoverinfo="skip",
                                  name="rotary turn of each key", legendgroup="rope"))
         fig.add_trace(go.Scatter(x=before[:, 0], y=before[:, 1], mode="markers", name="keys before RoPE",
-                                 legendgroup="rope", marker=dict(symbol="circle-open", size=7, color="#adb5bd"),
+                                 legendgroup="rope", marker=dict(symbol="circle-open", size=7, color=NEUTRAL),
                                  text=_plane_hover(k_labels, "key before its turn:"),
                                  hovertemplate="%{text}<extra></extra>"))
     fig.add_trace(go.Scatter(x=plane.queries[:, 0], y=plane.queries[:, 1], name="queries",
@@ -61,26 +80,33 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
              for label, weight, seen in zip(k_labels, w, visible, strict=True)]
     fig.add_trace(go.Scatter(x=plane.keys[:, 0], y=plane.keys[:, 1], name="keys",
                              mode="markers+text" if m <= MAX_POINT_LABELS else "markers",
-                             marker=dict(symbol="diamond", size=10, color=w, line=dict(color="#495057", width=1),
-                                         colorbar=dict(thickness=12, title=dict(text="weight")), **_marker_axis()),
+                             marker=dict(symbol="diamond", size=10, color=w, line=dict(color=MUTED, width=1),
+                                         colorbar=colour_bar("weight"), **_marker_axis()),
                              text=[html.escape(t, quote=False) for t in (key_tokens or tokens)]
                              if m <= MAX_POINT_LABELS else None,
-                             textposition="top center", textfont=dict(size=10, color="#1864ab"),
+                             textposition="top center", textfont=dict(size=10, color=KEY_COLOUR),
                              customdata=hover, hovertemplate="%{customdata}<extra></extra>"))
+    if not visible.all():  # a blocked key is no colour of the weight scale: hollow, in grey, over its diamond
+        fig.add_trace(go.Scatter(x=plane.keys[~visible, 0], y=plane.keys[~visible, 1], mode="markers",
+                                 name="keys blocked for this query",
+                                 marker=dict(symbol="diamond", size=10, color=BACKGROUND,
+                                             line=dict(color=NEUTRAL, width=1.5)),
+                                 customdata=[h for h, seen in zip(hover, visible, strict=True) if not seen],
+                                 hovertemplate="%{customdata}<extra></extra>"))
     # The query's strongest keys, each joined by a line as wide as its weight (one trace per line: plotly has one
     # width per line trace).
     strongest = [s for s in np.argsort(-np.where(visible, w, -1.0), kind="stable")[:top] if visible[s] and w[s] > 0]
     origin, point = plane.origin, plane.queries[query]
     for s in strongest:
         fig.add_trace(go.Scatter(x=[point[0], plane.keys[s, 0]], y=[point[1], plane.keys[s, 1]], mode="lines",
-                                 line=dict(color="#1c7ed6", width=1 + 9 * float(w[s])), opacity=0.7,
+                                 line=dict(color=KEY_COLOUR, width=1 + 9 * float(w[s])), opacity=0.7,
                                  showlegend=False, hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[origin[0]], y=[origin[1]], mode="markers+text", name="zero of the space",
-                             marker=dict(symbol="cross-thin", size=12, line=dict(color="#212529", width=2)),
+                             marker=dict(symbol="cross-thin", size=12, line=dict(color=TEXT, width=2)),
                              text=["0"], textposition="bottom left",
                              hovertemplate="the zero of the head's space<extra></extra>"))
     fig.add_trace(go.Scatter(x=[point[0]], y=[point[1]], mode="markers+text", name=f"query {q_labels[query]}",
-                             marker=dict(symbol="circle", size=14, color=CHOSEN, line=dict(color="white", width=1)),
+                             marker=dict(symbol="circle", size=14, color=CHOSEN, line=dict(color=BACKGROUND, width=1)),
                              text=[html.escape(tokens[query], quote=False)], textposition="top center",
                              textfont=dict(color=CHOSEN, size=12),
                              hovertemplate=f"chosen query {q_labels[query]}<extra></extra>"))
@@ -97,7 +123,10 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
              "(50 % = chance)</sup>")
     layout(fig, title, height=560)
     fig.update_layout(margin_t=90, legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"))
-    return fig
+    row = describe.weight_row(np.where(visible, w, np.nan), describe.names(tokens)[query],
+                              describe.names(key_tokens or tokens), plane.head)
+    return described(fig, describe.Description(
+        f"{describe.plain(title)}. {row.alt}", row.columns, row.rows, row.text_columns))
 
 
 def _marker_axis() -> dict:
@@ -114,22 +143,26 @@ def query_row_figure(trace: Trace, head: int, query: int, tokens: list[str], sta
     fig = attention_figure(trace, head, tokens, stage=stage, scale=scale, key_tokens=key_tokens, pooled=pooled)
     step, m = pooled[1], trace.weights.shape[2]
     outline(fig, query // step, query // step + 1, 0, -(-m // step), colour=CHOSEN)
-    return fig
+    return fig  # attention_figure's description; the outline adds no number
 
 
 def contribution_grid_figure(shares: np.ndarray, tokens: list[str], key_tokens: list[str] | None = None,
                              group_size: int = 1, cols: int | None = None, title: str | None = None,
-                             panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
+                             panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None,
+                             mask: np.ndarray | None = None) -> go.Figure:
     """Every head's contribution shares (weighted_norms.contribution_shares: ‖α_ts v_s W_O,iᵀ‖ over its row's sum)
     on the same grid, 0..1 scale and pooling as figures.head_grid_figure's weights, so a switch can swap the two.
 
-    pooled = figures.pool_heads(shares) when it is already computed.
+    pooled = figures.pool_heads(shares, mask) when it is already computed; mask (h, n, m), a trace's: True =
+    blocked, left blank.
     """
-    z, step = pooled if pooled is not None else pool_heads(shares)
-    return head_panels(z, step, tokens, key_tokens,
-                       title or f"What each key really adds, head by head: ‖weight × value W_O‖ as a share of its "
-                                f"row (all {shares.shape[0]} heads)", group_size, cols, panel_height,
-                       value_name="share of contribution")
+    z, step = pooled if pooled is not None else pool_heads(shares, mask)
+    title = title or (f"What each key really adds, head by head: ‖weight × value W_O‖ as a share of its row (all "
+                      f"{shares.shape[0]} heads)")
+    fig = head_panels(z, step, tokens, key_tokens, title, group_size, cols, panel_height,
+                      value_name="share of contribution", blocked=mask is not None)
+    return described(fig, describe.head_weights(shares, describe.names(tokens), describe.names(key_tokens or tokens),
+                                                title, value="share"))
 
 
 def rollout_layers(n_layers: int, most: int = MAX_ROLLOUT_PANELS) -> list[int]:
@@ -148,9 +181,13 @@ def rollout_figure(rollout: np.ndarray, tokens: list[str], layers: list[int] | N
     labels = token_labels(tokens)
     fig, rows, step = panel_grid([(f"after layer {l + 1}", z[i]) for i, l in enumerate(layers)], labels, labels,
                                  min(len(layers), 3), WEIGHT_AXIS,
-                                 "position %{y}<br>input token %{x}<br>share = %{z:.4f}", step=step)
-    return layout(fig, f"Attention rollout: how much of each input token (columns) reaches each position (rows); "
-                       f"residual share {residual:g}", height=max(300, 300 * rows), pooled=step)
+                                 "position %{y}<br>input token %{x}<br>share = %{z:.4f}", step=step,
+                                 value_name="share")
+    title = (f"Attention rollout: how much of each input token (columns) reaches each position (rows); "
+             f"residual share {residual:g}")
+    names = describe.names(tokens)
+    return described(layout(fig, title, height=max(300, 300 * rows), pooled=step), describe.head_weights(
+        rollout[layers], names, names, title, [f"after layer {l + 1}" for l in layers], value="share"))
 
 
 def special_share_figure(weight_share: np.ndarray, contribution_share: np.ndarray,
@@ -159,11 +196,18 @@ def special_share_figure(weight_share: np.ndarray, contribution_share: np.ndarra
     contribution, as two (layers, heads) panels on the one 0..1 scale."""
     tokens = " + ".join(parts.labels[name] for name in parts.parked)
     n_layers, n_heads = weight_share.shape
+    heads, layers = [f"head {h + 1}" for h in range(n_heads)], [f"layer {l + 1}" for l in range(n_layers)]
     fig, _, _ = panel_grid([(f"share of weight on {tokens}", weight_share),
                             (f"share of contribution on {tokens}", contribution_share)],
-                           [f"head {h + 1}" for h in range(n_heads)], [f"layer {l + 1}" for l in range(n_layers)], 2,
-                           WEIGHT_AXIS, "%{y}, %{x}<br>share = %{z:.3f}", spacing=0.08)
+                           heads, layers, 2, WEIGHT_AXIS, "%{y}, %{x}<br>share = %{z:.3f}", spacing=0.08,
+                           value_name="share")
     # Where the cells show their numbers (small models), two decimals fit in a cell.
-    fig.update_traces(texttemplate="%{z:.2f}", textfont_size=10, selector=lambda t: t.text is not None)
-    return layout(fig, f"Each head's share on {tokens}: of its weight (left), of what it really adds (right)",
-                   height=120 + (45 if n_layers <= 12 else 26) * n_layers)
+    for trace, values in zip(fig.data, (weight_share, contribution_share), strict=True):
+        if trace.text is not None:
+            trace.update(**cell_numbers(values, WEIGHT_AXIS, panels=2, fmt="{:.2f}"))
+            trace.textfont.size = 10
+    title = f"Each head's share on {tokens}: of its weight (left), of what it really adds (right)"
+    layout(fig, title, height=120 + (45 if n_layers <= 12 else 26) * n_layers)
+    return described(fig, describe.grouped_bars(
+        [f"{layer}, {head}" for layer in layers for head in heads],
+        {"share of weight": weight_share.ravel(), "share of contribution": contribution_share.ravel()}, title))

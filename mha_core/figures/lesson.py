@@ -11,10 +11,10 @@ import plotly.graph_objects as go
 
 from ..teaching.published import ModelShape
 from ..teaching.worked import WorkedCell, fmt
-from .base import dim_labels, head_colour, heatmap, layout, rgba
+from . import describe
+from .base import NEUTRAL, TEXT, cell_text, described, dim_labels, head_colour, heatmap, layout, rgba
 
-ONE_HEAD_COLOUR = "#868e96"
-OUTLINE = "#1f2430"      # the bar of a model as published
+ONE_HEAD_COLOUR = NEUTRAL
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
 
 
@@ -34,7 +34,11 @@ def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_head
     fig.update_xaxes(title="multiply-adds")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
     same = "the same in every step" if one == many else "they differ"
-    return layout(fig, f"Multiply-adds of each step: 1 head or {n_heads} heads ({same})", height=380)
+    title = f"Multiply-adds of each step: 1 head or {n_heads} heads ({same})"
+    return described(layout(fig, title, height=380), describe.grouped_bars(
+        labels, {f"1 head of d_model = {d_model}": list(one.values()),
+                 f"{n_heads} heads of d_k = {d_model // n_heads}": list(many.values())}, title,
+        unit="multiply-adds", fmt="{:,.0f}"))
 
 
 def weight_shapes_figure(shape: ModelShape) -> go.Figure:
@@ -63,22 +67,27 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
         x += width + gap
     fig.update_xaxes(visible=False, range=[-gap / 2, x - gap / 2], constrain="domain")
     fig.update_yaxes(visible=False, range=[-0.3 * d, 1.2 * d], scaleanchor="x")
-    return layout(fig, f"{shape.name}: the four matrices of one attention block, to scale<br>"
-                        f"<sup>d_model = {d:,}, h = {h}, K/V heads = {kv}; thin lines: one block per head "
-                        "(up to 32)</sup>",
-                   height=360)
+    fig = layout(fig, f"{shape.name}: the four matrices of one attention block, to scale<br>"
+                      f"<sup>d_model = {d:,}, h = {h}, K/V heads = {kv}; thin lines: one block per head "
+                      "(up to 32)</sup>", height=360)
+    rows = tuple((name, f"{height:,} × {width:,}", blocks) for name, width, height, blocks, _ in mats)
+    return described(fig, describe.Description(
+        f"{shape.name}, one attention block to scale (d_model = {d:,}, h = {h}, K/V heads = {kv}): "
+        + ", ".join(f"{name} {size}" for name, size, _ in rows) + ".", ("matrix", "rows × columns", "head blocks"),
+        rows))
 
 
 def dot_product_figure(cell: WorkedCell, query_label: str, key_label: str) -> go.Figure:
     """The query's and the key's d_k numbers and their products, one column per dimension (the terms of q·k)."""
     rows = np.vstack([cell.q, cell.k, cell.products])
     names = [f"q_t: query {query_label}", f"k_s: key {key_label}", "q_t,c × k_s,c"]
-    fig = heatmap(rows, dim_labels(cell.d_k, "c="), names,
-                  f"Head {cell.head + 1}: q_t · k_s term by term: the products add up to {fmt(cell.dot)}",
-                  x_title="component c, from 1 to d_k", height=260)
-    if cell.d_k <= MAX_PRINTED_TERMS:
-        fig.update_traces(text=[[fmt(v) for v in row] for row in rows], texttemplate="%{text}")
-    return fig
+    title = f"Head {cell.head + 1}: q_t · k_s term by term: the products add up to {fmt(cell.dot)}"
+    fig = heatmap(rows, dim_labels(cell.d_k, "c="), names, title, x_title="component c, from 1 to d_k", height=260)
+    if cell.d_k <= MAX_PRINTED_TERMS:  # every term, in the worked example's own digits
+        axis = dict(colorscale=fig.data[0].colorscale, cmin=fig.data[0].zmin, cmax=fig.data[0].zmax)
+        fig.update_traces(text=cell_text(rows, [[fmt(v) for v in row] for row in rows], axis), texttemplate="%{text}")
+    return described(fig, describe.values(rows, [describe.plain(name) for name in names], dim_labels(cell.d_k, "c="),
+                                          describe.plain(title), full_up_to=16, text_rows=True))
 
 
 def kv_cache_figure(table: list[dict], seq_len: int, batch: int) -> go.Figure:
@@ -89,12 +98,16 @@ def kv_cache_figure(table: list[dict], seq_len: int, batch: int) -> go.Figure:
     for kind, colour in colours.items():
         rows = [r for r in table if r["attention"] == kind]
         fig.add_trace(go.Bar(x=[r["model"] for r in rows], y=[r["total"] / 2**30 for r in rows], name=kind,
-                             marker=dict(color=colour, line=dict(color=[OUTLINE if r["own"] else colour
+                             marker=dict(color=colour, line=dict(color=[TEXT if r["own"] else colour
                                                                         for r in rows], width=3)),
                              customdata=[["as published" if r["own"] else "a variant"] for r in rows],
                              hovertemplate="%{x}<br>" + kind + ": %{y:.4g} GiB (%{customdata[0]})<extra></extra>"))
     fig.update_yaxes(type="log", title="GiB (log scale)")
     fig.update_xaxes(type="category")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.25))
-    return layout(fig, f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number; outlined: each model "
-                       "as published", height=380)
+    title = (f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number; outlined: each model as "
+             "published")
+    models = list(dict.fromkeys(r["model"] for r in table))
+    sizes = {(r["model"], r["attention"]): r["total"] / 2**30 for r in table}
+    return described(layout(fig, title, height=380), describe.grouped_bars(
+        models, {kind: [sizes.get((name, kind), np.nan) for name in models] for kind in colours}, title, unit="GiB"))

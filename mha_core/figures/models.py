@@ -12,7 +12,21 @@ import plotly.graph_objects as go
 
 from ..analysis.head_stats import ENCODER, Parts
 from ..analysis.pooling import MAX_CELLS, pool
-from .base import HIGHLIGHT, WEIGHT_AXIS, WEIGHT_SCALE, head_colour, layout, pooled_labels, token_labels
+from . import describe
+from .base import (
+    HIGHLIGHT,
+    NEUTRAL,
+    PALE,
+    WEIGHT_AXIS,
+    amount_axis,
+    cell_numbers,
+    colour_bar,
+    described,
+    head_colour,
+    layout,
+    pooled_labels,
+    token_labels,
+)
 
 
 def _mosaic_step(n: int, n_layers: int, n_heads: int, groups: int) -> tuple[int, int, int]:
@@ -29,12 +43,13 @@ def _mosaic_step(n: int, n_layers: int, n_heads: int, groups: int) -> tuple[int,
 
 
 def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple[int, int] | None = None,
-                      group_size: int = 1) -> go.Figure:
+                      group_size: int = 1, mask: np.ndarray | None = None) -> go.Figure:
     """Every head of every layer, (layers, heads, n, n), as one mosaic of small heatmaps on the shared 0..1 scale.
 
     One heatmap with empty rows and columns between the panels (hundreds of subplots would be slow to build and to
     draw). `selected` = (layer, head), 0-based, is outlined. With grouped-query attention (group_size query heads
-    per key/value head), the heads of one K/V head stand closer together and their titles share its colour.
+    per key/value head), the heads of one K/V head stand closer together and their titles share its colour. mask
+    (n, n), or any (..., n, n) whose first matrix holds for all (a trace's mask): True = blocked, left blank.
     """
     n_layers, n_heads, n, _ = attentions.shape
     groups = n_heads // group_size
@@ -43,10 +58,11 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
     col0 = [h * (size + gap) + (h // group_size) * 2 * gap * (group_size < n_heads) for h in range(n_heads)]
     row0 = [l * (size + gap) for l in range(n_layers)]
     z = np.full((row0[-1] + size, col0[-1] + size), np.nan, dtype=np.float32)  # half the bytes of float64
+    blocked = None if mask is None else np.asarray(mask).reshape(-1, n, n)[0]  # (n, n)
     for l in range(n_layers):
         for h in range(n_heads):
-            z[row0[l]:row0[l] + size, col0[h]:col0[h] + size] = pool(attentions[l, h], size * size)[0] \
-                if step > 1 else attentions[l, h]
+            w = attentions[l, h] if blocked is None else np.where(blocked, np.nan, attentions[l, h])
+            z[row0[l]:row0[l] + size, col0[h]:col0[h] + size] = pool(w, size * size)[0] if step > 1 else w
     # Category labels for the hover text; each gap gets a distinct label of its own (its cells are empty, never
     # hovered, and no tick label is drawn).
     x = [f"·{i}" for i in range(z.shape[1])]
@@ -59,8 +75,9 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
     fig = go.Figure(go.Heatmap(z=z, x=x, y=y, coloraxis="coloraxis", hoverongaps=False,
                                hovertemplate=f"%{{y}}<br>%{{x}}<br>{mean}weight = %{{z:.4f}}<extra></extra>"))
     # A colour bar of fixed length at the top: the figure can be thousands of pixels tall.
-    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12, lenmode="pixels", len=320, y=1, yanchor="top"),
-                                     **WEIGHT_AXIS), plot_bgcolor="rgba(0,0,0,0)")
+    fig.update_layout(coloraxis=dict(colorbar=colour_bar("weight", blocked is not None and blocked.any(),
+                                                         lenmode="pixels", len=320, y=1, yanchor="top"),
+                                     **WEIGHT_AXIS))
     bare = dict(type="category", showticklabels=False, ticks="", showgrid=False, zeroline=False, showline=False)
     fig.update_xaxes(**bare)
     fig.update_yaxes(autorange="reversed", **bare)
@@ -80,10 +97,13 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
         fig.add_shape(type="rect", x0=col0[h] - 0.5, x1=col0[h] + size - 0.5, y0=row0[l] - 0.5,
                       y1=row0[l] + size - 0.5, line=dict(color=HIGHLIGHT, width=3))
     panel = min(110, max(60, 800 // n_heads))  # pixels per panel: about square on a page 800 pixels wide
-    layout(fig, f"All {n_layers} × {n_heads} heads on this sentence (rows: queries, columns: keys)",
-           height=panel * n_layers + 130, pooled=step)
+    title = f"All {n_layers} × {n_heads} heads on this sentence (rows: queries, columns: keys)"
+    layout(fig, title, height=panel * n_layers + 130, pooled=step)
     fig.update_layout(margin=dict(l=70, t=110 if group_size > 1 else 90))
-    return fig
+    names = describe.names(tokens)
+    return described(fig, describe.head_weights(
+        attentions.reshape(n_layers * n_heads, n, n), names, names, title,
+        [f"layer {l + 1}, head {h + 1}" for l in range(n_layers) for h in range(n_heads)]))
 
 
 def head_summary_figure(values: np.ndarray, metric: str, parts: Parts = ENCODER) -> go.Figure:
@@ -92,22 +112,27 @@ def head_summary_figure(values: np.ndarray, metric: str, parts: Parts = ENCODER)
     is_share = metric != "entropy"
     words = parts.labels[metric]
     label = f"mean {words}" if not is_share else words if metric in parts.extra else f"share: {words}"
+    # Shares on the fixed 0..1; entropy in bits from 0 to the largest here (its maximum depends on each text).
+    finite = values[np.isfinite(values)]
+    axis = amount_axis(1.0 if is_share or not finite.size else float(finite.max()))
+    heads, layers = [f"head {h + 1}" for h in range(n_heads)], [f"layer {l + 1}" for l in range(n_layers)]
     fig = go.Figure(go.Heatmap(
-        z=values, x=[f"head {h + 1}" for h in range(n_heads)], y=[f"layer {l + 1}" for l in range(n_layers)],
-        colorscale=WEIGHT_SCALE if is_share else "Viridis", zmin=0, zmax=1 if is_share else None,
-        text=[["" if np.isnan(v) else f"{v:.2f}" for v in row] for row in values], texttemplate="%{text}",
-        textfont=dict(size=10),
-        hovertemplate=f"%{{y}}, %{{x}}<br>{label} = %{{z:.4f}}<extra></extra>",
-        colorbar=dict(thickness=12)))
+        z=values, x=heads, y=layers, colorscale=axis["colorscale"], zmin=axis["cmin"], zmax=axis["cmax"],
+        hoverongaps=False, hovertemplate=f"%{{y}}, %{{x}}<br>{label} = %{{z:.4f}}<extra></extra>",
+        colorbar=colour_bar("share" if is_share else "bits"),
+        **cell_numbers(values, axis, fmt="{:.2f}", most=values.size)))
+    fig.update_traces(textfont_size=10)
     fig.update_yaxes(autorange="reversed")
-    return layout(fig, f"{label[0].upper()}{label[1:]}, per layer and head", height=80 + (45 if n_layers <= 12
-                                                                                           else 26) * n_layers)
+    title = f"{label[0].upper()}{label[1:]}, per layer and head"
+    fig = layout(fig, title, height=80 + (45 if n_layers <= 12 else 26) * n_layers)
+    return described(fig, describe.amounts(values, layers, heads, title, unit="" if is_share else "bits"))
 
 
-# One colour per part of a head's attention: greys for the special tokens and the first token, greens and blues for
-# the positions, orange for the rest.
-PART_COLOURS = {"cls": "#868e96", "sep": "#ced4da", "first": "#868e96", "self": "#2f9e44", "prev": "#4c6ef5",
-                "next": "#15aabf", "local": "#15aabf", "elsewhere": "#f76707"}
+# One colour per part of a head's attention: greys for the special tokens and the first token, then the positions
+# and the rest in head colours chosen so that neighbours in a stacked bar differ under every colour-vision
+# deficiency (tests/unit/test_colours.py); the legend names each part.
+PART_COLOURS = {"cls": NEUTRAL, "sep": PALE, "first": NEUTRAL, "self": head_colour(1), "prev": head_colour(0),
+                "next": head_colour(7), "local": head_colour(7), "elsewhere": head_colour(6)}
 
 
 def head_split_figure(rows: list[dict], title: str, parts: Parts = ENCODER) -> go.Figure:
@@ -127,4 +152,5 @@ def head_split_figure(rows: list[dict], title: str, parts: Parts = ENCODER) -> g
     layout(fig, title, height=150 + 26 * len(rows))
     fig.update_layout(barmode="stack", margin_t=90,
                       legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom", traceorder="normal"))
-    return fig
+    return described(fig, describe.shares(heads, {parts.labels[name]: [r[name] for r in rows]
+                                                  for name in parts.columns}, describe.plain(title)))

@@ -12,9 +12,16 @@ import plotly.graph_objects as go
 from ..analysis.pooling import OVERVIEW_CELLS, finite_or_nan, pool, pool_heads, pool_stage, stage_values
 from ..analysis.stats import row_entropy
 from ..attention.trace import Trace
+from . import describe
 from .base import (
+    MUTED,
+    PALE,
+    TEXT,
     WEIGHT_AXIS,
+    amount_axis,
     cell_numbers,
+    colour_bar,
+    described,
     dim_labels,
     group_rows,
     head_colour,
@@ -30,6 +37,8 @@ from .base import (
 )
 
 # --- Overview -----------------------------------------------------------------------------------------------
+
+STEP_COLOURS = (MUTED, head_colour(0), head_colour(3), head_colour(1), head_colour(7))  # input, then steps 1-4
 
 
 def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None = None, scaled: bool = True,
@@ -58,12 +67,12 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
     reads = f", j = ⌈i/{n_heads // kv_heads}⌉" if kv_heads != n_heads else ", in each head"
     steps = [
         ("Input", "X and Y" if cross else "X", f"{n} × {d_model}" + (f", {m} × {d_model}" if cross else ""),
-         "#495057"),
-        ("1. Project", "<br>".join(project(v) for v in "QKV"), heads_shape, "#4c6ef5"),
+         STEP_COLOURS[0]),
+        ("1. Project", "<br>".join(project(v) for v in "QKV"), heads_shape, STEP_COLOURS[1]),
         ("2. Attend", f"softmax(Q<sub>i</sub> K{j}<sup>T</sup>{' / √d<sub>k</sub>' if scaled else ''} + M)<br>"
-                      f"times V{j}{reads}", f"weights {n} × {m}<br>head<sub>i</sub> {n} × {d_k}", "#2f9e44"),
-        ("3. Concatenate", "[head<sub>1</sub> … head<sub>h</sub>]", f"{n} × {n_heads * d_k}", "#f76707"),
-        ("4. Project", f"Concat W<sup>O</sup>{b('O', '')}", f"output {n} × {d_model}", "#e03131"),
+                      f"times V{j}{reads}", f"weights {n} × {m}<br>head<sub>i</sub> {n} × {d_k}", STEP_COLOURS[2]),
+        ("3. Concatenate", "[head<sub>1</sub> … head<sub>h</sub>]", f"{n} × {n_heads * d_k}", STEP_COLOURS[3]),
+        ("4. Project", f"Concat W<sup>O</sup>{b('O', '')}", f"output {n} × {d_model}", STEP_COLOURS[4]),
     ]
     fig = go.Figure()
     width, gap = 1.0, 0.32
@@ -73,25 +82,30 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
                       fillcolor=rgba(colour, 0.08))
         fig.add_annotation(x=x0 + width / 2, y=0.85, text=f"<b>{name}</b>", showarrow=False,
                            font=dict(size=13, color=colour))
-        fig.add_annotation(x=x0 + width / 2, y=0.55, text=formula, showarrow=False, font=dict(size=11, color="#212529"))
-        fig.add_annotation(x=x0 + width / 2, y=0.15, text=shape, showarrow=False, font=dict(size=12, color="#495057"))
+        fig.add_annotation(x=x0 + width / 2, y=0.55, text=formula, showarrow=False, font=dict(size=11, color=TEXT))
+        fig.add_annotation(x=x0 + width / 2, y=0.15, text=shape, showarrow=False, font=dict(size=12, color=MUTED))
         if i:
             fig.add_annotation(x=x0 - 0.02, y=0.5, ax=x0 - gap + 0.02, ay=0.5, xref="x", yref="y", axref="x",
                                ayref="y", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2,
-                               arrowcolor="#495057", text="")
+                               arrowcolor=MUTED, text="")
     total = len(steps) * width + (len(steps) - 1) * gap
     fig.update_xaxes(visible=False, range=[-0.02, total + 0.02])
     fig.update_yaxes(visible=False, range=[-0.05, 1.05])
     fig.update_layout(showlegend=False)
     kv = f" ({kv_heads} key/value heads)" if kv_heads != n_heads else ""
-    return layout(fig, f"The pipeline for d_model = {d_model}, h = {n_heads}{kv}, d_k = {d_k} (live shapes)",
-                   height=260)
+    title = f"The pipeline for d_model = {d_model}, h = {n_heads}{kv}, d_k = {d_k} (live shapes)"
+    flow = " → ".join(f"{describe.plain(name)}: {describe.plain(shape)}" for name, _, shape, _ in steps)
+    return described(layout(fig, title, height=260), describe.Description(
+        f"{title}. {flow}.", ("step", "formula", "shape"),
+        tuple((describe.plain(name), describe.plain(formula), describe.plain(shape)) for name, formula, shape, _
+              in steps)))
 
 
 # --- Step 1: projections --------------------------------------------------------------------------------
 
 def input_figure(x: np.ndarray, tokens: list[str], title: str = "Input X: one row per token") -> go.Figure:
-    return heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension", y_title="token")
+    fig = heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension", y_title="token")
+    return described(fig, describe.values(x, describe.names(tokens), dim_labels(x.shape[1]), title))
 
 
 def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size: int = 1,
@@ -115,7 +129,8 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
     fig = heatmap(z, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]), title,
                   x_title="output column", y_title="input dimension", step=step)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-Wt.shape[0] // step), names=names, colours=colours)
-    return fig
+    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0]), dim_labels(Wt.shape[1], "c"),
+                                          describe.plain(title), text_rows=False))
 
 
 def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16, group_size: int = 1,
@@ -138,8 +153,9 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
         for i, annotation in enumerate(fig.layout.annotations[:len(panels)]):
             annotation.font = dict(color=head_colour(i if kv else i // group_size))
     heads = "key/value head" if index == "j" else "head"
-    return layout(fig, f"{name}_{index} for each {heads}: {n} tokens × {width_name} = {width} (one colour scale for "
-                       "all)", height=max(260, 230 * rows), pooled=step)
+    title = f"{name}_{index} for each {heads}: {n} tokens × {width_name} = {width} (one colour scale for all)"
+    return described(layout(fig, title, height=max(260, 230 * rows), pooled=step),
+                     describe.head_values([z for _, z in panels], [t for t, _ in panels], title))
 
 
 # --- Step 2: attention per head -------------------------------------------------------------------------
@@ -148,9 +164,10 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
 STAGE_TITLES = {
     "raw": "Raw scores Q_i K_iᵀ",
     "scaled": "Scaled scores",  # the title adds the scale used
-    "mask": "Mask (1 = blocked)",
+    "mask": "Mask M: grey = kept (0), blank = blocked (−∞)",
     "weights": "Attention weights softmax(…)",
 }
+STAGE_VALUES = {"raw": "score", "scaled": "score", "mask": "M", "weights": "weight"}  # what a cell holds
 
 
 def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
@@ -160,6 +177,27 @@ def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
     return title
+
+
+def _stage_figure(z: np.ndarray, keys: list[str], queries: list[str], title: str, stage: str, blocked: bool,
+                  height: int, step: int) -> go.Figure:
+    """One head's matrix at a stage: scores on the signed scale, weights on the 0..1 scale, the mask as kept (one
+    grey) or blank; blocked pairs always blank."""
+    fig = heatmap(z, keys, queries, title, signed=stage in ("raw", "scaled"), x_title="key", y_title="query",
+                  value_name=STAGE_VALUES[stage], height=height, step=step, blocked=blocked and stage != "raw")
+    if stage == "mask":  # not a value scale: one grey for a kept pair (M = 0), the background for a blocked one
+        fig.update_traces(colorscale=[[0, PALE], [1, PALE]], showscale=False, text=None, texttemplate=None)
+    return fig
+
+
+def _describe_stage(z: np.ndarray, queries: list[str], keys: list[str], stage: str,
+                    what: str) -> describe.Description:
+    """The text alternative of one head's exact matrix at a stage (blocked pairs NaN); queries and keys named."""
+    if stage == "weights":
+        return describe.weights(z, queries, keys, what)
+    if stage == "mask":
+        return describe.blocked(np.isnan(z), queries, keys, what)
+    return describe.values(z, queries, keys, what)
 
 
 def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "weights", scale: float = 1.0,
@@ -172,14 +210,15 @@ def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "w
     """
     z, step = pooled if pooled is not None else pool_stage(trace, head, stage)
     n = trace.weights.shape[1]
-    fig = heatmap(z, token_labels(key_tokens or tokens), token_labels(tokens), _stage_title(trace, head, stage, scale),
-                  signed=stage in ("raw", "scaled"), x_title="key", y_title="query",
-                  value_name="weight" if stage == "weights" else "score", height=min(700, max(360, 28 * n + 160)),
-                  step=step)
+    keys = key_tokens or tokens
+    title = _stage_title(trace, head, stage, scale)
+    fig = _stage_figure(z, token_labels(keys), token_labels(tokens), title, stage, trace.mask is not None,
+                        height=min(700, max(360, 28 * n + 160)), step=step)
     if window is not None and step > 1:
         r0, r1, c0, c1 = window
         outline(fig, r0 / step, r1 / step, c0 / step, c1 / step)
-    return fig
+    return described(fig, _describe_stage(finite_or_nan(stage_values(trace, head, stage)), describe.names(tokens),
+                                          describe.names(keys), stage, describe.plain(title)))
 
 
 ZOOM = 64  # the zoom window's side, in cells: every cell exact, every token named
@@ -198,21 +237,20 @@ def zoom_figure(trace: Trace, head: int, tokens: list[str], stage: str, window: 
     by its query and key token on hover."""
     r0, r1, c0, c1 = window
     z = finite_or_nan(stage_values(trace, head, stage)[r0:r1, c0:c1])
+    keys = key_tokens or tokens
     title = (f"{_stage_title(trace, head, stage, scale)}: queries {r0 + 1}–{r1} × keys {c0 + 1}–{c1}, every cell "
              "exact")
-    fig = heatmap(z, token_labels(key_tokens or tokens)[c0:c1], token_labels(tokens)[r0:r1], title,
-                  signed=stage in ("raw", "scaled"), x_title="key", y_title="query",
-                  value_name="weight" if stage == "weights" else "score",
-                  height=min(760, max(360, 11 * (r1 - r0) + 200)), step=1)
-    fig.update_traces(hoverongaps=False)  # a blocked cell is blank: no number to hover
-    return fig
+    fig = _stage_figure(z, token_labels(keys)[c0:c1], token_labels(tokens)[r0:r1], title, stage,
+                        trace.mask is not None, height=min(760, max(360, 11 * (r1 - r0) + 200)), step=1)
+    queries, key_names = describe.names(tokens)[r0:r1], describe.names(keys)[c0:c1]  # positions in the whole text
+    return described(fig, _describe_stage(z, queries, key_names, stage, describe.plain(title)))
 
 
 def head_panels(z: np.ndarray, step: int, tokens: list[str], key_tokens: list[str] | None, title: str,
                 group_size: int = 1, cols: int | None = None, panel_height: int = 260,
-                value_name: str = "weight") -> go.Figure:
+                value_name: str = "weight", blocked: bool = False) -> go.Figure:
     """One 0..1 panel per head of z (h, rows, cols), already pooled over step x step blocks: queries as rows, keys as
-    columns, on one shared colour axis.
+    columns, on one shared colour axis; blank cells are blocked pairs when `blocked`.
 
     With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V head's
     colour, and (see group_rows) each row of panels is one group.
@@ -222,7 +260,8 @@ def head_panels(z: np.ndarray, step: int, tokens: list[str], key_tokens: list[st
     cols = cols or (group_size if group_rows(group_size) else min(n_heads, 4))
     fig, rows, step = panel_grid([(names[i], z[i]) for i in range(n_heads)], token_labels(key_tokens or tokens),
                                  token_labels(tokens), cols, WEIGHT_AXIS,
-                                 f"query %{{y}}<br>key %{{x}}<br>{value_name} = %{{z:.6g}}", step=step)
+                                 f"query %{{y}}<br>key %{{x}}<br>{value_name} = %{{z:.6g}}", step=step,
+                                 value_name=value_name.split(" ")[0], blocked=blocked)
     if group_size > 1:
         for i, annotation in enumerate(fig.layout.annotations[:n_heads]):
             annotation.font = dict(color=head_colour(i // group_size))
@@ -232,27 +271,36 @@ def head_panels(z: np.ndarray, step: int, tokens: list[str], key_tokens: list[st
 def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | None = None,
                      cols: int | None = None, title: str | None = None, group_size: int = 1,
                      panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
-    """All heads' attention weights side by side, on the one shared 0..1 scale (see head_panels).
+    """All heads' attention weights side by side, on the one shared 0..1 scale (see head_panels), blocked pairs blank.
 
-    Long inputs are shown in blocks (their mean); pooled = pool_heads(trace.weights) when it is already computed.
+    Long inputs are shown in blocks (their mean); pooled = pool_heads(trace.weights, trace.mask) when it is already
+    computed.
     """
-    z, step = pooled if pooled is not None else pool_heads(trace.weights)
-    return head_panels(z, step, tokens, key_tokens,
-                       title or f"Attention weights of all {z.shape[0]} heads (rows: queries, columns: keys)",
-                       group_size, cols, panel_height)
+    z, step = pooled if pooled is not None else pool_heads(trace.weights, trace.mask)
+    title = title or f"Attention weights of all {z.shape[0]} heads (rows: queries, columns: keys)"
+    fig = head_panels(z, step, tokens, key_tokens, title, group_size, cols, panel_height,
+                      blocked=trace.mask is not None)
+    # The description reads the exact weights: a blocked pair's weight is 0, never a row's largest.
+    return described(fig, describe.head_weights(trace.weights, describe.names(tokens),
+                                                describe.names(key_tokens or tokens), describe.plain(title)))
 
 
 def query_weights_figure(trace: Trace, head: int, query: int, tokens: list[str],
                          key_tokens: list[str] | None = None) -> go.Figure:
-    """How much query token `query` attends to each key, in one head (a bar per key)."""
+    """How much query token `query` attends to each key, in one head (a bar per key); a blocked key says so."""
     w = trace.weights[head, query]
-    labels = token_labels(key_tokens or tokens)
+    keys = key_tokens or tokens
+    labels = token_labels(keys)
+    blocked = trace.mask[head, query] if trace.mask is not None else np.zeros(len(w), bool)
     fig = go.Figure(go.Bar(x=labels, y=w, marker_color=head_colour(head),
+                           text=["blocked" if b else "" for b in blocked], textposition="outside",
                            hovertemplate="key %{x}<br>weight = %{y:.6g}<extra></extra>"))
     fig.update_xaxes(title="key", type="category", tickangle=-45 if len(labels) > 6 else 0)
     fig.update_yaxes(title="weight", range=[0, 1])
-    return layout(fig, f"Head {head + 1}, query {token_labels(tokens)[query]}: its weights sum to "
-                        f"{w.sum():.4f}", height=320)
+    fig = layout(fig, f"Head {head + 1}, query {token_labels(tokens)[query]}: its weights sum to "
+                      f"{w.sum():.4f}", height=320)
+    return described(fig, describe.weight_row(np.where(blocked, np.nan, w), describe.names(tokens)[query],
+                                              describe.names(keys), head))
 
 
 MIX_KEYS = 24  # the value mix shows a row per key up to this many keys (every row label then fits its height)
@@ -268,14 +316,18 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
     v = trace.v[head // group_size]                             # (m, d_k)
     w = trace.weights[head, query]                              # (m,)
     mixed = w[:, None] * v                                      # (m, d_k)
-    labels = [f"w·v {lab}" for lab in token_labels(key_tokens or tokens)]
+    keys = key_tokens or tokens
+    labels = [f"w·v {lab}" for lab in token_labels(keys)]
+    names = [f"w·v of {name}" for name in describe.names(keys)]
     title = f"Head {head + 1}: weight × value for each key, and their sum"
     if len(w) > MIX_KEYS:
         top = np.sort(np.argsort(-w, kind="stable")[:MIX_KEYS - 1])
         rest = np.ones(len(w), bool)
         rest[top] = False
         mixed = np.vstack([mixed[top], mixed[rest].sum(axis=0)[None]])
-        labels = [labels[j] for j in top] + [f"w·v of the other {int(rest.sum())} keys, added up"]
+        other = f"w·v of the other {int(rest.sum())} keys, added up"
+        labels = [labels[j] for j in top] + [other]
+        names = [names[j] for j in top] + [other]
         title += (f"<br>(a row for each of the {MIX_KEYS - 1} keys of largest weight, one for the "
                   f"{int(rest.sum())} others)")
     z = np.vstack([mixed, trace.heads[head, query][None]])      # (rows + 1, d_k)
@@ -285,31 +337,37 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
                   y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
     if "<br>" in title:
         fig.update_layout(margin_t=84)  # room for the title's second line
-    return fig
+    what = f"{describe.plain(title)}, query {describe.names(tokens)[query]}"
+    return described(fig, describe.values(z, names + ["sum: the head's output"], dim_labels(v.shape[1]), what))
 
 
 def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> go.Figure:
-    """Row entropy (bits) per head and query: 0 = focused on one key, log2(m) = spread evenly.
+    """Row entropy (bits) per query (rows) and head (columns): 0 = focused on one key, log2(m) = spread evenly, on the
+    sequential scale from 0 to log2(m).
 
-    entropy: row_entropy(trace.weights) when it is already computed.
+    entropy: row_entropy(trace.weights) when it is already computed, (h, n).
     """
     ent = row_entropy(trace.weights) if entropy is None else entropy  # (h, n)
     m = trace.weights.shape[-1]
     top = float(np.log2(m))
-    labels = [f"head {i + 1} (mean {e:.2f})" for i, e in enumerate(ent.mean(axis=1))]
-    z, step = pool(ent, OVERVIEW_CELLS)
+    heads = [f"head {i + 1} (mean {e:.2f})" for i, e in enumerate(ent.mean(axis=1))]
+    z, step = pool(ent.T, OVERVIEW_CELLS)                           # (n, h): queries as rows
     z = z.astype(np.float32)  # shown to 4 decimals: float32's 7 digits are plenty, at half the bytes
     ticks = [float(t) for t in range(int(top)) if top - t > 0.3 or t == 0] + [top]
+    axis = amount_axis(max(top, 1e-9))
     fig = go.Figure(go.Heatmap(
-        z=z, x=pooled_labels(token_labels(tokens), step), y=labels, colorscale="Viridis", zmin=0,
-        zmax=max(top, 1e-9), colorbar=dict(thickness=12, title=dict(text="bits"), tickvals=ticks,
-                                           ticktext=[f"{t:g}" for t in ticks[:-1]] + [f"max {top:.2f}"]),
-        hovertemplate=f"%{{y}}<br>query %{{x}}<br>{'mean ' if step > 1 else ''}entropy = %{{z:.4f}} bits"
-                      "<extra></extra>", **cell_numbers(z)))
-    fig.update_xaxes(title="query token", type="category", tickangle=-45)
-    fig.update_yaxes(type="category", autorange="reversed")
-    return layout(fig, f"How focused each head is: entropy of each weight row in bits (at most log2(m) = "
-                       f"log2({m}) = {top:.2f})", height=max(240, 32 * len(labels) + 140), pooled=step)
+        z=z, x=pooled_labels(heads, step), y=pooled_labels(token_labels(tokens), step), colorscale=axis["colorscale"],
+        zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
+        colorbar=colour_bar("bits", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks[:-1]] + [f"max {top:.2f}"]),
+        hovertemplate=f"query %{{y}}<br>%{{x}}<br>{'mean ' if step > 1 else ''}entropy = %{{z:.4f}} bits"
+                      "<extra></extra>", **cell_numbers(z, axis)))
+    fig.update_xaxes(title="head", type="category", tickangle=-45 if len(heads) > 4 else 0)
+    fig.update_yaxes(title="query token", type="category", autorange="reversed")
+    title = (f"How focused each head is: entropy of each weight row in bits (at most log2(m) = log2({m}) = "
+             f"{top:.2f})")
+    fig = layout(fig, title, height=min(700, max(260, 24 * z.shape[0] + 180)), pooled=step)
+    return described(fig, describe.amounts(ent.T, describe.names(tokens), [f"head {i + 1}" for i in range(len(heads))],
+                                           describe.plain(title), unit="bits", text_rows=True))
 
 
 # --- Step 3: concatenation ------------------------------------------------------------------------------
@@ -319,10 +377,11 @@ def concat_figure(trace: Trace, tokens: list[str]) -> go.Figure:
     n_heads, n, d_k = trace.heads.shape
     labels = [f"head {i + 1} · c{c + 1}" for i in range(n_heads) for c in range(d_k)]
     z, step = pool(trace.concat, OVERVIEW_CELLS)
-    fig = heatmap(z, labels, token_labels(tokens), f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}",
-                  x_title="column: head i, component c", y_title="token", step=step)
+    title = f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}"
+    fig = heatmap(z, labels, token_labels(tokens), title, x_title="column: head i, component c", y_title="token",
+                  step=step)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-n // step))
-    return fig
+    return described(fig, describe.values(trace.concat, describe.names(tokens), labels, title))
 
 
 # --- Step 4: output projection --------------------------------------------------------------------------
@@ -332,11 +391,12 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> go.Figure:
     Wt = W_O.T                                                  # (h*d_k, d_model)
     d_k = Wt.shape[0] // n_heads
     z, step = pool(Wt, OVERVIEW_CELLS)
-    fig = heatmap(z, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"),
-                  f"W_O ({Wt.shape[0]} × {Wt.shape[1]}): rows (i-1)·d_k+1 … i·d_k read head i",
-                  x_title="output dimension", y_title="concat row", step=step)
+    title = f"W_O ({Wt.shape[0]} × {Wt.shape[1]}): rows (i-1)·d_k+1 … i·d_k read head i"
+    fig = heatmap(z, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"), title, x_title="output dimension",
+                  y_title="concat row", step=step)
     mark_head_blocks(fig, n_heads, d_k / step, "y", -(-Wt.shape[1] // step))
-    return fig
+    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0], "r"), dim_labels(Wt.shape[1]), title,
+                                          text_rows=False))
 
 
 def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: list[str],
@@ -348,8 +408,9 @@ def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: 
     limit = float(max(np.abs(contributions).max(), np.abs(output).max())) or 1.0
     fig, rows, step = panel_grid(panels, dim_labels(d_model), token_labels(tokens), min(len(panels), 5),
                                  signed_axis(limit), "token %{y}<br>dim %{x}<br>value = %{z:.6g}")
-    return layout(fig, "What each head adds to the output (one colour scale for all panels)",
-                  height=max(260, 240 * rows), pooled=step)
+    title = "What each head adds to the output (one colour scale for all panels)"
+    return described(layout(fig, title, height=max(260, 240 * rows), pooled=step),
+                     describe.head_values([z for _, z in panels], [name for name, _ in panels], title))
 
 
 def contribution_size_figure(contributions: np.ndarray) -> go.Figure:
@@ -360,7 +421,9 @@ def contribution_size_figure(contributions: np.ndarray) -> go.Figure:
                            hovertemplate="%{x}<br>mean length = %{y:.4g}<extra></extra>"))
     fig.update_xaxes(title="head", type="category")
     fig.update_yaxes(title="mean length")
-    return layout(fig, "How much each head adds to the output (mean length of its contribution)", height=300)
+    fig = layout(fig, "How much each head adds to the output (mean length of its contribution)", height=300)
+    return described(fig, describe.bars(labels, size, "Mean length of each head's contribution to the output",
+                                        column="mean length"))
 
 
 def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> go.Figure:
@@ -374,9 +437,9 @@ def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) ->
                               token_labels(tokens), 2, signed_axis(x_limit),
                               "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.16)
     fig.data[1].coloraxis = "coloraxis2"
-    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12, x=0.43, title=dict(text="X"))),
-                      coloraxis2=dict(colorbar=dict(thickness=12, x=1.0, title=dict(text="output")),
-                                      **signed_axis(out_limit)))
-    return layout(fig, f"Input and output, both {x.shape[0]} × {x.shape[1]}, each on its own colour scale",
-                  height=min(640, max(300, 22 * len(tokens) + 160)), pooled=step)
+    fig.update_layout(coloraxis=dict(colorbar=colour_bar("X", x=0.43)),
+                      coloraxis2=dict(colorbar=colour_bar("output", x=1.0), **signed_axis(out_limit)))
+    title = f"Input and output, both {x.shape[0]} × {x.shape[1]}, each on its own colour scale"
+    return described(layout(fig, title, height=min(640, max(300, 22 * len(tokens) + 160)), pooled=step),
+                     describe.head_values([x, output], ["input X", "output MultiHead(X)"], title))
 

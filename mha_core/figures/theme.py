@@ -1,0 +1,150 @@
+"""A finished figure in the colours of a theme.
+
+Every figure is built in the light palette of figures.base. themed(fig, "dark") gives it the dark palette: the
+backgrounds, text, grid and colour bars, both value scales (the sequential one turned round, so that 0 sits next to
+the dark background), every head and role colour, and the black-or-white numbers inside cells, chosen again for
+their cells' new colours. It works in a notebook as in the app, and maps from either palette to the other, so
+theming twice is harmless. Fonts and sizes are left alone (Streamlit's chart theme sets them).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .base import PALETTES, Palette, cell_text, rgba
+
+ROLES = ("background", "text", "muted", "neutral", "pale", "faint", "highlight")
+THEMES = tuple(PALETTES)
+# The colour properties a trace may carry, as (parent, property) paths; `parent` "" is the trace itself.
+TRACE_COLOURS = (("marker", "color"), ("line", "color"), ("textfont", "color"), ("", "fillcolor"))
+_SPAN = re.compile(r'^<span style="color:#[0-9a-f]{6}">(.*)</span>$', re.S)
+_RGBA = re.compile(r"^rgba\((\d+),(\d+),(\d+),([\d.]+)\)$")
+
+
+def colour_map(target: Palette) -> dict[str, str]:
+    """Every colour of every palette -> the colour of the same role in `target` (heads by position)."""
+    out = {}
+    for palette in PALETTES.values():
+        for role in ROLES:
+            out[getattr(palette, role)] = getattr(target, role)
+        out.update(zip(palette.heads, target.heads, strict=True))
+    return out
+
+
+def scale_map(target: Palette) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """The stops of every palette's value scales -> the stops of the same scale in `target`."""
+    out = {}
+    for palette in PALETTES.values():
+        out[palette.sequential] = target.sequential
+        out[palette.diverging] = target.diverging
+    return out
+
+
+def themed(fig: go.Figure, theme: str) -> go.Figure:
+    """A copy of fig in the colours of `theme` ("light" or "dark"); fig itself is left as it is.
+
+    The copy is made from fig's JSON and built without plotly's validation: every value in it came from a figure
+    plotly has validated already, and a validated copy would cost ten times as much as drawing the change.
+    Colours outside the palettes (none in figures.*) are kept as they are.
+    """
+    if theme not in PALETTES:
+        raise ValueError(f"unknown theme {theme!r}; choose from {', '.join(THEMES)}")
+    target = PALETTES[theme]
+    recolour = _Recolour(colour_map(target), scale_map(target))
+    spec = fig.to_plotly_json()  # a deep copy (arrays as plotly's base64 typed arrays, which plotly.js reads)
+    layout = spec["layout"]
+    bar = {"title": {"font": {"color": target.text}}, "tickfont": {"color": target.muted}}
+    for trace in spec["data"]:
+        for parent in ("marker", "line", "textfont"):
+            part = trace.get(parent)
+            if isinstance(part, dict) and "color" in part:
+                part["color"] = recolour(part["color"])
+        if "fillcolor" in trace:
+            trace["fillcolor"] = recolour(trace["fillcolor"])
+        marker = trace.get("marker", {})
+        if isinstance(marker.get("line"), dict) and "color" in marker["line"]:
+            marker["line"]["color"] = recolour(marker["line"]["color"])
+        for holder in (trace, marker):
+            if holder.get("colorscale"):
+                holder["colorscale"] = recolour.scale(holder["colorscale"])
+            if "colorscale" in holder or "colorbar" in holder:
+                _merge(holder.setdefault("colorbar", {}), bar)
+    for name, value in layout.items():
+        if name.startswith("coloraxis") and isinstance(value, dict):
+            if value.get("colorscale"):
+                value["colorscale"] = recolour.scale(value["colorscale"])
+            _merge(value.setdefault("colorbar", {}), bar)
+        elif name.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
+            _merge(value, {"gridcolor": target.faint, "zerolinecolor": target.faint, "linecolor": target.faint,
+                           "tickfont": {"color": target.muted}, "title": {"font": {"color": target.text}}})
+    _merge(layout, {"paper_bgcolor": target.background, "plot_bgcolor": target.background,
+                    "font": {"color": target.text}, "title": {"font": {"color": target.text}},
+                    "legend": {"font": {"color": target.text}},
+                    "hoverlabel": {"bgcolor": target.background, "bordercolor": target.faint,
+                                   "font": {"color": target.text}}})
+    for shape in layout.get("shapes", []):
+        if "fillcolor" in shape:
+            shape["fillcolor"] = recolour(shape["fillcolor"])
+        if "color" in shape.get("line", {}):
+            shape["line"]["color"] = recolour(shape["line"]["color"])
+    for note in layout.get("annotations", []):
+        if "color" in note.get("font", {}):
+            note["font"]["color"] = recolour(note["font"]["color"])
+        if "arrowcolor" in note:
+            note["arrowcolor"] = recolour(note["arrowcolor"])
+    for trace, given in zip(spec["data"], fig.data, strict=True):  # after the scales: numbers follow their cells
+        if trace.get("type") == "heatmap" and trace.get("text") is not None:
+            axis = layout[trace["coloraxis"]] if trace.get("coloraxis") else {
+                "colorscale": trace["colorscale"], "cmin": trace["zmin"], "cmax": trace["zmax"]}
+            trace["text"] = cell_text(_values(given.z), _plain(trace["text"]), axis)
+    return go.Figure(spec, _validate=False)
+
+
+class _Recolour:
+    """Maps a colour (hex, or rgba of a palette colour) or a colour scale into the target palette."""
+
+    def __init__(self, colours: dict[str, str], scales: dict[tuple[str, ...], tuple[str, ...]]):
+        self.colours, self.scales = colours, scales
+
+    def __call__(self, colour):
+        if isinstance(colour, str):
+            rgba_parts = _RGBA.match(colour.replace(" ", ""))
+            if rgba_parts:
+                r, g, b, alpha = rgba_parts.groups()
+                hex_colour = "#%02x%02x%02x" % (int(r), int(g), int(b))
+                return rgba(self.colours[hex_colour], float(alpha)) if hex_colour in self.colours else colour
+            return self.colours.get(colour.lower(), colour)
+        if isinstance(colour, (list, tuple)) and all(isinstance(c, str) for c in colour):
+            return [self(c) for c in colour]
+        return colour  # numbers on a colour scale
+
+    def scale(self, scale) -> list[list]:
+        stops = tuple(str(c).lower() for _, c in scale)
+        new = self.scales.get(stops) or tuple(self(c) for c in stops)  # a value scale, or one of palette colours
+        return [[p, c] for (p, _), c in zip(scale, new, strict=True)]
+
+
+def _merge(into: dict, values: dict) -> None:
+    """Set values in a nested dict, keeping the keys it has that `values` does not name."""
+    for key, value in values.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = dict(value) if isinstance(value, dict) else value
+
+
+def _values(z) -> np.ndarray:
+    """A heatmap's z as floats, also when it is plotly's base64 typed array (a figure themed before)."""
+    if isinstance(z, dict) and "bdata" in z:
+        data = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+        return data.reshape([int(d) for d in str(z["shape"]).split(",")]).astype(float) if "shape" in z else data
+    return np.asarray(z, dtype=float)
+
+
+def _plain(texts) -> list[list[str]]:
+    """Cell texts without the colour each was given for its cell."""
+    return [[_SPAN.sub(r"\1", t) if isinstance(t, str) else "" for t in row] for row in texts]
