@@ -10,6 +10,7 @@ theming twice is harmless. Fonts and sizes are left alone (Streamlit's chart the
 from __future__ import annotations
 
 import base64
+import copy
 import re
 
 import numpy as np
@@ -44,18 +45,20 @@ def scale_map(target: Palette) -> dict[tuple[str, ...], tuple[str, ...]]:
     return out
 
 
-def themed(fig: go.Figure, theme: str) -> go.Figure:
-    """A copy of fig in the colours of `theme` ("light" or "dark"); fig itself is left as it is.
+def themed(fig: go.Figure | dict, theme: str) -> dict:
+    """A copy of fig in the colours of `theme` ("light" or "dark"), as a plain figure dict (plotly's JSON, which
+    st.plotly_chart, plotly.io.show and go.Figure take); fig itself is left as it is.
 
-    The copy is made from fig's JSON and built without plotly's validation: every value in it came from a figure
-    plotly has validated already, and a validated copy would cost ten times as much as drawing the change.
-    Colours outside the palettes (none in figures.*) are kept as they are.
+    Plain JSON, not a new go.Figure: every value in it came from a figure plotly has validated already, and
+    validating it again would cost ten times as much as drawing the change. Colours outside the palettes (none in
+    figures.*) are kept as they are.
     """
     if theme not in PALETTES:
         raise ValueError(f"unknown theme {theme!r}; choose from {', '.join(THEMES)}")
     target = PALETTES[theme]
     recolour = _Recolour(colour_map(target), scale_map(target))
-    spec = fig.to_plotly_json()  # a deep copy (arrays as plotly's base64 typed arrays, which plotly.js reads)
+    spec = copy.deepcopy(fig) if isinstance(fig, dict) else fig.to_plotly_json()  # a copy (arrays as plotly's
+    # base64 typed arrays, which plotly.js reads)
     layout = spec["layout"]
     bar = {"title": {"font": {"color": target.text}}, "tickfont": {"color": target.muted}}
     for trace in spec["data"]:
@@ -96,12 +99,12 @@ def themed(fig: go.Figure, theme: str) -> go.Figure:
             note["font"]["color"] = recolour(note["font"]["color"])
         if "arrowcolor" in note:
             note["arrowcolor"] = recolour(note["arrowcolor"])
-    for trace, given in zip(spec["data"], fig.data, strict=True):  # after the scales: numbers follow their cells
+    for trace in spec["data"]:  # after the scales: numbers follow their cells
         if trace.get("type") == "heatmap" and trace.get("text") is not None:
             axis = layout[trace["coloraxis"]] if trace.get("coloraxis") else {
                 "colorscale": trace["colorscale"], "cmin": trace["zmin"], "cmax": trace["zmax"]}
-            trace["text"] = cell_text(_values(given.z), _plain(trace["text"]), axis)
-    return go.Figure(spec, _validate=False)
+            trace["text"] = cell_text(_values(trace["z"]), _plain(trace["text"]), axis)
+    return spec
 
 
 class _Recolour:

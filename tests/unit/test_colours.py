@@ -22,6 +22,7 @@ import itertools
 import re
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 try:
@@ -197,7 +198,7 @@ def test_the_figures_print_each_number_in_the_colour_that_reads_on_its_cell(them
     x, w = tiny_example()
     trace = mc.forward(x, w, TINY_CONFIG)
     for stage, stops in (("weights", THEMES[theme].sequential), ("raw", THEMES[theme].diverging)):
-        fig = themed(F.attention_figure(trace, 0, TINY_TOKENS, stage, TINY_CONFIG.softmax_scale), theme)
+        fig = go.Figure(themed(F.attention_figure(trace, 0, TINY_TOKENS, stage, TINY_CONFIG.softmax_scale), theme))
         heat = fig.data[0]
         z = as_array(heat.z)
         lo, hi = heat.zmin, heat.zmax

@@ -6,11 +6,17 @@ from __future__ import annotations
 import json
 import re
 
+import plotly.graph_objects as go
 import pytest
 
 from figure_catalogue import catalogue
 from mha_core.figures import base
-from mha_core.figures.theme import themed
+from mha_core.figures.theme import themed as themed_json
+
+
+def themed(fig, theme: str) -> go.Figure:
+    """figures.theme.themed, its plain JSON read back into a figure (validated here, as the app needs not)."""
+    return go.Figure(themed_json(fig, theme))
 
 PALETTES = {"light": base.LIGHT, "dark": base.DARK}
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b")
@@ -66,7 +72,7 @@ def test_the_dark_theme_turns_the_weight_scale_round_and_keeps_the_signed_one_ce
 def test_themed_leaves_the_figure_it_was_given_alone(figures):
     fig = figures["attention weights"]
     before = fig.to_plotly_json()
-    themed(fig, "dark")
+    themed_json(fig, "dark")
     assert fig.to_plotly_json() == before
 
 
