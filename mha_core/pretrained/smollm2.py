@@ -97,7 +97,7 @@ class SmolLM2(PretrainedModel):
     tokenizer: object = field(repr=False)  # a tokenizers.Tokenizer, configured at load and only read afterwards
     path: str = ""                 # the GGUF file
     max_tokens: int = MAX_SMOLLM2_TOKENS
-    # torch views of the RMSNorm and feed-forward weights, made on the first backend="torch" run (a cache).
+    # torch views of the weights, made on first use by a torch path (a cache, not model state).
     _torch_cache: dict = field(default_factory=dict, init=False, repr=False)
 
     def tokenize(self, text: str) -> TokenizedText:
@@ -140,22 +140,46 @@ class SmolLM2(PretrainedModel):
         """The same layer with torch doing all the arithmetic (attention on `device`, the rest on the CPU)."""
         import torch
 
-        F, w, eps = torch.nn.functional, self._torch_layer(l), self.rms_norm_eps
-
-        def norm(t, weight):  # Llama's RMSNorm, written as transformers' LlamaRMSNorm computes it
-            return weight * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps))
-
+        w, eps = self._torch_layer(l), self.rms_norm_eps
         X = torch_view(x)
         with torch.inference_mode():
-            a = norm(X, w["attn_norm"])                                                        # (n, d_model)
+            a = torch_rms_norm(X, w["attn_norm"], eps)                                       # (n, d_model)
         trace = forward(a.numpy(), self.layer_weights[l].attention, self.config, head_mask=head_mask, backend="torch",
                         device=device)
         with torch.inference_mode():
             h = X + torch.from_numpy(trace.output)                                             # (n, d_model)
-            g = norm(h, w["ffn_norm"])
-            ffn = F.linear(F.silu(F.linear(g, w["W_gate"])) * F.linear(g, w["W_up"]), w["W_down"])  # (n, d_model)
-            out = h + ffn
+            out = h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)                    # (n, d_model)
         return trace, out.numpy()
+
+    def torch_layer(self, l: int, x, head_mask=None):
+        """Layer l in torch on a tensor x (n, d_model), differentiable: gradients flow to x and to head_mask (h,)
+        (a tensor; None = every head kept), e.g. for the importance of each head (Michel et al. 2019).
+
+        The attention is the engine's own torch steps (torch_backend.attention_steps, causal, with RoPE); RMSNorm
+        and the feed-forward block are the formulas of the torch layer above.
+        """
+        import torch
+
+        from ..torch_backend import attention_steps
+
+        w, eps, n = self._torch_layer(l), self.rms_norm_eps, x.shape[0]
+        if "attention" not in self._torch_cache:
+            self._torch_cache["attention"] = tuple({name: torch_view(a) for name, a in lw.attention.arrays().items()}
+                                                   for lw in self.layer_weights)
+        blocked = torch.ones(n, n, dtype=torch.bool).triu(1)                     # (n, n) causal, for every head
+        a = torch_rms_norm(x, w["attn_norm"], eps)                                             # (n, d_model)
+        h = x + attention_steps(a, a, self._torch_cache["attention"][l], self.config, blocked, head_mask)["output"]
+        return h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)                      # (n, d_model)
+
+    def torch_logits(self, hidden):
+        """The logits (n, vocab) of the token after each position, from the last layer's output (n, d_model) as a
+        tensor: the final RMSNorm, then the output layer (the token embeddings: tied weights). Differentiable."""
+        import torch.nn.functional as F
+
+        if "output" not in self._torch_cache:
+            self._torch_cache["output"] = (torch_view(self.output_norm), torch_view(self.token_embeddings))
+        norm, embeddings = self._torch_cache["output"]
+        return F.linear(torch_rms_norm(hidden, norm, self.rms_norm_eps), embeddings)          # (n, vocab)
 
     def next_token_probabilities(self, last: np.ndarray) -> np.ndarray:
         """(vocab,) float64: the probability of each token after a text whose last hidden state is `last` (d_model,)."""
@@ -176,6 +200,20 @@ class SmolLM2(PretrainedModel):
 
     def make_run(self, fields: dict) -> SmolLM2Run:
         return SmolLM2Run(**fields, next_tokens=self.next_tokens(fields["hidden_states"][-1][-1]))
+
+
+def torch_rms_norm(t, weight, eps: float):
+    """Llama's RMSNorm on a torch tensor, written as transformers' LlamaRMSNorm computes it."""
+    import torch
+
+    return weight * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def torch_swiglu(g, w: dict):
+    """Llama's feed-forward block (SwiGLU) on a torch tensor g (n, d_model); w holds W_gate, W_up, W_down."""
+    import torch.nn.functional as F
+
+    return F.linear(F.silu(F.linear(g, w["W_gate"])) * F.linear(g, w["W_up"]), w["W_down"])  # (n, d_model)
 
 
 def model_file() -> Path:
