@@ -129,5 +129,6 @@ def setting_widget(name: str, container=st):
     """The widget of a page setting (a number or a choice), made from its field and bound to the link."""
     c = control(name)
     if c.choices:
-        return container.selectbox(c.label, c.choices, key=name, bind=BIND, help=c.help)
+        return container.selectbox(c.label, c.choices, index=c.choices.index(default(name)), key=name, bind=BIND,
+                                   help=c.help)
     return container.number_input(c.label, c.lo, c.hi, default(name), key=name, bind=BIND, help=c.help)

@@ -268,9 +268,11 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
                 compare=compare, **page_settings())
 
 
-# Settings without a sidebar widget: a page's own control (preset, seq_len, batch, zoom_query, zoom_key; key, set by
-# its page's callback), or a link and the lesson's buttons (present, screen).
-PAGE_SETTINGS = ("key", "preset", "seq_len", "batch", "present", "screen", "zoom_query", "zoom_key")
+# Settings without a sidebar widget: a page's own control (preset, seq_len, batch, zoom_query, zoom_key, the tiny
+# model's task, task_h, task_d_model, task_seed; key, set by its page's callback), or a link and the lesson's buttons
+# (present, screen).
+PAGE_SETTINGS = ("key", "preset", "seq_len", "batch", "present", "screen", "zoom_query", "zoom_key", "task", "task_h",
+                 "task_d_model", "task_seed")
 
 
 def page_settings() -> dict:
