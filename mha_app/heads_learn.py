@@ -96,7 +96,7 @@ def progress_bar(what: str):
 
     def update(done: int, total: int, loss: float | None = None) -> None:
         note = f" (held-out loss {loss:.3f})" if loss is not None else ""
-        bar.progress(min(done / total, 1.0), text=f"{what}: {done} of {total}{note}")
+        bar.progress(min(done / total, 1.0) if total else 1.0, text=f"{what}: {done} of {total}{note}")
     return update
 
 
@@ -138,10 +138,20 @@ def controls() -> Choice:
 
 
 def training(choice: Choice) -> TrainingRun | None:
-    """The run of this choice: at once when the server has it, else after the student presses Train."""
+    """The run of this choice: at once when the server has it, else the untrained model and a Train button."""
     run = RUNS.peek(choice.key)
     task = TASKS[choice.task]
+    st.markdown("Training nudges every weight, step after step, to lower the *loss*: the cross-entropy of the right "
+                "answers, averaged over the positions A that have one, on a fresh batch of 64 random sequences at "
+                "each step (Adam, Kingma & Ba 2015). Each position sees only itself and the tokens before it.")
+    st.latex(r"L = -\frac{1}{|A|} \sum_{t \in A} \log p_\theta(y_t \mid x_1, \dots, x_t)")
     if run is None:
+        before = _untrained(choice)
+        example = list(task.example)
+        plot(tfig.patterns_through_training(before.attentions(example)[None], example, [0], [before.accuracy]),
+             key="untrained")
+        st.caption("Before training, with this seed's random weights: every head spreads its attention almost evenly "
+                   "over the tokens it may see, and the model is right about as often as a guess.")
         if st.button(f"Train ({task.steps} steps, a few seconds)", type="primary", icon=":material/model_training:",
                      key="train"):
             callback = progress_bar(f"Training on the {choice.task} task, step")
@@ -152,6 +162,12 @@ def training(choice: Choice) -> TrainingRun | None:
     st.caption(f"Trained in {run.seconds:.1f} s on this server, with seed {run.seed}; kept for everyone, so a link "
                "to these settings shows it at once.")
     return run
+
+
+def _untrained(choice: Choice) -> TrainingRun:
+    """The model of this choice before any training step (its step-0 checkpoint), kept for the server."""
+    return EXPERIMENTS.get(("untrained", *choice.key[1:]), lambda: read_only(
+        train(choice.task, n_heads=choice.h, d_model=choice.d_model, seed=choice.seed, steps=0)))
 
 
 def show_run(run: TrainingRun) -> None:
@@ -319,8 +335,10 @@ def _pruning_claim(choice: Choice) -> None:
     st.markdown(
         f"{MICHEL} found that many heads of a trained model can be removed with little loss. Rank the heads by "
         "importance, switch them off one at a time, least important first, and watch the accuracy. Two rankings: "
-        f"{MICHEL}'s, the size of the loss's gradient with respect to a gate on each head's output, and the plain "
-        "loss when the head alone is switched off.")
+        f"{MICHEL}'s, the size of the loss's gradient with respect to a gate ξ_i on head i's output (normalised in "
+        "each layer, as their code does), and the plain loss when the head alone is switched off.")
+    st.latex(r"\mathrm{head}_i \to \xi_i \, \mathrm{head}_i, \qquad I_i = \mathbb{E}_x \left| "
+             r"\frac{\partial L(x)}{\partial \xi_i} \right|_{\xi = 1}")
     key = ("prune", choice.task, choice.h, choice.d_model)
     curves = EXPERIMENTS.peek(key)
     if curves is None:

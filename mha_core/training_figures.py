@@ -66,8 +66,9 @@ def loss_figure(losses: np.ndarray, steps: list[int], held_out_loss: list[float]
 def patterns_through_training(attentions: np.ndarray, tokens: list[str], steps: list[int],
                               accuracy: list[float]) -> go.Figure:
     """Every head's attention weights on one sequence, (checkpoints, n_layers, h, n, n), as small multiples (a row
-    per layer, a column per head) on the one 0..1 scale, with a slider over the checkpoints that starts at the last.
-    The figure holds every checkpoint, so moving the slider only restyles it in the browser."""
+    per layer, a column per head) on the one 0..1 scale, with a slider over the checkpoints that starts at the last
+    (none for a single checkpoint). The figure holds every checkpoint, so the slider only restyles it in the
+    browser."""
     _, n_layers, n_heads, n, _ = attentions.shape
     labels = token_labels(tokens)
     names = [f"layer {l + 1}, head {i + 1}" for l in range(n_layers) for i in range(n_heads)]
@@ -87,14 +88,16 @@ def patterns_through_training(attentions: np.ndarray, tokens: list[str], steps: 
     fig.update_yaxes(showticklabels=True, tickfont=dict(size=9), col=1)
     titles = [f"Step {step}: held-out accuracy {acc:.0%} (rows: queries, columns: keys)"
               for step, acc in zip(steps, accuracy, strict=True)]
-    # Each slider position swaps in every panel's weights at that checkpoint, rounded to what the colours show.
-    frames = [[np.round(a[l, i].astype(np.float64), 3) for l in range(n_layers) for i in range(n_heads)]
-              for a in attentions]
-    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **WEIGHT_AXIS), sliders=[dict(
-        active=len(steps) - 1, currentvalue=dict(prefix="training step "), pad=dict(t=40),
-        steps=[dict(method="update", label=str(step), args=[{"z": z}, {"title.text": title}])
-               for step, z, title in zip(steps, frames, titles, strict=True)])])
-    _layout(fig, titles[-1], height=n_layers * min(260, 14 * n + 90) + 170)
+    fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **WEIGHT_AXIS))
+    if len(steps) > 1:
+        # Each slider position swaps in every panel's weights at that checkpoint, rounded to what the colours show.
+        frames = [[np.round(a[l, i].astype(np.float64), 3) for l in range(n_layers) for i in range(n_heads)]
+                  for a in attentions]
+        fig.update_layout(sliders=[dict(
+            active=len(steps) - 1, currentvalue=dict(prefix="training step "), pad=dict(t=40),
+            steps=[dict(method="update", label=str(step), args=[{"z": z}, {"title.text": title}])
+                   for step, z, title in zip(steps, frames, titles, strict=True)])])
+    _layout(fig, titles[-1], height=n_layers * min(260, 14 * n + 90) + (170 if len(steps) > 1 else 80))
     fig.update_layout(margin=dict(b=20))
     return fig
 

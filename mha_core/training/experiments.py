@@ -99,20 +99,11 @@ class TinyHeads:
             logits = self.model(self.ids, torch.as_tensor(head_mask, dtype=torch.float32))
             return float(masked_loss(logits, self.targets, IGNORE)), accuracy(logits, self.targets, IGNORE)
 
-    def removal_losses(self, callback=None) -> np.ndarray:
-        """(n_layers, h): the loss with each head alone switched off."""
-        return _removal_losses(self, callback)
-
-
-def _removal_losses(subject, callback=None) -> np.ndarray:
-    out = np.empty(subject.shape)
-    for index in np.ndindex(subject.shape):
-        mask = np.ones(subject.shape)
-        mask[index] = 0.0
-        out[index] = subject.evaluate(mask)[0]
-        if callback is not None:
-            callback(int(np.ravel_multi_index(index, subject.shape)) + 1, out.size)
-    return out
+    def loss_without(self, layer: int, head: int) -> float:
+        """The loss with this one head switched off."""
+        mask = np.ones(self.shape)
+        mask[layer, head] = 0.0
+        return self.evaluate(mask)[0]
 
 
 class SmolLM2Heads:
@@ -127,6 +118,7 @@ class SmolLM2Heads:
             raise ConfigError("The text needs at least two tokens: one to read and one to predict.")
         self.shape = (model.n_layers, model.n_heads)
         self.n_batches = 1  # one text
+        self._inputs: list[torch.Tensor] | None = None  # every layer's input with every head, made on first use
 
     def _stream(self, head_mask, start: int = 0, x: torch.Tensor | None = None) -> torch.Tensor:
         """The last layer's output (n, d_model), running layers start.. on x (default: the token embeddings)."""
@@ -150,23 +142,30 @@ class SmolLM2Heads:
             loss, acc = self._loss_and_accuracy(self._stream(torch.as_tensor(head_mask, dtype=torch.float32)))
         return float(loss), acc
 
-    def removal_losses(self, callback=None) -> np.ndarray:
-        """(n_layers, h): the loss with each head alone switched off. The layers before a head's own are the same
-        as with every head, so they are computed once and each head's run starts at its layer."""
-        out = np.empty(self.shape)
+    def loss_without(self, layer: int, head: int) -> float:
+        """The loss with this one head switched off. The layers before its own are those of the full model, so
+        their outputs are computed once (for every head) and the run starts at the head's layer."""
         with torch.no_grad():
-            x, inputs = torch.from_numpy(self.model.embed(self.ids.numpy())), []
-            for l in range(self.model.n_layers):
-                inputs.append(x)
-                x = self.model.torch_layer(l, x)                              # (n, d_model)
-            for l, i in np.ndindex(self.shape):
-                gate = torch.ones(self.shape[1])
-                gate[i] = 0.0
-                x = self.model.torch_layer(l, inputs[l], gate)
-                out[l, i] = float(self._loss_and_accuracy(self._stream(None, l + 1, x))[0])
-                if callback is not None:
-                    callback(l * self.shape[1] + i + 1, out.size)
-        return out
+            if self._inputs is None:
+                x, inputs = torch.from_numpy(self.model.embed(self.ids.numpy())), []
+                for l in range(self.model.n_layers):
+                    inputs.append(x)                                          # the input of layer l, (n, d_model)
+                    x = self.model.torch_layer(l, x)
+                self._inputs = inputs
+            gate = torch.ones(self.shape[1])
+            gate[head] = 0.0
+            x = self.model.torch_layer(layer, self._inputs[layer], gate)      # (n, d_model)
+            return float(self._loss_and_accuracy(self._stream(None, layer + 1, x))[0])
+
+
+def removal_losses(subject, callback=None) -> np.ndarray:
+    """(n_layers, h): the loss with each head alone switched off; callback(done, total) after each head."""
+    out = np.empty(subject.shape)
+    for done, (layer, head) in enumerate(np.ndindex(subject.shape), start=1):
+        out[layer, head] = subject.loss_without(layer, head)
+        if callback is not None:
+            callback(done, out.size)
+    return out
 
 
 def gate_gradients(subject) -> np.ndarray:
@@ -186,7 +185,7 @@ def head_importance(subject, method: str, callback=None) -> np.ndarray:
         norm = np.linalg.norm(importance, axis=1, keepdims=True)             # (n_layers, 1)
         return importance / np.where(norm > 0, norm, 1.0)                     # each layer's scores to length 1
     if method == "removal":
-        return subject.removal_losses(callback) - subject.evaluate(np.ones(subject.shape))[0]
+        return removal_losses(subject, callback) - subject.evaluate(np.ones(subject.shape))[0]
     raise ConfigError(f"method must be one of {', '.join(IMPORTANCES)}; got {method!r}.")
 
 

@@ -215,14 +215,15 @@ def train(task, n_layers: int = 2, n_heads: int = 4, d_model: int = 64, steps: i
           attention_only: bool = True, callback: Callable[[int, int, float], None] | None = None) -> TrainingRun:
     """Train a fresh model on `task` (a name of TASKS or a Task) and return the run with its checkpoints.
 
-    steps: optimiser steps (None = the task's budget); seed fixes the initial weights and every batch, so the same
-    arguments give the same losses. callback(step, steps, loss) is called at every checkpoint (a progress bar).
+    steps: optimiser steps (None = the task's budget; 0 = the untrained model only); seed fixes the initial weights
+    and every batch, so the same arguments give the same losses. callback(step, steps, loss) is called at every
+    checkpoint (a progress bar).
     """
     task = get_task(task)
     n_layers = _check_whole("n_layers", n_layers, 1, MAX_LAYERS)
     d_model = _check_whole("d_model", d_model, 1, MAX_TRAIN_D_MODEL)
     MHAConfig(d_model, n_heads)  # h must divide d_model: ConfigError in words
-    steps = task.steps if steps is None else _check_whole("steps", steps, 1, MAX_STEPS)
+    steps = task.steps if steps is None else _check_whole("steps", steps, 0, MAX_STEPS)
     seed = _check_whole("seed", seed, 0, MAX_SEED)
     with one_thread():
         return _train(task, n_layers, int(n_heads), d_model, steps, seed, bool(attention_only), callback)
