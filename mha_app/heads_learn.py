@@ -90,6 +90,20 @@ def exclusive(compute_fn):
         BUSY.release()
 
 
+def asked(label: str, key: str, **kw) -> bool:
+    """A button that asks for a long computation; True in the run that should do it.
+
+    The click is kept in the session by the button's callback (not read from the button's value), so that it
+    survives a rerun that happens before this line (the first run of a page reruns once, see toolkit.view).
+    """
+    st.button(label, key=key, on_click=_ask, args=(key,), **kw)
+    return st.session_state.pop(f"asked_{key}", False)
+
+
+def _ask(key: str) -> None:
+    st.session_state[f"asked_{key}"] = True
+
+
 def progress_bar(what: str):
     """A progress bar and the callback(done, total, ...) that moves it."""
     bar = st.progress(0.0, text=what)
@@ -152,8 +166,8 @@ def training(choice: Choice) -> TrainingRun | None:
              key="untrained")
         st.caption("Before training, with this seed's random weights: every head spreads its attention almost evenly "
                    "over the tokens it may see, and the model is right about as often as a guess.")
-        if st.button(f"Train ({task.steps} steps, a few seconds)", type="primary", icon=":material/model_training:",
-                     key="train"):
+        if asked(f"Train ({task.steps} steps, a few seconds)", "train", type="primary",
+                 icon=":material/model_training:"):
             callback = progress_bar(f"Training on the {choice.task} task, step")
             run = exclusive(lambda: _train(choice.task, choice.h, choice.d_model, choice.seed, callback))
         if run is None:
@@ -311,7 +325,7 @@ def _heads_claim(choice: Choice) -> None:
     result: HeadComparison | None = EXPERIMENTS.peek(key)
     if result is None:
         total = len(HEAD_COUNTS) * len(SEEDS)
-        if st.button(f"Run it ({total} trainings, about a minute; runs already done are reused)", key="run_heads"):
+        if asked(f"Run it ({total} trainings, about a minute; runs already done are reused)", "run_heads"):
             callback = progress_bar("Training")
             result = exclusive(lambda: EXPERIMENTS.get(key, lambda: read_only(compare_heads(
                 "induction", HEAD_COUNTS, SEEDS, choice.d_model, train_fn=_cached_train, callback=callback))))
@@ -342,8 +356,8 @@ def _pruning_claim(choice: Choice) -> None:
     key = ("prune", choice.task, choice.h, choice.d_model)
     curves = EXPERIMENTS.peek(key)
     if curves is None:
-        if st.button(f"Run it on your model's task ({len(SEEDS)} trainings, seeds {', '.join(map(str, SEEDS))})",
-                     key="run_prune"):
+        if asked(f"Run it on your model's task ({len(SEEDS)} trainings, seeds {', '.join(map(str, SEEDS))})",
+                 "run_prune"):
             callback = progress_bar("Training")
 
             def compute_curves():
@@ -371,8 +385,8 @@ def _smollm2_pruning() -> None:
     key = ("prune", SMOLLM2)
     curves = EXPERIMENTS.peek(key)
     if curves is None:
-        if not st.button("Run it on SmolLM2 (each head switched off alone, then in order: about a minute)",
-                         key="run_prune_smollm2"):
+        if not asked("Run it on SmolLM2 (each head switched off alone, then in order: about a minute)",
+                     "run_prune_smollm2"):
             return
         callback = progress_bar("Switching off each head alone")
 

@@ -11,6 +11,7 @@ import pytest
 from conftest import as_array, figure_titled, load_pretrained, run_app
 from mha_app import heads_learn
 from mha_core.pretrained import load_minilm
+from mha_core.training import TASKS, train
 from mha_core.training.experiments import HeadComparison, PruningCurve
 
 PAGE = "pages/heads_learn.py"
@@ -40,11 +41,14 @@ def test_the_link_sets_the_task_and_sizes_and_nothing_is_trained_before_asked():
     heads_learn.RUNS.clear()
     at = run_app({"task": "sort", "task_h": "8", "task_d_model": "128", "task_seed": "3"}, PAGE)
     assert_clean(at)
-    values = {s.label: s.value for s in at.selectbox}
-    assert (values["Task"], values["Heads h"], values["d_model"]) == ("sort", "8", "128")
+    assert [at.selectbox(key=name).value for name in ("task", "task_h", "task_d_model")] == ["sort", "8", "128"]
     assert at.number_input(key="task_seed").value == 3
     assert train_button(at).label == "Train (600 steps, a few seconds)"
-    assert not [c for c in at.get("plotly_chart")], "no figure of a run before training"
+    before = figure_titled(at, "Step 0: held-out accuracy")  # the untrained model: the only figure of a run
+    assert len([c for c in at.get("plotly_chart")]) == 1 and "sliders" not in before["layout"]
+    untrained = train("sort", n_heads=8, d_model=128, seed=3, steps=0).attentions(list(TASKS["sort"].example))
+    assert len(before["data"]) == 16
+    np.testing.assert_allclose(as_array(before["data"][9]["z"]), untrained[1, 1], atol=1e-6)
     assert any("the same count for 1, 2, 4 or 8 heads" in c.value for c in at.caption)
 
 
@@ -74,7 +78,6 @@ def test_a_shared_link_replays_the_run_at_once(trained):
 
 
 def test_a_second_student_is_told_while_a_training_runs():
-    heads_learn.RUNS.clear()
     at = run_app({**QUICK, "task_seed": "8"}, PAGE)
     assert heads_learn.BUSY.acquire(blocking=False)
     try:
