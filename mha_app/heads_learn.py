@@ -32,7 +32,7 @@ from mha_core.training.experiments import (
 from mha_core.training.model import parameter_count
 from mha_core.training.scores import PARTS, head_scores, score_history, strongest_head
 from mha_core.training.tasks import HEAD_COUNTS
-from mha_core.training.trainer import SOLVED, TrainingRun, one_thread
+from mha_core.training.trainer import BATCH, SOLVED, TrainingRun, one_thread
 
 from . import compute
 from .cache import BoundedCache, read_only
@@ -156,8 +156,8 @@ def training(choice: Choice) -> TrainingRun | None:
     run = RUNS.peek(choice.key)
     task = TASKS[choice.task]
     st.markdown("Training nudges every weight, step after step, to lower the *loss*: the cross-entropy of the right "
-                "answers, averaged over the positions A that have one, on a fresh batch of 64 random sequences at "
-                "each step (Adam, Kingma & Ba 2015). Each position sees only itself and the tokens before it.")
+                f"answers, averaged over the positions A that have one, on a fresh batch of {BATCH} random sequences "
+                "at each step (Adam, Kingma & Ba 2015). Each position sees only itself and the tokens before it.")
     st.latex(r"L = -\frac{1}{|A|} \sum_{t \in A} \log p_\theta(y_t \mid x_1, \dots, x_t)")
     if run is None:
         before = _untrained(choice)
@@ -340,7 +340,8 @@ def _heads_claim(choice: Choice) -> None:
 
 
 def _cached_train(task: str, n_layers: int, n_heads: int, d_model: int, steps, seed: int) -> TrainingRun:
-    """train, through the server's cache of runs (for the experiments, which hold BUSY already)."""
+    """train, through the server's cache of runs (for the experiments, which hold BUSY already). The page's runs
+    have the default n_layers and steps, as compare_heads asks for them here."""
     return _train(task, n_heads, d_model, seed)
 
 
@@ -372,13 +373,17 @@ def _pruning_claim(choice: Choice) -> None:
         plot(tfig.pruning_figure({IMPORTANCES[m]: [(c.kept, c.accuracy) for c in runs] for m, runs in curves.items()},
                                  "held-out accuracy", f"{TASKS[choice.task].title}: heads switched off, least "
                                  "important first", total), key="prune_tiny")
+        spared = {IMPORTANCES[m]: _removable([c.accuracy for c in runs], runs[0].kept, lambda a: a >= SOLVED)
+                  for m, runs in curves.items()}
+        st.caption(f"Of the {total} heads, this many can be switched off while every run still gets {SOLVED:.0%} "
+                   "right: " + "; ".join(f"{n} by {name}" for name, n in spared.items()) + ".")
     _smollm2_pruning()
 
 
 def _smollm2_pruning() -> None:
     card = MODELS[SMOLLM2]
     st.markdown(f"The same on {card.name}, all {card.n_layers * card.n_heads} heads, measured by the loss of "
-                f"predicting each next token of this text: {quote(PRUNING_TEXT, 200)}")
+                f"predicting each next token of this text: {quote(PRUNING_TEXT, len(PRUNING_TEXT))}")
     if not card.installed():
         st.info(f"{card.name} is not installed on this server; add it with `{card.install}`.")
         return
@@ -388,7 +393,7 @@ def _smollm2_pruning() -> None:
         if not asked("Run it on SmolLM2 (each head switched off alone, then in order: about a minute)",
                      "run_prune_smollm2"):
             return
-        callback = progress_bar("Switching off each head alone")
+        callback = progress_bar("Switching off each head alone, layer")
 
         def compute_curves():
             subject = SmolLM2Heads(compute.pretrained_model(SMOLLM2))
@@ -403,4 +408,15 @@ def _smollm2_pruning() -> None:
                              "next-token loss over the text", f"{card.name}: heads switched off, least important "
                              "first", total), key="prune_smollm2")
     full = next(iter(curves.values())).loss[0]
-    st.caption(f"With every head the loss is {full:.2f}. One text and one model: no seeds here, so no band.")
+    spared = {IMPORTANCES[m]: _removable([c.loss], c.kept, lambda loss: loss <= 1.1 * full) for m, c in curves.items()}
+    st.caption(f"With every head the loss is {full:.2f}. It stays within 10% of that with this many of the {total} "
+               "heads switched off: " + "; ".join(f"{n} by {name}" for name, n in spared.items()) + " (counted at the "
+               "points drawn). One text and one model: no seeds here, so no band.")
+
+
+def _removable(curves: list[np.ndarray], kept: np.ndarray, good) -> int:
+    """The most heads switched off, in the curves' order, before any curve's value stops being good."""
+    fine = np.all([[good(v) for v in curve] for curve in curves], axis=0)     # (points,)
+    bad = np.flatnonzero(~fine)
+    last = len(fine) - 1 if not len(bad) else bad[0] - 1                     # the last point where all are good
+    return int(kept[0] - kept[last]) if last >= 0 else 0

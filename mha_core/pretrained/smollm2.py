@@ -152,34 +152,43 @@ class SmolLM2(PretrainedModel):
         return trace, out.numpy()
 
     def torch_layer(self, l: int, x, head_mask=None):
-        """Layer l in torch on a tensor x (n, d_model), differentiable: gradients flow to x and to head_mask (h,)
-        (a tensor; None = every head kept), e.g. for the importance of each head (Michel et al. 2019).
+        """Layer l in torch on a tensor x (n, d_model), or a batch of them (B, n, d_model), differentiable: gradients
+        flow to x and to head_mask ((h,), or (B, h) for a batch: each sequence's own; None = every head kept), e.g.
+        for the importance of each head (Michel et al. 2019).
 
-        The attention is the engine's own torch steps (torch_backend.attention_steps, causal, with RoPE); RMSNorm
-        and the feed-forward block are the formulas of the torch layer above.
+        The attention is the engine's own torch steps (torch_backend.attention_steps, causal, with RoPE), one
+        sequence at a time; RMSNorm and the feed-forward block are the formulas of the torch layer above.
         """
         import torch
 
         from ..torch_backend import attention_steps
 
-        w, eps, n = self._torch_layer(l), self.rms_norm_eps, x.shape[0]
+        w, eps, n = self._torch_layer(l), self.rms_norm_eps, x.shape[-2]
         if "attention" not in self._torch_cache:
             self._torch_cache["attention"] = tuple({name: torch_view(a) for name, a in lw.attention.arrays().items()}
                                                    for lw in self.layer_weights)
+        weights = self._torch_cache["attention"][l]
         blocked = torch.ones(n, n, dtype=torch.bool).triu(1)                     # (n, n) causal, for every head
-        a = torch_rms_norm(x, w["attn_norm"], eps)                                             # (n, d_model)
-        h = x + attention_steps(a, a, self._torch_cache["attention"][l], self.config, blocked, head_mask)["output"]
-        return h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)                      # (n, d_model)
+
+        def attend(a, gate):                                                      # (n, d_model) -> (n, d_model)
+            return attention_steps(a, a, weights, self.config, blocked, gate)["output"]
+
+        a = torch_rms_norm(x, w["attn_norm"], eps)                                # (..., n, d_model)
+        if x.dim() == 2:
+            h = x + attend(a, head_mask)
+        else:
+            h = x + torch.stack([attend(a[b], None if head_mask is None else head_mask[b]) for b in range(len(a))])
+        return h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)       # (..., n, d_model)
 
     def torch_logits(self, hidden):
-        """The logits (n, vocab) of the token after each position, from the last layer's output (n, d_model) as a
-        tensor: the final RMSNorm, then the output layer (the token embeddings: tied weights). Differentiable."""
+        """The logits (..., n, vocab) of the token after each position, from the last layer's output (..., n, d_model)
+        as a tensor: the final RMSNorm, then the output layer (the token embeddings: tied weights). Differentiable."""
         import torch.nn.functional as F
 
         if "output" not in self._torch_cache:
             self._torch_cache["output"] = (torch_view(self.output_norm), torch_view(self.token_embeddings))
         norm, embeddings = self._torch_cache["output"]
-        return F.linear(torch_rms_norm(hidden, norm, self.rms_norm_eps), embeddings)          # (n, vocab)
+        return F.linear(torch_rms_norm(hidden, norm, self.rms_norm_eps), embeddings)          # (..., n, vocab)
 
     def next_token_probabilities(self, last: np.ndarray) -> np.ndarray:
         """(vocab,) float64: the probability of each token after a text whose last hidden state is `last` (d_model,)."""

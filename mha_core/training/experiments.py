@@ -32,8 +32,7 @@ IMPORTANCES = {"gradient": "Michel et al.'s gradient |∂L/∂ξ|", "removal": "
 TINY_BATCH = 16  # held-out sequences per gradient in Michel et al.'s importance (the mean of |gradient| over batches)
 # The fixed text on which SmolLM2's heads are pruned: plain sentences whose next tokens are easy to guess.
 PRUNING_TEXT = ("Multi-head attention runs several heads side by side. Each head has its own queries, keys and "
-                "values, so each one can look at the sentence in its own way. Then the outputs of all the heads are "
-                "joined and mixed by one more matrix.")
+                "values, so each one can look at the sentence in its own way.")
 
 
 # --- 1. One wide head against several narrow ones --------------------------------------------------------------
@@ -99,11 +98,14 @@ class TinyHeads:
             logits = self.model(self.ids, torch.as_tensor(head_mask, dtype=torch.float32))
             return float(masked_loss(logits, self.targets, IGNORE)), accuracy(logits, self.targets, IGNORE)
 
-    def loss_without(self, layer: int, head: int) -> float:
-        """The loss with this one head switched off."""
-        mask = np.ones(self.shape)
-        mask[layer, head] = 0.0
-        return self.evaluate(mask)[0]
+    def losses_without(self, layer: int) -> np.ndarray:
+        """(h,): the loss with each head of this layer switched off alone."""
+        out = np.empty(self.shape[1])
+        for head in range(self.shape[1]):
+            mask = np.ones(self.shape)
+            mask[layer, head] = 0.0
+            out[head] = self.evaluate(mask)[0]
+        return out
 
 
 class SmolLM2Heads:
@@ -121,7 +123,7 @@ class SmolLM2Heads:
         self._inputs: list[torch.Tensor] | None = None  # every layer's input with every head, made on first use
 
     def _stream(self, head_mask, start: int = 0, x: torch.Tensor | None = None) -> torch.Tensor:
-        """The last layer's output (n, d_model), running layers start.. on x (default: the token embeddings)."""
+        """The last layer's output (..., n, d_model), running layers start.. on x (default: the token embeddings)."""
         if x is None:
             x = torch.from_numpy(self.model.embed(self.ids.numpy()))           # (n, d_model)
         for l in range(start, self.model.n_layers):
@@ -142,9 +144,10 @@ class SmolLM2Heads:
             loss, acc = self._loss_and_accuracy(self._stream(torch.as_tensor(head_mask, dtype=torch.float32)))
         return float(loss), acc
 
-    def loss_without(self, layer: int, head: int) -> float:
-        """The loss with this one head switched off. The layers before its own are those of the full model, so
-        their outputs are computed once (for every head) and the run starts at the head's layer."""
+    def losses_without(self, layer: int) -> np.ndarray:
+        """(h,): the loss with each head of this layer switched off alone. The layers before are those of the full
+        model, so their outputs are computed once (for every layer), and the h runs start at this layer, as one
+        batch (a row of gates per run, with one 0 each)."""
         with torch.no_grad():
             if self._inputs is None:
                 x, inputs = torch.from_numpy(self.model.embed(self.ids.numpy())), []
@@ -152,20 +155,22 @@ class SmolLM2Heads:
                     inputs.append(x)                                          # the input of layer l, (n, d_model)
                     x = self.model.torch_layer(l, x)
                 self._inputs = inputs
-            gate = torch.ones(self.shape[1])
-            gate[head] = 0.0
-            x = self.model.torch_layer(layer, self._inputs[layer], gate)      # (n, d_model)
-            return float(self._loss_and_accuracy(self._stream(None, layer + 1, x))[0])
+            h = self.shape[1]
+            x = self._inputs[layer].expand(h, -1, -1)                         # (h, n, d_model)
+            x = self._stream(None, layer + 1, self.model.torch_layer(layer, x, 1.0 - torch.eye(h)))
+            logits = self.model.torch_logits(x[:, :-1])                       # (h, n - 1, vocab)
+            losses = F.cross_entropy(logits.transpose(1, 2), self.ids[1:].expand(h, -1), reduction="none")
+            return losses.mean(dim=1).numpy().astype(np.float64)              # (h,)
 
 
 def removal_losses(subject, callback=None) -> np.ndarray:
-    """(n_layers, h): the loss with each head alone switched off; callback(done, total) after each head."""
-    out = np.empty(subject.shape)
-    for done, (layer, head) in enumerate(np.ndindex(subject.shape), start=1):
-        out[layer, head] = subject.loss_without(layer, head)
+    """(n_layers, h): the loss with each head alone switched off; callback(done, total) after each layer."""
+    rows = []
+    for layer in range(subject.shape[0]):
+        rows.append(subject.losses_without(layer))                            # (h,)
         if callback is not None:
-            callback(done, out.size)
-    return out
+            callback(layer + 1, subject.shape[0])
+    return np.stack(rows)                                                     # (n_layers, h)
 
 
 def gate_gradients(subject) -> np.ndarray:

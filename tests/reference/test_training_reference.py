@@ -108,10 +108,12 @@ def test_pruning_curve_matches_llama_with_the_same_heads_zeroed(subject, smollm2
 
 def test_loss_without_one_head_matches_llama(subject, smollm2_reference):
     full = llama_loss(smollm2_reference, np.ones(subject.shape))
-    for l, i in ((0, 3), (17, 5), (29, 8)):
-        gates = np.ones(subject.shape)
-        gates[l, i] = 0.0
-        assert subject.loss_without(l, i) == pytest.approx(llama_loss(smollm2_reference, gates), rel=2e-4)
+    for l, heads in ((0, (0, 3)), (17, (5,)), (29, (2, 8))):
+        losses = subject.losses_without(l)                                        # (9,): each head off alone
+        for i in heads:
+            gates = np.ones(subject.shape)
+            gates[l, i] = 0.0
+            assert losses[i] == pytest.approx(llama_loss(smollm2_reference, gates), rel=2e-4), (l, i)
     assert subject.evaluate(np.ones(subject.shape))[0] == pytest.approx(full, rel=2e-4)
 
 
