@@ -58,6 +58,7 @@ def held_out(task: Task) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _snapshot(model: TinyTransformer, step: int, loss: float, acc: float, positions: np.ndarray | None) -> Checkpoint:
+    """A read-only copy of every weight of the model now; `positions`: the fixed encoding's copy, or None."""
     layers = []
     for attn in model.attn:
         w = weights_from_torch(attn)  # fresh float32 copies
