@@ -29,6 +29,8 @@ PAGES = {
         st.Page("pages/by_hand.py", title="By hand", icon=":material/edit_note:", url_path="by_hand"),
         st.Page("pages/practice.py", title="Practice", icon=":material/quiz:", url_path="practice"),
         st.Page("pages/lesson.py", title="Lesson", icon=":material/co_present:", url_path="lesson"),
+        st.Page("pages/heads_learn.py", title="Heads learn", icon=":material/model_training:",
+                url_path="heads_learn"),
     ],
 }
 # Every url_path equals its file's name: Streamlit answers a server's first request in its older multipage mode,

@@ -81,6 +81,14 @@ class BoundedCache:
                 return True, self._values[key][0]
             return False, self._computing.setdefault(key, threading.Lock())
 
+    def peek(self, key: Hashable):
+        """The value kept for key, or None when there is none (nothing is computed)."""
+        with self._lock:
+            if key not in self._values:
+                return None
+            self._values.move_to_end(key)
+            return self._values[key][0]
+
     def get(self, key: Hashable, compute: Callable[[], object]):
         found, value = self._lookup(key)
         if found:

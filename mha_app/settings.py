@@ -23,6 +23,8 @@ from mha_core.experiments.scaling import SCALES
 from mha_core.pretrained import MODELS as PRETRAINED
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 from mha_core.teaching.published import presets
+from mha_core.training import TASKS
+from mha_core.training.tasks import D_MODELS, HEAD_COUNTS
 
 from .lesson import SCREENS
 
@@ -265,6 +267,14 @@ class View:
     compare: str = setting(DEFAULT_COMPARE, "Compare with", max_chars=APP_MAX_TEXT_CHARS,
                            help="A second sentence: the trained model's sentence vectors of both are compared, "
                                 "with and without the switched-off heads.")
+    # The "Heads learn" page: the tiny model it trains (numbers as text, the way the link spells them).
+    task: str = setting("induction", "Task", choices=tuple(TASKS), help="What the tiny model learns to do.")
+    task_h: str = setting("4", "Heads h", choices=tuple(map(str, HEAD_COUNTS)), what="the tiny model's heads",
+                          help="Every head count has the same parameters: each head works in d_model / h dimensions.")
+    task_d_model: str = setting("64", "d_model", choices=tuple(map(str, D_MODELS)), what="the tiny model's width",
+                                help="Width of every token vector of the tiny model.")
+    task_seed: int = setting(0, "Training seed", lo=0, hi=MAX_SEED, what="the training seed",
+                             help="Fixes the first random weights and every training batch: same seed, same run.")
 
 
     def problems(self, spec: Spec) -> list[Problem]:

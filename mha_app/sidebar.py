@@ -228,10 +228,10 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
 
 
 # Settings without a sidebar widget: a page's own control, drawn later in the run (stage, zoom_query, zoom_key,
-# compare, preset, seq_len, batch; key, set by its page's callback), or a link and the lesson's buttons (present,
-# screen).
+# compare, preset, seq_len, batch, the tiny model's task, task_h, task_d_model, task_seed; key, set by its page's
+# callback), or a link and the lesson's buttons (present, screen).
 PAGE_SETTINGS = ("stage", "zoom_query", "zoom_key", "compare", "key", "preset", "seq_len", "batch", "present",
-                 "screen")
+                 "screen", "task", "task_h", "task_d_model", "task_seed")
 
 
 def page_settings() -> dict:

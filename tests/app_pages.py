@@ -24,6 +24,7 @@ class AppPage:
     step: bool = False  # the page is a step of the computation and shows the engine's code (calls code_for_step)
     draws_trace: bool = False  # the page draws the example's own numbers with mha_core.figures (not only counts)
     section: str = ""  # the navigation menu the page sits in ("" = shown in the top bar itself)
+    own_example: bool = False  # the page shows examples of its own, not the sidebar's (it discards what view() gives)
 
     @property
     def name(self) -> str:
@@ -52,6 +53,12 @@ def _literal_start(node: ast.AST) -> str:
 
 def _page_source(script: Path) -> str:
     return script.read_text(encoding="utf-8") if script.is_file() else ""
+
+
+def _discards_view(source: str) -> bool:
+    """Whether the page calls view() only for its side effects (a bare `view()` statement)."""
+    return any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+               and getattr(node.value.func, "id", None) == "view" for node in ast.parse(source).body)
 
 
 def _page_heading(source: str) -> str:
@@ -84,7 +91,7 @@ def app_pages() -> list[AppPage]:
         pages.append((node.lineno, AppPage(script, url_path, title, _page_heading(source),
                                            "needs_pretrained(" in source, "code_for_step(" in source,
                                            re.search(r"\bfigures\.\w+_figure\(", source) is not None,
-                                           sections.get(node.lineno, ""))))
+                                           sections.get(node.lineno, ""), _discards_view(source))))
     return [p for _, p in sorted(pages, key=lambda item: item[0])]
 
 

@@ -283,26 +283,45 @@ def smollm2_reference(smollm2):
     return run
 
 
-def llama_without_heads(reference, text: str, layer: int, heads) -> object:
-    """The next-token probabilities (vocab,) of transformers' Llama on text with these heads (0-based) of `layer`
-    (0-based) switched off: a pre-hook on that layer's o_proj zeroes their slices of its input (the heads side by
-    side, before W_O)."""
+def llama_gated_logits(reference, text: str, gates) -> object:
+    """The logits (n, vocab), float64, of transformers' Llama on text with every head's output scaled by its gate
+    (gates: (n_layers, h), 1 = kept, 0 = switched off): a pre-hook on each layer's o_proj scales the heads' slices
+    of its input (the heads side by side, before W_O)."""
+    import numpy as np
     import torch
 
-    o_proj = reference.llama.model.layers[layer].self_attn.o_proj
+    gates = np.asarray(gates, dtype=np.float64)
     d_k = reference.llama.config.head_dim
+    handles = []
 
-    def zero(_module, args):
-        x = args[0].clone()
-        for i in heads:
-            x[..., i * d_k:(i + 1) * d_k] = 0.0
-        return (x,)
+    def scale(row):
+        def hook(_module, args):
+            x = args[0].clone()
+            for i, factor in enumerate(row):
+                if factor != 1.0:
+                    x[..., i * d_k:(i + 1) * d_k] *= float(factor)
+            return (x,)
+        return hook
 
-    handle = o_proj.register_forward_pre_hook(zero)
+    for layer, row in enumerate(gates):
+        if (row != 1.0).any():
+            handles.append(reference.llama.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(scale(row)))
     try:
         ids = reference.tokenizer(text, return_tensors="pt")["input_ids"]
         with torch.no_grad():
-            logits = reference.llama(input_ids=ids).logits[0, -1].double()
+            return reference.llama(input_ids=ids).logits[0].double()
     finally:
-        handle.remove()
-    return torch.softmax(logits, -1).numpy()
+        for handle in handles:
+            handle.remove()
+
+
+def llama_without_heads(reference, text: str, layer: int, heads) -> object:
+    """The next-token probabilities (vocab,) of transformers' Llama on text with these heads (0-based) of `layer`
+    (0-based) switched off (see llama_gated_logits)."""
+    import numpy as np
+    import torch
+
+    config = reference.llama.config
+    gates = np.ones((config.num_hidden_layers, config.num_attention_heads))
+    gates[layer, list(heads)] = 0.0
+    return torch.softmax(llama_gated_logits(reference, text, gates)[-1], -1).numpy()

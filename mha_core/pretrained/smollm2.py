@@ -212,23 +212,51 @@ class SmolLM2(PretrainedModel):
         """The same layer with torch doing all the arithmetic (attention on `device`, the rest on the CPU)."""
         import torch
 
-        F, eps = torch.nn.functional, self.rms_norm_eps
-        w = {name: torch_view(getattr(weights, name)) for name in ("attn_norm", "ffn_norm", "W_gate", "W_up", "W_down")}
-
-        def norm(t, weight):  # Llama's RMSNorm, written as transformers' LlamaRMSNorm computes it
-            return weight * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps))
-
+        w, eps = _torch_views(weights), self.rms_norm_eps
         X = torch_view(x)
         with torch.inference_mode():
-            a = norm(X, w["attn_norm"])                                                        # (n, d_model)
+            a = torch_rms_norm(X, w["attn_norm"], eps)                                       # (n, d_model)
         trace = forward(a.numpy(), weights.attention, self.config, head_mask=head_mask, backend="torch",
                         device=device)
         with torch.inference_mode():
             h = X + torch.from_numpy(trace.output)                                             # (n, d_model)
-            g = norm(h, w["ffn_norm"])
-            ffn = F.linear(F.silu(F.linear(g, w["W_gate"])) * F.linear(g, w["W_up"]), w["W_down"])  # (n, d_model)
-            out = h + ffn
+            out = h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)                    # (n, d_model)
         return trace, out.numpy()
+
+    def torch_layer(self, l: int, x, head_mask=None):
+        """Layer l in torch on a tensor x (n, d_model), or a batch of them (B, n, d_model), differentiable: gradients
+        flow to x and to head_mask ((h,), or (B, h) for a batch: each sequence's own; None = every head kept), e.g.
+        for the importance of each head (Michel et al. 2019).
+
+        The attention is the engine's own torch steps (torch_backend.attention_steps, causal, with RoPE), one
+        sequence at a time; RMSNorm and the feed-forward block are the formulas of the torch layer above.
+        """
+        import torch
+
+        from ..attention.torch_backend import attention_steps
+
+        layer = self.layer_weights[l].widened()  # widened for this call only, as a run does
+        w, eps, n = _torch_views(layer), self.rms_norm_eps, x.shape[-2]
+        weights = {name: torch_view(a) for name, a in layer.attention.arrays().items()}
+        blocked = torch.ones(n, n, dtype=torch.bool).triu(1)                     # (n, n) causal, for every head
+
+        def attend(a, gate):                                                      # (n, d_model) -> (n, d_model)
+            return attention_steps(a, a, weights, self.config, blocked, gate)["output"]
+
+        a = torch_rms_norm(x, w["attn_norm"], eps)                                # (..., n, d_model)
+        if x.dim() == 2:
+            h = x + attend(a, head_mask)
+        else:
+            h = x + torch.stack([attend(a[b], None if head_mask is None else head_mask[b]) for b in range(len(a))])
+        return h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)       # (..., n, d_model)
+
+    def torch_logits(self, hidden):
+        """The logits (..., n, vocab) of the token after each position, from the last layer's output (..., n, d_model)
+        as a tensor: the final RMSNorm, then the output layer (the token embeddings: tied weights). Differentiable."""
+        import torch.nn.functional as F
+
+        norm, embeddings = torch_view(self.output_norm), torch_view(self.token_embeddings)  # views: no copies
+        return F.linear(torch_rms_norm(hidden, norm, self.rms_norm_eps), embeddings)          # (..., n, vocab)
 
     def next_token_probabilities(self, last: np.ndarray) -> np.ndarray:
         """(vocab,) float64: the probability of each token after a text whose last hidden state is `last` (d_model,)."""
@@ -249,6 +277,25 @@ class SmolLM2(PretrainedModel):
 
     def make_run(self, fields: dict) -> SmolLM2Run:
         return SmolLM2Run(**fields, next_tokens=self.next_tokens(fields["hidden_states"][-1][-1]))
+
+
+def torch_rms_norm(t, weight, eps: float):
+    """Llama's RMSNorm on a torch tensor, written as transformers' LlamaRMSNorm computes it."""
+    import torch
+
+    return weight * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def _torch_views(weights: SmolLM2Weights) -> dict:
+    """A layer's norms and feed-forward matrices as torch tensors (views of the float32 arrays: no copies)."""
+    return {name: torch_view(getattr(weights, name)) for name in ("attn_norm", "ffn_norm", "W_gate", "W_up", "W_down")}
+
+
+def torch_swiglu(g, w: dict):
+    """Llama's feed-forward block (SwiGLU) on a torch tensor g (n, d_model); w holds W_gate, W_up, W_down."""
+    import torch.nn.functional as F
+
+    return F.linear(F.silu(F.linear(g, w["W_gate"])) * F.linear(g, w["W_up"]), w["W_down"])  # (n, d_model)
 
 
 def model_file() -> Path:

@@ -1,0 +1,17 @@
+"""Heads learn: train a tiny attention model on the CPU, watch its heads form, find the same heads in real models,
+and test the claims about heads."""
+
+import streamlit as st
+
+from mha_app import heads_learn
+from mha_app.toolkit import view
+
+view()
+st.title("Heads learn: watch attention heads form")
+heads_learn.intro()
+choice = heads_learn.controls()
+run = heads_learn.training(choice)
+if run is not None:
+    heads_learn.show_run(run)
+    heads_learn.real_heads(run)
+heads_learn.claims(choice)
