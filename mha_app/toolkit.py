@@ -48,10 +48,12 @@ def view() -> tuple[Settings, Example]:
 IMAGE_FORMATS = ("PNG", "SVG")  # what a chart's camera icon saves (the sidebar's choice, st.session_state.image_format)
 
 
-def plot(fig, key: str | None = None) -> None:
+def plot(fig, key: str | None = None, **select) -> None:
+    """A plotly figure, full width, saved in the sidebar's image format; select: st.plotly_chart's on_select and
+    selection_mode, for a figure whose points can be clicked."""
     image = st.session_state.get("image_format") or IMAGE_FORMATS[0]
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "toImageButtonOptions": {
-        "format": image.lower(), "scale": 2}})
+        "format": image.lower(), "scale": 2}}, **select)
 
 
 def image_format() -> None:
@@ -135,16 +137,21 @@ def bias_note(example: Example) -> str:
             "was solved for with its queries, so it is not 0.")
 
 
+def offer_trained(why: str) -> None:
+    """`why` a trained model is needed, how to choose one, and a button for each installed one."""
+    trained = [name for name in MODELS[1:] if PRETRAINED[name].installed()] or [MODELS[1]]
+    st.info(f"{why} Choose "
+            + " or ".join(f"**{name}** ({_a(PRETRAINED[name].kind)})" for name in trained)
+            + " under *Weights* in the sidebar, or use the button.")
+    for i, name in enumerate(trained):
+        st.button(f"Switch to {name}", on_click=_switch_to, args=(name,), type="primary" if not i else "secondary",
+                  key=f"switch_{i}")
+
+
 def needs_pretrained(example: Example):
     """The example's run of a trained model; with random weights, say how to switch and stop the page."""
     if example.run is None:
-        trained = [name for name in MODELS[1:] if PRETRAINED[name].installed()] or [MODELS[1]]
-        st.info("This page shows a trained model. Choose "
-                + " or ".join(f"**{name}** ({_a(PRETRAINED[name].kind)})" for name in trained)
-                + " under *Weights* in the sidebar, or use the button.")
-        for i, name in enumerate(trained):
-            st.button(f"Switch to {name}", on_click=_switch_to, args=(name,), type="primary" if not i else "secondary",
-                      key=f"switch_{i}")
+        offer_trained("This page shows a trained model.")
         st.stop()
     for note in example.notes:
         st.info(note)
