@@ -22,8 +22,8 @@ from .toolkit import plot
 # One sentence each: who found it, and what.
 SOURCES = {
     "contributions": "Source: Kobayashi et al. (2020), “Attention is Not Only a Weight: Analyzing Transformers with "
-                     "Vector Norms”, who found that in BERT much of the weight on [CLS] and [SEP] adds little once "
-                     "the size of each value is counted.",
+                     "Vector Norms”, who showed in BERT that much of the attention weight adds little once the size "
+                     "of each value is counted.",
     "plane": "Source: Yeh et al. (2023), “AttentionViz: A Global View of Transformer Attention”, who draw all of a "
              "head's queries and keys together as points in one picture.",
     "rollout": "Source: Abnar and Zuidema (2020), “Quantifying Attention Flow in Transformers”, who introduced "
@@ -52,6 +52,9 @@ def query_contributions(settings: Settings, ex: Example) -> tuple[np.ndarray, np
     return weights, sizes, added, contribution_shares(added)
 
 
+GAP = 0.05  # a key whose weight exceeds its share by this much is named: "a large weight can add little"
+
+
 def contribution_sentence(settings: Settings, ex: Example) -> str:
     """This example's numbers in one or two sentences: the focused query's strongest key by weight, what it adds,
     and the key that adds most."""
@@ -68,6 +71,10 @@ def contribution_sentence(settings: Settings, ex: Example) -> str:
     if most != strongest:
         text += (f" The key that adds most is {_token(ex.keys, most)}: a share of {shares[most]:.3f}, with a weight "
                  f"of {weights[most]:.3f}.")
+    gap = int(np.argmax(weights - shares))
+    if weights[gap] - shares[gap] >= GAP and gap != strongest:
+        text += (f" Key {_token(ex.keys, gap)} has a weight of {weights[gap]:.3f} but adds a share of only "
+                 f"{shares[gap]:.3f}: its vector $v_s W^O_i$ is short.")
     return text
 
 
@@ -75,9 +82,10 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
     """The attention page's tab: the contribution, this example's numbers, and every key of the focused query."""
     head = settings.view.head
     st.markdown(
-        "The weight α_ts says how much query t looks at key s. What key s then adds to the query's output is its "
-        f"value v_s times that weight, passed through head {head}'s block of W^O: the vector α_ts v_s W^O_i. The "
-        "length of that vector is the key's **contribution**. A key with a large weight but a short vector v_s W^O_i "
+        "The weight $\\alpha_{ts}$ says how much query $t$ looks at key $s$. What key $s$ then adds to the query's "
+        f"output is its value $v_s$ times that weight, passed through head {head}'s block of $W^O$: the vector "
+        "$\\alpha_{ts}\\, v_s W^O_i$. The length of that vector is the key's **contribution**. A key with a large "
+        "weight but a short vector $v_s W^O_i$ "
         "adds little. The **contributions** button of the explorer above shows every head this way: each "
         "contribution as a share of its row, so that each row sums to 1, as the weights do, on the same colour scale."
     )
@@ -102,8 +110,8 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
 def plane_reading(plane: QKPlane, query: int, tokens: list[str]) -> str:
     """How to read the plane and how good it is here: the arrow's order and the distance's order for this query."""
     who = f"query {_token(tokens, query)}"
-    text = (f"**How to read it.** Follow the arrow from 0 (✚, where the zero vector lands) to the red {who}. The "
-            "further a key lies along that arrow, the higher its score, and so its weight. ")
+    text = (f"**How to read it.** Follow the arrow from ✚ (marked 0: where a vector of zeros would lie) to the red "
+            f"{who}. The further a key lies along that arrow, the higher its score, and so its weight. ")
     if plane.visible(query).sum() < 2:
         return text + f"Here {who} sees only one key, so there is no order to keep."
     return (text + f"In this plane the arrow puts the keys of {who} in the right order for "
@@ -179,7 +187,7 @@ def weight_and_contribution(settings: Settings, ex: Example, parts: Parts, rows:
                else f"Many heads put most of their weight on {where} (*parks on* in the table).")
     st.markdown(
         f"{parking} A weight alone does not say what a key adds to the output: that is the key's value times its "
-        "weight, passed through W^O (the attention page's tab *What each key adds*). Left: each head's share of "
+        "weight, passed through $W^O$ (the attention page's tab *What each key adds*). Left: each head's share of "
         f"weight on {where}. Right: its share of **contribution**, what those keys really add."
     )
     plot(figures.special_share_figure(weight, contribution, parts), key="special_shares")
@@ -200,7 +208,8 @@ ROLLOUT_ASSUMPTIONS = (
     "1. In each layer, tokens mix by the **mean of the heads' attention weights**: every head counts the same, "
     "however much it adds.\n"
     "2. The **residual connection** adds each token's own vector back after attention. Rollout counts it as keeping "
-    "**half** of each token: each layer's mixing is Ã = 0.5 · I + 0.5 · (mean attention), where I (the identity) "
+    "**half** of each token: each layer's mixing is $\\tilde A = 0.5\\, I + 0.5\\, \\bar A$, where $\\bar A$ is the "
+    "mean attention and $I$ (the identity) "
     "keeps every token where it is.\n"
     "3. The layers' mixings are **multiplied** through, layer after layer.\n"
     "4. It **leaves out** the rest of each layer: the feed-forward network and the normalisation, which work on each "
@@ -234,6 +243,8 @@ def attention_rollout(settings: Settings, ex: Example) -> None:
     st.subheader("Across the layers: attention rollout")
     st.markdown(rollout_intro(len(run.layers)))
     st.latex(ROLLOUT_LATEX)
+    st.caption("$\\bar A_l$: the mean of layer $l$'s heads' attention weights; $I$: the identity, which keeps every "
+               "token where it is; $r$: the share the residual connection keeps; $R_l$: the rollout after layer $l$.")
     plot(figures.rollout_figure(flow, run.tokens), key="rollout")
     st.markdown(rollout_sentence(flow, run.tokens, settings.view.query - 1))
     with st.expander("What rollout assumes", expanded=True):
@@ -258,7 +269,7 @@ def plane_in_brief(plane: QKPlane, query: int, tokens: list[str]) -> str:
 
 CONTRIBUTION_IN_BRIEF = (
     "The weight says how much a query looks at a key. What the key **adds** to the query's output is its value times "
-    "that weight, passed through W^O: a vector, whose length is the key's **contribution**. A large weight on a key "
+    "that weight, passed through $W^O$: a vector, whose length is the key's **contribution**. A large weight on a key "
     "with a short value adds little."
 )
 
