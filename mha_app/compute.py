@@ -15,7 +15,10 @@ import functools
 
 import streamlit as st
 
-from mha_core.analysis import head_stats, reference
+from mha_core import QKPlane
+from mha_core import qk_plane as plane_of
+from mha_core import rollout as rollout_of
+from mha_core.analysis import contributions, head_stats, reference
 from mha_core.analysis.stats import row_entropy
 from mha_core.experiments import ablation, scaling
 from mha_core.pretrained import MODELS
@@ -90,6 +93,44 @@ def head_summary(spec: Spec, layer: int) -> list[dict]:
     """Every head's statistics on a trained model's run of spec.text (head_stats.head_summary): computed once per
     text, not on every rerun; the layer counts only when heads are switched off in it (see example)."""
     return _head_summary(spec, layer if spec.ablate else 1)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)  # a few numbers for each of the model's heads
+def _contribution_summary(spec: Spec, ablated_layer: int) -> list[dict]:
+    model = pretrained_model(spec.model)
+    return contributions.contribution_summary(example(spec, ablated_layer).run,
+                                              [layer.attention for layer in model.layer_weights],
+                                              parts=head_stats.parts_for(model))
+
+
+def contribution_summary(spec: Spec, layer: int) -> list[dict]:
+    """head_summary's statistics made from each head's contribution shares (what each key really adds) instead of
+    its weights: computed once per text, as head_summary is."""
+    return _contribution_summary(spec, layer if spec.ablate else 1)
+
+
+@shared(32, 64 * 2**20)  # (h, m) each
+def value_sizes(spec: Spec, layer: int):
+    """‖v_s W^O_i‖ for every head i and key s of the shown layer (h, m): what a key adds per unit of weight."""
+    ex = example(spec, layer)
+    return contributions.value_sizes(ex.trace, ex.weights)
+
+
+@shared(32, 128 * 2**20)  # a few (n, d_k) arrays each
+def qk_plane(spec: Spec, layer: int, head: int) -> QKPlane:
+    """Head `head` (0-based) of the shown layer: its queries and keys in one plane (mc.qk_plane)."""
+    return plane_of(example(spec, layer).trace, head)
+
+
+@shared(8, 256 * 2**20)  # (layers, n, n) each
+def _rollout(spec: Spec, ablated_layer: int):
+    return rollout_of(example(spec, ablated_layer).run)
+
+
+def rollout(spec: Spec, layer: int):
+    """Attention rollout of a trained model's run (mc.rollout, residual share 0.5 as in the paper): once per text;
+    the layer counts only when heads are switched off in it (see example)."""
+    return _rollout(spec, layer if spec.ablate else 1)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)  # one number each

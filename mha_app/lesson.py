@@ -12,4 +12,8 @@ SCREENS = (
     ("w_o", "W_O mixes the heads"),
     ("cost", "Do more heads cost more?"),
     ("cache", "Real models: the K/V cache"),
+    # Inside the heads (issue 21). Added at the end, so that every earlier screen keeps its number in shared links.
+    ("plane", "Queries and keys as points"),
+    ("adds", "A large weight can add little"),
+    ("rollout", "Following attention through the layers"),
 )

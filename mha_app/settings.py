@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from urllib.parse import urlencode
 
 from mha_core import divisors, figures
-from mha_core.analysis.pooling import STAGES
+from mha_core.analysis import pooling
 from mha_core.attention import engine
 from mha_core.attention.config import head_split_problem, kv_split_problem
 from mha_core.attention.inputs import token_spans
@@ -45,6 +45,9 @@ DEFAULT_TEXT_KV = "Le chat s'est assis sur le tapis parce qu'il était fatigué.
 DEFAULT_COMPARE = "A tired cat was lying on the rug."
 PLANTS = ("none", *PATTERNS)
 MAX_STRENGTH = 30.0                     # at 30 a rule key keeps all but 2e-10 of the weight against 2047 others
+# What the attention explorer can show: the stages of step 2, then what each key adds (contribution shares,
+# mha_core.analysis.contributions), on the same grid and scale as the weights.
+STAGES = (*pooling.STAGES, "contributions")
 
 
 @dataclass(frozen=True)
@@ -245,7 +248,8 @@ class View:
     head: int = setting(1, "Head", lo=1, hi=MAX_HEADS_SHOWN, what="the selected head")
     query: int = setting(1, "Query token (position)", lo=1, hi=APP_MAX_TOKENS, what="the selected query token",
                          help="Pick a token by its position; the figures show its row.")
-    stage: str = setting("weights", "Stage", choices=STAGES, aliases={"softmax weights": "weights"},
+    stage: str = setting("weights", "Stage", choices=STAGES,
+                         aliases={"softmax weights": "weights", "contribution shares": "contributions"},
                          labels={"raw": "raw scores", "scaled": "scaled scores", "weights": "softmax weights"})
     zoom_query: int = setting(1, "Zoom: first query row", lo=1, hi=APP_MAX_TOKENS,
                               what="the zoom window's first query row",

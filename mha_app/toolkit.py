@@ -52,16 +52,18 @@ IMAGE_FORMATS = ("PNG", "SVG")  # what a chart's camera icon saves (the sidebar'
 MAX_TABLE_ROWS = 100  # a chart's table lists this many rows at most (a long text has thousands of queries)
 
 
-def plot(fig, key: str | None = None) -> None:
+def plot(fig, key: str | None = None, **select) -> None:
     """The app's one way to show a figure: in the colours of the page's theme, named for screen readers by its text
     alternative (figures.describe), with that text and its numbers in a table on request, collapsed; its camera
-    icon saves it in the sidebar's format (PNG or SVG)."""
+    icon saves it in the sidebar's format (PNG or SVG). select: st.plotly_chart's on_select and selection_mode, for
+    a figure whose points can be clicked."""
     description = Description.of(fig)
     fig.layout.meta = None  # the description is shown below; the browser does not need a second copy
     image = st.session_state.get("image_format") or IMAGE_FORMATS[0]
     st.plotly_chart(themed(fig, theme.current()), width="stretch", key=key,
                     alt=description.alt if description else None,
-                    config={"displaylogo": False, "toImageButtonOptions": {"format": image.lower(), "scale": 2}})
+                    config={"displaylogo": False, "toImageButtonOptions": {"format": image.lower(), "scale": 2}},
+                    **select)
     if description is not None and description.rows:
         with st.expander("This chart in words and numbers", icon=":material/table_view:"):
             chart_table(description)
@@ -161,16 +163,21 @@ def bias_note(example: Example) -> str:
             "was solved for with its queries, so it is not 0.")
 
 
+def offer_trained(why: str) -> None:
+    """`why` a trained model is needed, how to choose one, and a button for each installed one."""
+    trained = [name for name in MODELS[1:] if PRETRAINED[name].installed()] or [MODELS[1]]
+    st.info(f"{why} Choose "
+            + " or ".join(f"**{name}** ({_a(PRETRAINED[name].kind)})" for name in trained)
+            + " under *Weights* in the sidebar, or use the button.")
+    for i, name in enumerate(trained):
+        st.button(f"Switch to {name}", on_click=_switch_to, args=(name,), type="primary" if not i else "secondary",
+                  key=f"switch_{i}")
+
+
 def needs_pretrained(example: Example):
     """The example's run of a trained model; with random weights, say how to switch and stop the page."""
     if example.run is None:
-        trained = [name for name in MODELS[1:] if PRETRAINED[name].installed()] or [MODELS[1]]
-        st.info("This page shows a trained model. Choose "
-                + " or ".join(f"**{name}** ({_a(PRETRAINED[name].kind)})" for name in trained)
-                + " under *Weights* in the sidebar, or use the button.")
-        for i, name in enumerate(trained):
-            st.button(f"Switch to {name}", on_click=_switch_to, args=(name,), type="primary" if not i else "secondary",
-                      key=f"switch_{i}")
+        offer_trained("This page shows a trained model.")
         st.stop()
     for note in example.notes:
         st.info(note)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from mha_app import compute, experiments
+from mha_app import compute, experiments, inside
 from mha_app.classroom import predict
 from mha_app.explorer import attention_explorer
 from mha_app.toolkit import code_for_step, next_step, plot, symbols, untrained_note, view
@@ -31,7 +31,7 @@ st.latex(formulas.attention(cfg)
          + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
          % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))
 symbols("Q_i, K_i, V_i", "i", "t", "s", "n", "m", "d_k", "d_v", "z_{ts}", "M", "\\alpha_{ts}", "\\mathrm{head}_i",
-        *(["g", "j"] if cfg.group_size > 1 else []))
+        "W^O", *(["g", "j"] if cfg.group_size > 1 else []))
 experiments.cross_attention_note(ex)
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their attention weights are all 0 and their head output "
@@ -45,12 +45,16 @@ if revealed:
                    "because each has its own queries.")
     extra = ((["Shared keys and values"] if cfg.group_size > 1 else [])
              + (["Plant a head"] if settings.spec.card is None else []))
-    mix_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = st.tabs(
-        [f"Head {head + 1}, query {query + 1}: mixing the values", "The mask", "How focused is each head?",
-         "Why divide by √d_k?", *extra])
+    mix_tab, adds_tab, plane_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = st.tabs(
+        [f"Head {head + 1}, query {query + 1}: mixing the values", "What each key adds", "Queries and keys as points",
+         "The mask", "How focused is each head?", "Why divide by √d_k?", *extra])
     with mix_tab:
         experiments.switched_off_note(settings, ex)
         plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
+    with adds_tab:
+        inside.what_each_key_adds(settings, ex)
+    with plane_tab:
+        inside.queries_and_keys(settings, ex)
     with mask_tab:
         st.latex(formulas.mask(tr.mask))
         if blocked:

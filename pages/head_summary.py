@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from mha_app import compute, experiments
+from mha_app import compute, experiments, inside
 from mha_app.model_text import pattern_caption, summary_intro, summary_reading
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
@@ -72,4 +72,5 @@ if "induction" in parts.extra:
     else:
         st.info(f"On this text, {pairs} tokens were seen before, but no head puts more than {INDUCTION_MIN_SCORE} of "
                 "its weight on the token that followed the earlier copy.", icon=":material/repeat:")
+inside.weight_and_contribution(settings, ex, parts, rows)
 open_head_in_step_through(len(run.layers), ex.cfg.n_heads, settings)

@@ -4,11 +4,11 @@ fills a projector: large type, no sidebar, Next and Back; every screen has its o
 import numpy as np
 import streamlit as st
 
-from mha_app import present
+from mha_app import compute, inside, present
 from mha_app.classroom import plot_step_costs, predict, scaled_latex, show_worked, worked
 from mha_app.lesson import SCREENS
 from mha_app.text import quote
-from mha_app.toolkit import plot, untrained_note, view
+from mha_app.toolkit import offer_trained, plot, untrained_note, view
 from mha_core import cost, figures
 from mha_core.figures.lesson import kv_cache_figure
 from mha_core.teaching import questions
@@ -155,9 +155,39 @@ def cache_screen():
                f"{cache_length_note(seq_len)}")
 
 
+def plane_screen():
+    plane = compute.qk_plane(settings.spec, ex.layer, head)
+    st.markdown(inside.plane_in_brief(plane, query, tokens))
+    show(figures.qk_plane_figure(plane, tokens, query, keys, group_size=cfg.group_size), "plane")
+    st.caption(inside.SOURCES["plane"])
+
+
+def adds_screen():
+    st.markdown(inside.CONTRIBUTION_IN_BRIEF)
+    st.latex(inside.CONTRIBUTION_LATEX)
+    st.markdown(inside.contribution_sentence(settings, ex))
+    weights, _, _, shares = inside.query_contributions(settings, ex)
+    show(figures.weight_share_figure(weights, shares, head, query, tokens, keys), "adds")
+    st.caption(inside.SOURCES["contributions"])
+
+
+def rollout_screen():
+    if ex.run is None:
+        offer_trained("Rollout follows attention through the layers of a trained model; this example is one layer "
+                      "of random weights.")
+        return
+    layers = len(ex.run.layers)
+    st.markdown(inside.rollout_in_brief(layers))
+    flow = compute.rollout(settings.spec, ex.layer)
+    show(figures.rollout_figure(flow, tokens, layers=sorted({0, layers // 2, layers - 1})), "rollout")
+    st.markdown(inside.rollout_sentence(flow, tokens, query))
+    st.caption(inside.SOURCES["rollout"])
+
+
 SCREEN = {"tokens": tokens_screen, "heads": heads_screen, "scores": scores_screen, "softmax": softmax_screen,
           "by_hand": by_hand_screen, "mix": mix_screen, "grid": grid_screen, "concat": concat_screen,
-          "w_o": w_o_screen, "cost": cost_screen, "cache": cache_screen}
+          "w_o": w_o_screen, "cost": cost_screen, "cache": cache_screen, "plane": plane_screen, "adds": adds_screen,
+          "rollout": rollout_screen}
 SCREEN[name]()
 
 st.divider()

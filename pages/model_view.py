@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from mha_app import experiments
+from mha_app import experiments, inside
 from mha_app.model_text import model_text
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
@@ -34,4 +34,5 @@ plot(figures.head_grid_figure(run.layers[layer - 1], run.tokens, cols=g if figur
                               panel_height=330, group_size=g,
                               title=f"Layer {layer}: all {n_heads} heads (rows: queries, columns: keys)"),
      key="layer_grid")
+inside.attention_rollout(settings, ex)
 open_head_in_step_through(n_layers, n_heads, settings)

@@ -106,7 +106,7 @@ def test_measuring_runs_on_click_only():
     ({"seq_len": "0"}, "outside 1…1048576"), ({"batch": "abc"}, "whole number"),
     ({"preset": "GPT-5"}, "must be one of"), ({"key": "-1"}, "outside 1…2048"),
     ({"present": "2"}, "outside 0…1"), ({"present": "yes"}, "whole number"),
-    ({"screen": "0"}, "outside 1…11"), ({"screen": "1e3"}, "whole number"),
+    ({"screen": "0"}, f"outside 1…{len(SCREENS)}"), ({"screen": "1e3"}, "whole number"),
 ])
 def test_bad_link_values_of_the_new_settings_warn_and_fall_back(params, words):
     for page in ("pages/cost.py", "pages/lesson.py"):

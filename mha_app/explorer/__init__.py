@@ -1,11 +1,12 @@
 """The attention explorer: every head of step 2 in the browser, so that another head, query, stage or layer needs no
 server.
 
-The page shows a Streamlit custom component (v2) that receives the example's data once (payload.py: every head at
-every stage, binary) and draws the head grid, the focused head's matrix at the chosen stage (and its zoom window)
-and the chosen query's weights. Switching head, query, stage or a sent layer redraws at once in the browser; the
-choice then goes back as component state, and `_follow` writes it into the app's settings (the sidebar's head,
-query and layer, the link's stage), so the URL, the share link, the sidebar and the other pages follow.
+The page shows a Streamlit custom component (v2) that receives the example's data once (payload.py: every head at every
+stage, binary, and what each key adds: the contributions stage) and draws the head grid, the focused head's matrix at
+the chosen stage (and its zoom window) and the chosen query's weights (or contribution shares). Switching head, query,
+stage or a sent layer redraws at once in the browser; the choice then goes back as component state, and `_follow` writes
+it into the app's settings (the sidebar's head, query and layer, the link's stage), so the URL, the share link, the
+sidebar and the other pages follow.
 
 Why two elements. A component's `data` is its only way in from the server, and a rerun sends an element again
 unless its message is unchanged (and at least global.minCachedMessageSize, 10 kB). So the large element
@@ -31,7 +32,7 @@ import streamlit as st
 from mha_core import figures
 from mha_core.figures import describe
 
-from ..compute import example, shared
+from ..compute import example, pretrained_model, shared
 from ..settings import Settings, Spec, default
 from ..toolkit import chart_table, zoom_start
 from . import payload
@@ -49,25 +50,37 @@ _EXPLORER = st.components.v2.component("mha_app.attention_explorer", html=_read(
 _VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=_read("view.js"))
 
 
+def _weights(spec: Spec, ex) -> list:
+    """Each layer's attention weights (MHAWeights) of the example: a trained model's every layer, else its own."""
+    if ex.run is None:
+        return [ex.weights]
+    return [layer.attention for layer in pretrained_model(spec.model).layer_weights]
+
+
 def _traces(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...]) -> tuple:
-    """(example, {layer: its trace}) for these layers (1-based) of the example of spec."""
+    """(example, {layer: its trace}, {layer: its attention weights}) for these layers (1-based) of the example of
+    spec."""
     ex = example(spec, ablated_layer or layers[0])
     traces = ex.run.layers if ex.run is not None else [ex.trace]
-    return ex, {layer: traces[layer - 1] if len(traces) > 1 else ex.trace for layer in layers}
+    weights = _weights(spec, ex)
+    return (ex, {layer: traces[layer - 1] if len(traces) > 1 else ex.trace for layer in layers},
+            {layer: weights[layer - 1] if len(weights) > 1 else weights[0] for layer in layers})
 
 
 @shared(8, 256 * 2**20, "Averaging every head's matrices over blocks…")
 def _overviews(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...]) -> dict:
-    """Each layer's payload.overview_arrays: computed once per example, wherever the zoom window goes."""
-    return {layer: payload.overview_arrays(trace) for layer, trace in _traces(spec, ablated_layer, layers)[1].items()}
+    """Each layer's payload.overview_arrays (and contributions): computed once per example, wherever the zoom window
+    goes."""
+    _, traces, weights = _traces(spec, ablated_layer, layers)
+    return {layer: payload.overview_arrays(trace, weights[layer]) for layer, trace in traces.items()}
 
 
 @shared(8, 256 * 2**20)
 def _packed(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...], window) -> bytes:
-    ex, traces = _traces(spec, ablated_layer, layers)
+    ex, traces, weights = _traces(spec, ablated_layer, layers)
     return payload.build_payload(traces, ex.tokens, ex.key_tokens,
                                  layer_count=len(ex.run.layers) if ex.run is not None else 1,
-                                 scale=ex.cfg.softmax_scale, window=window,
+                                 scale=ex.cfg.softmax_scale, window=window, weights=weights,
                                  overviews=_overviews(spec, ablated_layer, layers))
 
 
@@ -77,7 +90,8 @@ def explorer_payload(spec: Spec, layer: int, window=None) -> bytes:
     the run depends on the layer they are in, so that layer alone is sent."""
     ex = example(spec, layer)
     everyone = ex.run is not None and not spec.ablate
-    layers = payload.layers_that_fit(ex.run.layers, layer, window) if everyone else [ex.layer]
+    layers = (payload.layers_that_fit(ex.run.layers, layer, window, weights=_weights(spec, ex)) if everyone
+              else [ex.layer])
     return _packed(spec, layer if spec.card and spec.ablate else None, tuple(layers), window)
 
 

@@ -1,6 +1,7 @@
 // The attention explorer: step 2 of every head, drawn on a canvas in the browser (see mha_app/explorer/__init__.py).
 // The data (payload.py's bytes) arrives once per example; head, query, stage and layer change here, then the choice
 // goes back to the server as component state. Queries are rows, keys columns; tokens are only ever set as text.
+// The last stage, contributions, shows what each key adds (a share of its row) where the others show weights.
 
 const REGISTRY = (window.__mhaExplorer ??= {});
 const INSTANCES = new WeakMap();  // component element -> its Explorer (this module is loaded once per page)
@@ -338,10 +339,38 @@ class Explorer {
   // --- data access ---
 
   array(part, head) {  // {data, rows, cols, dtype} of one head (a mask sent once serves every head)
-    const a = this.payload.arrays[`${this.current().layer}/${part}`];
+    const layer = this.current().layer;
+    const a = this.payload.arrays[`${layer}/${part}`] ?? this.shares(layer, part);
     if (!a) return null;  // e.g. the mask of a layer where nothing is blocked
     const [heads, rows, cols] = a.shape, i = heads === 1 ? 0 : head;
     return { data: a.data.subarray(i * rows * cols, (i + 1) * rows * cols), rows, cols, dtype: a.dtype, part };
+  }
+
+  // Contribution shares where the payload has the exact weights (every cell, or the zoom window's), made once per
+  // layer as mha_core's contribution_shares makes them: α_ts · ‖v_s W^O_i‖ / Σ_s α_ts ‖v_s W^O_i‖, 0 for a row that
+  // adds nothing, in float64 from the sizes and row sums the payload carries (payload.contribution_arrays).
+  shares(layer, part) {
+    if (part !== 'contributions' && part !== 'zoom/contributions') return null;
+    const h = this.payload.header, arrays = this.payload.arrays;
+    const weights = arrays[`${layer}/${part === 'contributions' ? 'weights' : 'zoom/weights'}`];
+    const sizes = arrays[`${layer}/contributions/sizes`], totals = arrays[`${layer}/contributions/totals`];
+    if (!weights || !sizes || !totals) return null;
+    const [heads, rows, cols] = weights.shape;
+    const [r0, c0] = part === 'contributions' ? [0, 0] : [h.window[0], h.window[2]];
+    const data = new Float64Array(heads * rows * cols);
+    for (let i = 0; i < heads; i++) {
+      for (let r = 0; r < rows; r++) {
+        const total = totals.data[i * h.n + r0 + r], o = (i * rows + r) * cols;
+        if (!(total > 0)) continue;
+        for (let c = 0; c < cols; c++) data[o + c] = weights.data[o + c] * sizes.data[i * h.m + c0 + c] / total;
+      }
+    }
+    return (arrays[`${layer}/${part}`] = { data, shape: [heads, rows, cols], dtype: '<f8' });
+  }
+
+  size(head, key) {  // ‖v_s W^O_i‖ of one key (0-based) in one head
+    const h = this.payload.header, sizes = this.payload.arrays[`${this.current().layer}/contributions/sizes`];
+    return sizes.data[head * h.m + key];
   }
 
   // One head's matrix at a stage; the mask stage without a mask: every cell open.
@@ -477,12 +506,14 @@ class Explorer {
     const h = this.payload.header;
     const cols = h.group_size > 1 && h.group_size <= 6 ? h.group_size : Math.min(h.heads, 4);
     const rows = Math.ceil(h.heads / cols), gap = 10, title = 16;
-    const part = h.grid_step > 1 ? 'grid' : 'weights';
+    const shown = v.stage === 'contributions' ? 'contributions' : 'weights';  // the grid's panels: weights, or shares
+    const part = h.grid_step > 1 ? (shown === 'weights' ? 'grid' : 'grid/contributions') : shown;
     const mask = h.grid_step > 1 ? 'grid/mask' : 'mask';
     const sample = this.array(part, 0);
     const pw = (width - (cols - 1) * gap) / cols;
     const ph = Math.min(2 * pw, Math.max(0.3 * pw, pw * sample.rows / sample.cols));
-    if (p) p.text(`All ${h.heads} heads: softmax weights` + (h.grid_step > 1 ? ` (means of ${h.grid_step}×${h.grid_step} blocks)` : ''),
+    const pooled = h.grid_step > 1 ? ` (means of ${h.grid_step}×${h.grid_step} blocks)` : '';
+    if (p) p.text(`All ${h.heads} heads: ${shown === 'weights' ? 'softmax weights' : 'contribution shares'}${pooled}`,
                   x, y + 8, { size: 13, weight: 'bold' });
     const top = y + 22;
     for (let i = 0; i < h.heads; i++) {
@@ -495,7 +526,7 @@ class Explorer {
         p.hatch(px, py + title, pw, ph);
         p.cells(this.image(m, 'weights', i, blocked && blocked.data), px, py + title, pw, ph);
         if (i === v.head) p.stroke(px - 2, py + title - 2, pw + 4, ph + 4, C.highlight, 2.5);
-        this.regions.push(this.region('grid', i, px, py + title, pw, ph, m, blocked, h.grid_step, 0, 0));
+        this.regions.push(this.region('grid', i, px, py + title, pw, ph, m, blocked, h.grid_step, 0, 0, shown));
       }
     }
     return 22 + rows * (ph + title + gap);
@@ -565,18 +596,19 @@ class Explorer {
     for (const [value, f] of ticks) p.text(String(Number(value.toPrecision(4))), x + 20, y + f * height, { size: 11 });
   }
 
-  // The query weights of the pinned query, or the mean (and sum) of the set's: exact where the engine's numbers are
-  // here (every cell, or the zoom window's), else the block means of the overview.
-  barData(v) {
+  // The query weights (part: 'weights') or contribution shares ('contributions') of the pinned query, or the mean
+  // (and sum) of the set's: exact where the engine's numbers are here (every cell, or the zoom window's), else the
+  // block means of the overview.
+  barData(v, part = 'weights') {
     const h = this.payload.header, w = h.window;
     const queries = this.set.length > 1 ? this.set : [v.query];
     let src;  // where the rows come from: every cell exact, the zoom window's cells, or the overview's blocks
-    if (h.step === 1) src = { part: 'weights', mask: 'mask', rowOf: q => q, c0: 0, step: 1, note: '' };
+    if (h.step === 1) src = { part, mask: 'mask', rowOf: q => q, c0: 0, step: 1, note: '' };
     else if (w && queries.every(q => q >= w[0] && q < w[1])) {  // pooled: the zoom window's exact cells
-      src = { part: 'zoom/weights', mask: 'zoom/mask', rowOf: q => q - w[0], c0: w[2], step: 1,
+      src = { part: `zoom/${part}`, mask: 'zoom/mask', rowOf: q => q - w[0], c0: w[2], step: 1,
               note: `keys ${w[2] + 1}–${w[3]} (the zoom window)` };
     } else {
-      src = { part: 'weights', mask: 'mask', rowOf: q => Math.floor(q / h.step), c0: 0, step: h.step,
+      src = { part, mask: 'mask', rowOf: q => Math.floor(q / h.step), c0: 0, step: h.step,
               note: `means of ${h.step}×${h.step} blocks`
                 + (w ? '; move the zoom window over the query for its exact weights' : '') };
     }
@@ -602,8 +634,12 @@ class Explorer {
       + (top.length ? `${top.join(', ')}.` : 'every key is blocked.');
   }
 
+  // The chosen query's weights as bars; at the contributions stage its contribution shares as bars, each key's weight
+  // outlined beside it, so a key with a large weight that adds little stands out.
   paintBar(p, measurer, x, y, width, v) {
-    const h = this.payload.header, d = this.barData(v), keys = h.key_tokens || h.tokens;
+    const h = this.payload.header, keys = h.key_tokens || h.tokens;
+    const shares = v.stage === 'contributions';
+    const d = this.barData(v, shares ? 'contributions' : 'weights'), weights = shares ? this.barData(v) : null;
     const label = j => d.step === 1 ? `${d.c0 + j + 1} ${short(keys[d.c0 + j])}`
       : `${j * d.step + 1}–${Math.min((j + 1) * d.step, h.m)}`;
     const labels = Array.from({ length: d.cols }, (_, j) => label(j));
@@ -612,46 +648,64 @@ class Explorer {
     if (!p) return head + bh + bottom;
     const colour = C.heads[v.head % C.heads.length];
     const names = d.queries.slice(0, 4).map(q => `${q + 1} ${quoted(h.tokens[q])}`).join(', ') + (k > 4 ? ', …' : '');
+    const what = shares ? 'contribution shares' : 'weights';
     let total = 0;
     for (const value of d.mean) total += value * k;
-    const title = k > 1 ? `Head ${v.head + 1}, ${k} queries (${names}): their weights averaged (left axis) and summed (right axis)`
-      : `Head ${v.head + 1}, query ${names}: its weights` + (d.step === 1 && !d.note ? ` sum to ${total.toFixed(4)}` : '');
+    const title = k > 1 ? `Head ${v.head + 1}, ${k} queries (${names}): their ${what} averaged (left axis) and summed (right axis)`
+      : `Head ${v.head + 1}, query ${names}: its ${what}` + (d.step === 1 && !d.note ? ` sum to ${total.toFixed(4)}` : '');
     p.text(title, x, y + 8, { size: 13, weight: 'bold' });
-    if (d.note) p.text(d.note, x, y + 26, { size: 11, colour: C.muted });
+    const note = [shares ? `bars: the share of what the query receives that each key adds · outlines: ${k > 1 ? 'the mean weight' : 'its weight'}` : '', d.note];
+    p.text(note.filter(Boolean).join(' · '), x, y + 26, { size: 11, colour: C.muted });
     const bx = x + left, by = y + head, bw = width - left - right;
     for (const f of [0, 0.5, 1]) {
       p.line(bx, by + bh * (1 - f), bx + bw, by + bh * (1 - f), C.faint);
       p.text(String(f), bx - 8, by + bh * (1 - f), { size: 11, align: 'right' });
       if (k > 1) p.text(mean6(f * k), bx + bw + 8, by + bh * (1 - f), { size: 11 });
     }
-    p.text(k > 1 ? 'mean' : 'weight', bx - 8, by - 12, { size: 11, colour: C.muted, align: 'right' });
+    p.text(k > 1 ? 'mean' : shares ? 'share' : 'weight', bx - 8, by - 12, { size: 11, colour: C.muted, align: 'right' });
     if (k > 1) p.text('sum', bx + bw + 8, by - 12, { size: 11, colour: C.muted });
-    const cw = bw / d.cols;
+    const cw = bw / d.cols, height = value => bh * Math.min(1, Math.max(0, value));
     for (let j = 0; j < d.cols; j++) {
       if (d.blocked(j)) { p.hatch(bx + j * cw + cw * 0.1, by + bh - 6, Math.max(1, cw * 0.8), 6); continue; }
-      const value = Math.min(1, Math.max(0, d.mean[j]));
-      p.rect(bx + j * cw + cw * 0.1, by + bh * (1 - value), Math.max(1, cw * 0.8), bh * value, colour);
+      p.rect(bx + j * cw + cw * 0.1, by + bh - height(d.mean[j]), Math.max(1, cw * 0.8), height(d.mean[j]), colour);
+      if (weights) {
+        p.stroke(bx + j * cw + cw * 0.1, by + bh - height(weights.mean[j]), Math.max(1, cw * 0.8), height(weights.mean[j]),
+                 C.text, 1.25);
+      }
     }
     p.line(bx, by + bh, bx + bw, by + bh, C.neutral);
     const every = Math.max(1, Math.ceil(13 / cw));
     for (let j = 0; j < d.cols; j += every) p.text(labels[j], bx + (j + 0.5) * cw, by + bh + 6, { size: 11, align: 'right', angle: -45 });
     this.regions.push({ kind: 'bar', head: v.head, x: bx, y: by, w: bw, h: bh, rows: 1, cols: d.cols,
-                        info: (r, c) => this.barInfo(d, c, labels) });
+                        info: (r, c) => this.barInfo(d, c, labels, weights) });
     return head + bh + bottom;
   }
 
-  barInfo(d, j, labels) {
+  // What a bar says on hover; with `weights` (the contributions stage), d holds shares and the weight follows.
+  barInfo(d, j, labels, weights = null) {
     const k = d.queries.length, key = d.step === 1 ? labels[j] : `keys ${labels[j]}`;
+    const name = weights ? 'contribution share' : 'weight';
     if (d.blocked(j)) return { lines: [`key ${key}`, 'blocked by the mask: weight 0'] };
-    if (k > 1) return { lines: [`key ${key}`, `mean over ${k} queries = ${mean6(d.mean[j])}`, `sum = ${mean6(d.mean[j] * k)}`] };
-    if (d.step > 1) return { lines: [`keys ${labels[j]}`, `mean of a block row: weight = ${mean6(d.mean[j])}`] };
+    if (k > 1) {
+      return { lines: [`key ${key}`, `${name}: mean over ${k} queries = ${mean6(d.mean[j])}`, `sum = ${mean6(d.mean[j] * k)}`,
+                       ...(weights ? [`weight: mean = ${mean6(weights.mean[j])}`] : [])] };
+    }
+    if (d.step > 1) {
+      return { lines: [`keys ${labels[j]}`, `mean of a block row: ${name} = ${mean6(d.mean[j])}`,
+                       ...(weights ? [`weight = ${mean6(weights.mean[j])}`] : [])] };
+    }
     const value = exact(d.single[j], d.dtype);
-    return { lines: [`key ${key}`, `weight = ${value}`], value };
+    return { lines: [`key ${key}`, `${name} = ${value}`, ...(weights ? [`weight = ${exact(weights.single[j], weights.dtype)}`] : [])],
+             value, weight: weights ? exact(weights.single[j], weights.dtype) : undefined };
   }
 
   region(kind, head, x, y, w, hgt, m, mask, step, r0, c0, stage = 'weights') {
     const h = this.payload.header, keys = h.key_tokens || h.tokens;
-    const name = { raw: 'raw score', scaled: 'scaled score', mask: 'mask', weights: 'softmax weight' }[stage];
+    const name = { raw: 'raw score', scaled: 'scaled score', mask: 'mask', weights: 'softmax weight',
+                   contributions: 'contribution share' }[stage];
+    // A share's parts, where it is exact: the weight and the size of the key's transformed value.
+    const parts = stage === 'contributions' && step === 1
+      ? (kind === 'zoom' ? this.window('weights', head) : this.array('weights', head)) : null;
     const info = (r, c) => {
       const value = m.data[r * m.cols + c], blockedShare = mask ? mask.data[r * m.cols + c] : 0;
       const lines = [];
@@ -662,8 +716,13 @@ class Explorer {
         if (stage === 'mask') lines.push(value ? 'blocked: M = −∞' : 'open: M = 0');
         else if (stage !== 'raw' && blockedShare >= 1) {
           lines.push(stage === 'weights' ? 'blocked by the mask: weight 0'
-            : `blocked by the mask (−∞ after it); ${name} before the mask = ${exact(value, m.dtype)}`);
+            : stage === 'contributions' ? 'blocked by the mask: weight 0, so it adds nothing'
+              : `blocked by the mask (−∞ after it); ${name} before the mask = ${exact(value, m.dtype)}`);
         } else { shown = exact(value, m.dtype); lines.push(`head ${head + 1} · ${name} = ${shown}`); }
+        if (parts && shown !== undefined) {
+          lines.push(`weight α = ${exact(parts.data[r * parts.cols + c], parts.dtype)} · ‖v_s W^O_i‖ = `
+            + `${mean6(this.size(head, k))}`);
+        }
         return { lines, value: shown, query: q + 1, key: k + 1 };
       }
       const q0 = r * step, k0 = c * step, q1 = Math.min(q0 + step, h.n), k1 = Math.min(k0 + step, h.m);
@@ -701,6 +760,7 @@ class Explorer {
     this.tip.dataset.value = about.value ?? '';
     this.tip.dataset.query = about.query ?? '';
     this.tip.dataset.key = about.key ?? '';
+    this.tip.dataset.weight = about.weight ?? '';
     this.tip.dataset.kind = g.kind;
     this.tip.hidden = false;
     const canvasTop = this.canvas.offsetTop, canvasLeft = this.canvas.offsetLeft;

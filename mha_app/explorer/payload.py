@@ -2,22 +2,24 @@
 
 A pure function of traces and tokens (no Streamlit), so it can be tested and used in a notebook. For each layer sent,
 every head at every stage of step 2: the raw scores Q_i K_iᵀ, the scaled scores, the mask and the softmax weights,
-queries as rows and keys as columns. Up to pooling.OVERVIEW_CELLS cells a matrix goes exactly as the engine computed
-it (in the trace's own dtype: a float32 engine value is sent as that float32, not rounded again); a longer one is
-averaged over blocks of s × s cells, as the app's overviews have always been (pooling.pool_stage, float32 means), and
-the zoom window's cells (figures.zoom_window, up to 64 × 64) then go exactly as well. Without pooling, the zoom window
-is only a place (the browser takes its cells from the whole matrices). The head grid's panels are pooling.pool_heads
-of the weights (the weights themselves when nothing is pooled, and then not sent twice). A trained model sends every
-layer when all of them fit in LAYERS_BUDGET bytes, so that changing the layer needs no server; otherwise the layer on
-view only.
+queries as rows and keys as columns; and, given the layer's weights, what each key adds (contribution shares,
+mha_core.analysis.contributions; see contribution_arrays). Up to pooling.OVERVIEW_CELLS cells a matrix goes exactly as
+the engine computed it (in the trace's own dtype: a float32 engine value is sent as that float32, not rounded again); a
+longer one is averaged over blocks of s × s cells, as the app's overviews have always been (pooling.pool_stage, float32
+means), and the zoom window's cells (figures.zoom_window, up to 64 × 64) then go exactly as well. Without pooling, the
+zoom window is only a place (the browser takes its cells from the whole matrices). The head grid's panels are
+pooling.pool_heads of the weights (the weights themselves when nothing is pooled, and then not sent twice). A trained
+model sends every layer when all of them fit in LAYERS_BUDGET bytes, so that changing the layer needs no server;
+otherwise the layer on view only.
 
 Layout of the bytes: b"MHAX", the header's length (uint32, little-endian), the header (JSON, UTF-8), zero padding to a
-multiple of 8 bytes, then each array, little-endian and C-ordered, at an offset from there that is a multiple of 8
-(so the browser can view it as a typed array without copying). The header names each array "<layer>/<part>", part
-one of raw, scaled, mask, weights, grid, grid/mask, zoom/raw, zoom/scaled, zoom/mask, zoom/weights, with its dtype
-("<f4", "<f8", "|u1"), shape and offset. A mask that is the same in every head (every mask this app makes) is sent once,
-shape (1, rows, cols); a layer without a mask sends none. The header's `id` is a hash of everything else: equal ids,
-equal payloads.
+multiple of 8 bytes, then each array, little-endian and C-ordered, at an offset from there that is a multiple of 8 (so
+the browser can view it as a typed array without copying). The header names each array "<layer>/<part>", part one of
+raw, scaled, mask, weights, grid, grid/mask, zoom/raw, zoom/scaled, zoom/mask, zoom/weights, and with the layer's
+weights contributions/sizes (h, m), contributions/totals (h, n), and where pooled contributions and grid/contributions,
+each with its dtype ("<f4", "<f8", "|u1"), shape and offset. A mask that is the same in every head (every mask this app
+makes) is sent once, shape (1, rows, cols); a layer without a mask sends none. The header's `id` is a hash of everything
+else: equal ids, equal payloads.
 """
 
 from __future__ import annotations
@@ -29,15 +31,18 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from plotly.colors import get_colorscale
 
-from mha_core import Trace, figures
+from mha_core import MHAWeights, Trace, figures
 from mha_core.analysis import pooling
+from mha_core.analysis.contributions import contribution_shares, value_sizes
 
-from ..settings import control
+from ..settings import STAGES, control
 
 MAGIC = b"MHAX"
 VERSION = 1
-STAGES = pooling.STAGES                   # raw, scaled, mask, weights
+STEP2 = pooling.STAGES                    # raw, scaled, mask, weights: read from the trace
+# STAGES: those, then contributions (what each key adds), made from the trace and the layer's weights
 SIGNED = ("raw", "scaled")                # drawn on the diverging scale, centred on 0
+TITLES = figures.STAGE_TITLES | {"contributions": "Contribution shares ‖α_ts v_s W^O_i‖ ÷ the row's sum"}
 LAYERS_BUDGET = 4 * 2**20                 # bytes: a trained model's layers all go when they fit in this
 ALIGN = 8
 
@@ -57,13 +62,14 @@ def _mask_heads(trace: Trace) -> range:
     return range(0 if trace.mask is None else len(_one_or_all(trace.mask)))
 
 
-def overview_arrays(trace: Trace) -> dict[str, np.ndarray]:
-    """One layer's matrices by part, every head at every stage and the grid's panels (see the module docstring):
-    the slow part of a payload at large n, and the same wherever the zoom window is."""
+def overview_arrays(trace: Trace, weights: MHAWeights | None = None) -> dict[str, np.ndarray]:
+    """One layer's matrices by part, every head at every stage and the grid's panels (see the module docstring),
+    and with the layer's weights its contribution_arrays: the slow part of a payload at large n, and the same
+    wherever the zoom window is."""
     h, n, m = trace.weights.shape
     step = overview_step(n, m)
     out: dict[str, np.ndarray] = {}
-    for stage in STAGES:
+    for stage in STEP2:
         heads = _mask_heads(trace) if stage == "mask" else range(h)
         if step == 1:  # exact: the engine's own numbers, in its dtype; the mask as 0/1 bytes
             z = [trace.mask[i].astype(np.uint8) if stage == "mask" else pooling.stage_matrix(trace, i, stage)
@@ -81,6 +87,33 @@ def overview_arrays(trace: Trace) -> dict[str, np.ndarray]:
         if trace.mask is not None:  # the share of each panel block that is blocked
             blocked = trace.mask[list(_mask_heads(trace))].astype(np.float32)       # (mask heads, n, m)
             out["grid/mask"] = pooling.pool_stack(blocked, pooling.grid_budget(h))[0]
+    return out | (contribution_arrays(trace, weights) if weights is not None else {})
+
+
+def contribution_arrays(trace: Trace, weights: MHAWeights) -> dict[str, np.ndarray]:
+    """What the explorer needs to show contribution shares (analysis.contributions: share_ts = α_ts ‖v_s W^O_i‖ over
+    its row's sum), in a few numbers per token: each key's size ‖v_s W^O_i‖ (contributions/sizes, (h, m)) and each
+    query row's sum Σ_s α_ts ‖v_s W^O_i‖ (contributions/totals, (h, n)), in float64. From these and the exact
+    weights, the browser makes each share as contribution_shares does (α_ts · size_s / total_t), so no (h, n, m)
+    array of shares is sent. Where the weights go as block means, the shares' block means go as well
+    (contributions, grid/contributions), as pooling does the weights'."""
+    h, n, m = trace.weights.shape
+    step, grid_step = overview_step(n, m), pooling.block_step(n, m, pooling.grid_budget(h))
+    sizes = value_sizes(trace, weights)                                             # (h, m)
+    totals = np.empty((h, n))
+    overview, grid = [], []
+    for i in range(h):  # one head at a time: an (n, m) float64 temporary, never (h, n, m)
+        contribution = trace.weights[i].astype(np.float64) * sizes[i]               # (n, m) ‖α_ts v_s W^O_i‖
+        totals[i] = contribution.sum(axis=-1)                                       # (n,)
+        if step > 1 or grid_step > 1:
+            share = contribution_shares(contribution)                               # (n, m), rows sum to 1
+            overview += [pooling.block_mean(share, step)] if step > 1 else []       # (⌈n/s⌉, ⌈m/s⌉)
+            grid += [pooling.block_mean(share, grid_step)] if grid_step > 1 else []  # (⌈n/g⌉, ⌈m/g⌉)
+    out = {"contributions/sizes": sizes, "contributions/totals": totals}
+    if overview:
+        out["contributions"] = np.stack(overview).astype(np.float32)                # (h, ⌈n/s⌉, ⌈m/s⌉)
+    if grid:
+        out["grid/contributions"] = np.stack(grid).astype(np.float32)               # (h, ⌈n/g⌉, ⌈m/g⌉)
     return out
 
 
@@ -92,7 +125,7 @@ def zoom_arrays(trace: Trace, window: tuple[int, int, int, int] | None) -> dict[
         return {}
     r0, r1, c0, c1 = window
     out = {}
-    for stage in STAGES:
+    for stage in STEP2:
         heads = _mask_heads(trace) if stage == "mask" else range(h)
         z = [trace.mask[i, r0:r1, c0:c1].astype(np.uint8) if stage == "mask" else
              pooling.stage_matrix(trace, i, stage)[r0:r1, c0:c1] for i in heads]
@@ -101,20 +134,24 @@ def zoom_arrays(trace: Trace, window: tuple[int, int, int, int] | None) -> dict[
     return out
 
 
-def layer_arrays(trace: Trace, window: tuple[int, int, int, int] | None = None) -> dict[str, np.ndarray]:
-    """One layer's arrays by part: its overviews and its zoom window's cells."""
-    return overview_arrays(trace) | zoom_arrays(trace, window)
+def layer_arrays(trace: Trace, window: tuple[int, int, int, int] | None = None,
+                 weights: MHAWeights | None = None) -> dict[str, np.ndarray]:
+    """One layer's arrays by part: its overviews (with its weights: and contributions) and its zoom window's cells."""
+    return overview_arrays(trace, weights) | zoom_arrays(trace, window)
 
 
-def layer_bytes(trace: Trace, window: tuple[int, int, int, int] | None = None) -> int:
+def layer_bytes(trace: Trace, window: tuple[int, int, int, int] | None = None,
+                weights: MHAWeights | None = None) -> int:
     """The bytes one layer's arrays take in a payload."""
-    return sum(_padded(a.nbytes) for a in layer_arrays(trace, window).values())
+    return sum(_padded(a.nbytes) for a in layer_arrays(trace, window, weights).values())
 
 
-def layers_that_fit(traces: Sequence[Trace], current: int, window=None, budget: int = LAYERS_BUDGET) -> list[int]:
-    """The layers (1-based) to send: every one of `traces` (a model's layers, alike in shape) when all fit in budget
-    bytes, else the current one alone."""
-    if len(traces) > 1 and len(traces) * layer_bytes(traces[current - 1], window) <= budget:
+def layers_that_fit(traces: Sequence[Trace], current: int, window=None, budget: int = LAYERS_BUDGET,
+                    weights: Sequence[MHAWeights] | None = None) -> list[int]:
+    """The layers (1-based) to send: every one of `traces` (a model's layers, alike in shape; `weights`: each
+    layer's, when contributions go too) when all fit in budget bytes, else the current one alone."""
+    chosen = None if weights is None else weights[current - 1]
+    if len(traces) > 1 and len(traces) * layer_bytes(traces[current - 1], window, chosen) <= budget:
         return list(range(1, len(traces) + 1))
     return [current]
 
@@ -139,16 +176,19 @@ def _palette(palette) -> dict:
 
 def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
                   layer_count: int = 1, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
+                  weights: Mapping[int, MHAWeights] | None = None,
                   overviews: Mapping[int, dict[str, np.ndarray]] | None = None) -> bytes:
     """The explorer's bytes for these layers (1-based layer -> its trace, all of one shape) of a model with
     layer_count layers. scale: the factor of the scaled scores (named in a title); window: figures.zoom_window(...);
-    overviews: each layer's overview_arrays, when they are already computed."""
+    weights: each layer's attention weights (MHAWeights), for the contributions stage (without them, step 2 alone);
+    overviews: each layer's overview_arrays (of these weights), when they are already computed."""
     first = next(iter(layers.values()))
     h, n, m = first.weights.shape
     step = overview_step(n, m)
     grid_step = pooling.block_step(n, m, pooling.grid_budget(h))
     arrays = {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
-              for part, a in ((overviews or {}).get(layer) or overview_arrays(trace)).items()}
+              for part, a in ((overviews or {}).get(layer)
+                              or overview_arrays(trace, (weights or {}).get(layer))).items()}
     arrays |= {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
                for part, a in zoom_arrays(trace, window).items()}
     index, offset = {}, 0
@@ -169,8 +209,8 @@ def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens
         "step": step, "grid_step": grid_step,
         "window": None if window is None else list(window),
         "masked": first.mask is not None, "scale": float(scale),
-        "stages": [{"key": key, "label": control("stage").label_of(key), "title": figures.STAGE_TITLES[key],
-                    "signed": key in SIGNED} for key in STAGES],
+        "stages": [{"key": key, "label": control("stage").label_of(key), "title": TITLES[key],
+                    "signed": key in SIGNED} for key in (STAGES if weights else STEP2)],
         "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
         "arrays": index,
     }

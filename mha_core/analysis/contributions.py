@@ -18,12 +18,9 @@ from .decompose import block_outputs
 from .head_stats import ENCODER, Parts, head_summary, summary_array
 
 
-def transformed_values(trace: Trace, weights: MHAWeights) -> np.ndarray:
-    """(h, m, d_model) float64: f_i(v_s) = v_s W_O,iᵀ, each key's value as head i hands it to the output.
-
-    With grouped-query attention, query head i reads key/value head i // group_size; with a head mask, head i's
-    values are multiplied by its factor, as W_O sees them.
-    """
+def _head_values(trace: Trace, weights: MHAWeights) -> np.ndarray:
+    """(h, m, d_k) float64: the values each query head reads (with grouped-query attention, key/value head
+    i // group_size), times the head's head-mask factor, as W_O sees them."""
     h, _, d_k = trace.q.shape
     d_model = trace.output.shape[1]
     if weights.W_O.shape != (d_model, h * d_k):
@@ -33,7 +30,28 @@ def transformed_values(trace: Trace, weights: MHAWeights) -> np.ndarray:
     v = np.repeat(trace.v, group, axis=0).astype(np.float64)                  # (h, m, d_k)
     if trace.head_mask is not None:
         v *= trace.head_mask[:, None, None]
-    return block_outputs(v, weights.W_O.astype(np.float64))                    # (h, m, d_model)
+    return v
+
+
+def transformed_values(trace: Trace, weights: MHAWeights) -> np.ndarray:
+    """(h, m, d_model) float64: f_i(v_s) = v_s W_O,iᵀ, each key's value as head i hands it to the output.
+
+    With grouped-query attention, query head i reads key/value head i // group_size; with a head mask, head i's
+    values are multiplied by its factor, as W_O sees them.
+    """
+    return block_outputs(_head_values(trace, weights), weights.W_O.astype(np.float64))  # (h, m, d_model)
+
+
+def value_sizes(trace: Trace, weights: MHAWeights) -> np.ndarray:
+    """(h, m) float64: ‖v_s W_O,iᵀ‖, the length of key s's transformed value in head i (before its weight).
+
+    One head at a time, so that no (h, m, d_model) array is held: this is what a page needs of a long input.
+    """
+    v = _head_values(trace, weights)                                           # (h, m, d_k)
+    h, _, d_k = v.shape
+    W_O = weights.W_O.astype(np.float64)                                       # (d_model, h·d_k)
+    return np.stack([np.linalg.norm(block_outputs(v[i:i + 1], W_O[:, i * d_k:(i + 1) * d_k])[0], axis=-1)
+                     for i in range(h)])                                       # (h, m)
 
 
 def contributions(trace: Trace, weights: MHAWeights) -> np.ndarray:
@@ -41,8 +59,7 @@ def contributions(trace: Trace, weights: MHAWeights) -> np.ndarray:
 
     A blocked key has weight 0 and adds 0; a head switched off by a head mask adds 0.
     """
-    sizes = np.linalg.norm(transformed_values(trace, weights), axis=-1)      # (h, m) ‖f_i(v_s)‖
-    return trace.weights.astype(np.float64) * sizes[:, None, :]               # (h, n, m)
+    return trace.weights.astype(np.float64) * value_sizes(trace, weights)[:, None, :]  # (h, n, m)
 
 
 def contribution_shares(sizes: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ from .inside import (
     rollout_figure,
     rollout_layers,
     special_share_figure,
+    weight_share_figure,
 )
 from .lesson import dot_product_figure, flops_figure, kv_cache_figure, weight_shapes_figure
 from .models import head_split_figure, head_summary_figure, model_grid_figure
@@ -76,5 +77,5 @@ __all__ = [
     "plant_figure", "projection_weight_figure", "qk_plane_figure", "query_row_figure", "query_weights_figure",
     "removal_figure", "rollout_figure", "rollout_layers", "rope_distance_figure", "rope_figure",
     "scale_summary_figure", "scale_weights_figure", "special_share_figure", "token_labels", "value_mix_figure",
-    "weight_shapes_figure", "zoom_figure", "zoom_window",
+    "weight_share_figure", "weight_shapes_figure", "zoom_figure", "zoom_window",
 ]

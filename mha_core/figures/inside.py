@@ -122,7 +122,7 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
              f"{plane.order_kept(query):.0%} of pairs, by distance for {plane.order_kept(query, 'distance'):.0%} "
              "(50 % = chance)</sup>")
     layout(fig, title, height=560)
-    fig.update_layout(margin_t=90, legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"))
+    fig.update_layout(margin_t=90, margin_b=90, legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
     row = describe.weight_row(np.where(visible, w, np.nan), describe.names(tokens)[query],
                               describe.names(key_tokens or tokens), plane.head)
     return described(fig, describe.Description(
@@ -163,6 +163,25 @@ def contribution_grid_figure(shares: np.ndarray, tokens: list[str], key_tokens: 
                       value_name="share of contribution", blocked=mask is not None)
     return described(fig, describe.head_weights(shares, describe.names(tokens), describe.names(key_tokens or tokens),
                                                 title, value="share"))
+
+
+def weight_share_figure(weights: np.ndarray, shares: np.ndarray, head: int, query: int, tokens: list[str],
+                        key_tokens: list[str] | None = None) -> go.Figure:
+    """One query's weights α_ts beside its contribution shares (weighted_norms.contribution_shares of its row),
+    a pair of bars per key on the one 0..1 axis: a key whose share is far below its weight adds little."""
+    labels = token_labels(key_tokens or tokens)
+    fig = go.Figure([
+        go.Bar(x=labels, y=weights, name="weight α_ts", marker_color="#ced4da",
+               hovertemplate="key %{x}<br>weight = %{y:.6g}<extra></extra>"),
+        go.Bar(x=labels, y=shares, name="share of contribution", marker_color=head_colour(head),
+               hovertemplate="key %{x}<br>share of contribution = %{y:.6g}<extra></extra>"),
+    ])
+    fig.update_xaxes(title="key", type="category", tickangle=-45 if len(labels) > 6 else 0)
+    fig.update_yaxes(range=[0, 1])
+    layout(fig, f"Head {head + 1}, query {token_labels(tokens)[query]}: each key's weight, and its share of what "
+                "the query receives", height=360)
+    fig.update_layout(barmode="group", legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"), margin_t=90)
+    return fig
 
 
 def rollout_layers(n_layers: int, most: int = MAX_ROLLOUT_PANELS) -> list[int]:

@@ -45,13 +45,14 @@ def scale_map(target: Palette) -> dict[tuple[str, ...], tuple[str, ...]]:
     return out
 
 
-def themed(fig: go.Figure | dict, theme: str) -> dict:
-    """A copy of fig in the colours of `theme` ("light" or "dark"), as a plain figure dict (plotly's JSON, which
-    st.plotly_chart, plotly.io.show and go.Figure take); fig itself is left as it is.
+def themed(fig: go.Figure | dict, theme: str) -> go.Figure:
+    """A copy of fig (a figure, or its plotly JSON) in the colours of `theme` ("light" or "dark"); fig itself is
+    left as it is. Colours outside the palettes (none in figures.*) are kept as they are.
 
-    Plain JSON, not a new go.Figure: every value in it came from a figure plotly has validated already, and
-    validating it again would cost ten times as much as drawing the change. Colours outside the palettes (none in
-    figures.*) are kept as they are.
+    The copy is built from JSON without validating it again: every value in it came from a figure plotly has
+    validated already, and a validated copy costs ten times as much as drawing the change. It must be a Figure,
+    not a dict, for the same reason: st.plotly_chart validates every dict it is given and only serialises a Figure.
+    plotly's `_validate=False` is its one way to do that (plotly/plotly.py#1812, #5514).
     """
     if theme not in PALETTES:
         raise ValueError(f"unknown theme {theme!r}; choose from {', '.join(THEMES)}")
@@ -104,7 +105,7 @@ def themed(fig: go.Figure | dict, theme: str) -> dict:
             axis = layout[trace["coloraxis"]] if trace.get("coloraxis") else {
                 "colorscale": trace["colorscale"], "cmin": trace["zmin"], "cmax": trace["zmax"]}
             trace["text"] = cell_text(_values(trace["z"]), _plain(trace["text"]), axis)
-    return spec
+    return go.Figure(spec, _validate=False)
 
 
 class _Recolour:

@@ -26,6 +26,7 @@ import pytest
 
 import mha_core as mc
 from conftest import free_port
+from mha_core.analysis.contributions import contribution_shares
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "screenshots"
@@ -158,6 +159,7 @@ def open_page(browser):
         sock = Socket(page)
         page.goto(url, timeout=LOAD_MS)
         settle(page, LOAD_MS)
+        reveal(page)
         page.wait_for_function(f"() => Number(({ROOT_JS})?.dataset.draws) > 0", timeout=LOAD_MS)
         settle(page)
         return page, sock
@@ -181,6 +183,14 @@ def settle(page, timeout: int = CHANGE_MS, quiet_ms: int = 500) -> None:
             since = None
         page.wait_for_timeout(50)  # (a sleep that lets Playwright deliver the websocket)
     raise TimeoutError("the app did not settle")
+
+
+def reveal(page) -> None:
+    """Press Reveal on step 2's prediction question, as a student may: the explorer waits for the answer."""
+    button = page.get_by_role("button", name="Reveal the answer")
+    if button.count():
+        button.first.click()
+        settle(page)
 
 
 def state(page) -> dict:
@@ -230,12 +240,13 @@ def screenshot(page, name: str) -> None:
     page.locator(EXPLORER).screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
 
-def default_trace(causal: bool = False) -> tuple[list[str], object]:
-    """The app's default example, computed here with mha_core: its tokens and trace."""
+def default_trace(causal: bool = False, weights: bool = False) -> tuple:
+    """The app's default example, computed here with mha_core: its tokens and trace (and its weights)."""
     cfg = mc.MHAConfig(128, 8, causal=causal)
     tokens = mc.tokenize(DEFAULT_TEXT)
     x = mc.embed(tokens, 128, seed=0, positional=True)
-    return tokens, mc.forward(x, mc.init_weights(cfg, seed=0), cfg)
+    w = mc.init_weights(cfg, seed=0)
+    return (tokens, mc.forward(x, w, cfg)) + ((w,) if weights else ())
 
 
 # --- tests -------------------------------------------------------------------------------------------------------
@@ -293,7 +304,7 @@ def test_head_query_and_stage_change_in_the_browser_and_the_sync_redraws_and_res
 
     # The settings followed: the URL, the sidebar, the share link.
     query = parse_qs(urlparse(page.url).query)
-    assert query["head"] == ["3"] and query["query"] == ["5"] and query["stage"] == ["raw scores"], page.url
+    assert query["head"] == ["3"] and query["query"] == ["5"] and query["stage"] == ["raw"], page.url
     expect(page.get_by_role("spinbutton", name="Query token (position)")).to_have_value("5")
     link = "".join(page.locator('[data-testid="stSidebar"] [data-testid="stCode"] code').first.inner_text().split())
     assert "head=3" in link and "query=5" in link and "stage=raw" in link, link
@@ -340,8 +351,9 @@ def test_keys_clicks_and_a_set_of_queries(server, open_page):
     page.locator(f"{EXPLORER} select.head").select_option("7")  # the picker, for any head
     wait_view(page, head=7)
     for row in (3, 5):
+        x, y = point(page, "matrix", row, 1)  # scrolled into view first: a wheel with Shift held scrolls sideways
         page.keyboard.down("Shift")
-        page.mouse.click(*point(page, "matrix", row, 1))
+        page.mouse.click(x, y)
         page.keyboard.up("Shift")
     wait_view(page, query=1, set=[1, 4, 6])
     tip = hover(page, "bar", 0, 2)
@@ -408,3 +420,45 @@ def test_every_chart_saves_as_svg_when_asked(server, open_page):
         chart.locator(".modebar-btn[data-title^='Download plot']").click()
     assert download.value.suggested_filename.endswith(".svg")
     assert Path(download.value.path()).read_text().lstrip().startswith("<svg")
+
+
+def test_the_contributions_stage_shows_what_each_key_adds_before_the_server_answers(server, open_page):
+    tokens, trace, w = default_trace(weights=True)
+    shares = contribution_shares(mc.contributions(trace, w))                        # (h, n, m), float64
+    page, sock = open_page(f"{server}/attention?head=2&query=7")
+    draws = state(page)["draws"]
+    sock.hold = True  # the server cannot answer: everything below is drawn from the data the browser has
+    page.locator(f"{EXPLORER} .stages button[data-stage=contributions]").click()
+    wait_view(page, stage="contributions")
+    assert state(page)["draws"] == draws + 1
+    for q, k in ((6, 2), (0, 0), (10, 5)):  # the browser's share (weight x size / row sum) is mha_core's
+        tip = hover(page, "matrix", q, k)
+        assert f"query {q + 1} “{tokens[q]}” → key {k + 1} “{tokens[k]}”" in tip["text"]
+        assert "contribution share" in tip["text"] and "weight α" in tip["text"]
+        assert float(tip["value"]) == pytest.approx(shares[1, q, k], rel=1e-12, abs=0), (q, k, tip)
+    assert "contribution share" in hover(page, "grid", 2, 3)["text"], "the grid shows shares too"
+    page.locator(f"{EXPLORER} .tip").evaluate("t => { t.hidden = true; }")
+    bar = page.locator(f"{EXPLORER} .tip")
+    page.mouse.move(*point(page, "bar", 0, 4))
+    expect(bar).to_be_visible()
+    assert float(bar.get_attribute("data-value")) == pytest.approx(shares[1, 6, 4], rel=1e-12, abs=0)
+    assert np.float32(bar.get_attribute("data-weight")) == trace.weights[1, 6, 4], "its weight, beside it"
+    screenshot(page, "explorer-contributions")
+    sock.release()
+    settle(page)
+    assert parse_qs(urlparse(page.url).query)["stage"] == ["contributions"], page.url
+    fresh, _ = open_page(page.url)
+    assert state(fresh)["view"]["stage"] == "contributions"
+
+
+def test_a_click_on_a_query_in_the_plane_chooses_it_for_the_explorer_and_the_link(server, open_page):
+    page, _ = open_page(f"{server}/attention?query=8")
+    page.get_by_role("tab", name="Queries and keys as points").click()
+    settle(page)
+    chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text="queries and keys in the plane").first
+    chart.scroll_into_view_if_needed()
+    queries = chart.locator(".scatterlayer .trace").nth(0).locator("path.point")  # the queries (●), in token order
+    queries.nth(2).click(force=True)
+    wait_view(page, query=3)
+    settle(page)
+    assert parse_qs(urlparse(page.url).query)["query"] == ["3"], page.url

@@ -1,5 +1,6 @@
 """The attention explorer's payload (mha_app.explorer.payload): every head at every stage, the engine's own numbers
-where nothing is pooled, block means written out here where it is, the zoom window exact, and bounded in bytes."""
+where nothing is pooled, block means written out here where it is, the zoom window exact, and bounded in bytes; with
+the layer's weights, what each key adds (contribution shares), against sizes of weighted values computed here."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import mha_core as mc
+from conftest import biased_weights
 from mha_app.explorer.payload import (
     LAYERS_BUDGET,
     build_payload,
@@ -28,6 +30,41 @@ def run(n: int, h: int = 4, d_model: int = 32, m: int | None = None, seed: int =
     kv = None if m is None else mc.random_input(m, d_model, seed=seed + 1)
     trace = mc.forward(x, mc.init_weights(config, seed=seed), config, kv=kv)
     return trace, [f"t{i + 1}" for i in range(n)]
+
+
+def with_weights(n: int, h: int = 4, d_model: int = 32, m: int | None = None, seed: int = 0, head_mask=None,
+                 **cfg):
+    """A trace with nonzero biases, its weights and its tokens."""
+    config = mc.MHAConfig(d_model, h, **cfg)
+    w = biased_weights(config, np.float32, seed=seed)
+    x = mc.random_input(n, d_model, seed=seed)
+    kv = None if m is None else mc.random_input(m, d_model, seed=seed + 1)
+    return mc.forward(x, w, config, kv=kv, head_mask=head_mask), w, [f"t{i + 1}" for i in range(n)]
+
+
+def direct_shares(trace, w) -> np.ndarray:
+    """(h, n, m): ‖α_ts v_s W_O,iᵀ‖ over its row's sum, each vector α_ts v_s W_O,iᵀ built in the output space (head
+    i's block of W_O's columns, its K/V head's values, its head-mask factor), then measured."""
+    h, n, m = trace.weights.shape
+    d_k, group = trace.q.shape[2], h // trace.v.shape[0]
+    out = np.zeros((h, n, m))
+    for i in range(h):
+        block = w.W_O[:, i * d_k:(i + 1) * d_k].astype(np.float64)                   # (d_model, d_k)
+        factor = 1.0 if trace.head_mask is None else trace.head_mask[i]
+        values = factor * trace.v[i // group].astype(np.float64) @ block.T            # (m, d_model)
+        vectors = trace.weights[i].astype(np.float64)[:, :, None] * values[None]      # (n, m, d_model)
+        sizes = np.sqrt((vectors ** 2).sum(axis=-1))                                  # (n, m)
+        rows = sizes.sum(axis=-1, keepdims=True)
+        out[i] = np.divide(sizes, rows, out=np.zeros_like(sizes), where=rows > 0)
+    return out
+
+
+def browser_shares(weights: np.ndarray, sizes: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """What explorer.js makes of exact weights (h, rows, cols) and the sizes (h, cols) and row sums (h, rows) that
+    go with them: weight × size / row sum, 0 where a row adds nothing."""
+    made = weights.astype(np.float64) * sizes[:, None, :]
+    t = totals[:, :, None]
+    return np.divide(made, t, out=np.zeros_like(made), where=t > 0)
 
 
 def block_means(z: np.ndarray, s: int) -> np.ndarray:
@@ -155,3 +192,73 @@ def test_the_same_numbers_give_the_same_bytes_and_other_numbers_another_id():
 def test_what_is_not_a_payload_is_refused():
     with pytest.raises(ValueError, match="not an explorer payload"):
         read_payload(b"PK\x03\x04 a zip file")
+
+
+# --- what each key adds: the contributions stage --------------------------------------------------------------------
+
+def test_contribution_shares_are_made_from_sizes_and_row_sums_sent_in_float64():
+    trace, w, tokens = with_weights(9, h=4, n_kv_heads=2, causal=True, head_mask=np.array([1.0, 0.0, 0.5, 1.0]))
+    header, arrays = read_payload(build_payload({1: trace}, tokens, weights={1: w}))
+    assert [stage["key"] for stage in header["stages"]] == ["raw", "scaled", "mask", "weights", "contributions"]
+    assert not next(stage for stage in header["stages"] if stage["key"] == "contributions")["signed"]
+    sizes, totals = arrays["1/contributions/sizes"], arrays["1/contributions/totals"]
+    assert sizes.shape == (4, 9) and totals.shape == (4, 9) and sizes.dtype == totals.dtype == np.float64
+    assert "1/contributions" not in arrays, "nothing pooled: the browser makes every share from the exact weights"
+    shares = browser_shares(arrays["1/weights"], sizes, totals)
+    expected = direct_shares(trace, w)
+    np.testing.assert_allclose(shares, expected, rtol=1e-12, atol=1e-15)
+    assert (shares[1] == 0).all(), "the switched-off head adds nothing"
+    np.testing.assert_allclose(shares[[0, 2, 3]].sum(axis=-1), 1.0, rtol=1e-12)  # every other row adds up to 1
+    np.testing.assert_array_equal(np.triu(shares[0], 1), 0)  # a blocked key adds nothing
+
+
+def test_cross_attention_sends_a_size_per_key_and_a_sum_per_query():
+    trace, w, tokens = with_weights(5, m=7, seed=2)
+    _, arrays = read_payload(build_payload({1: trace}, tokens, [f"k{j}" for j in range(7)], weights={1: w}))
+    assert arrays["1/contributions/sizes"].shape == (4, 7) and arrays["1/contributions/totals"].shape == (4, 5)
+    np.testing.assert_allclose(browser_shares(arrays["1/weights"], arrays["1/contributions/sizes"],
+                                              arrays["1/contributions/totals"]), direct_shares(trace, w), rtol=1e-12)
+
+
+def test_pooled_contributions_are_block_means_of_the_shares_and_the_zoom_window_is_made_exact():
+    n = 301
+    trace, w, tokens = with_weights(n, h=2, causal=True, seed=3)
+    window = (249, 301, 9, 73)
+    header, arrays = read_payload(build_payload({1: trace}, tokens, window=window, weights={1: w}))
+    expected = direct_shares(trace, w)                                                   # (2, 301, 301)
+    step, grid_step = header["step"], header["grid_step"]
+    assert (step, grid_step) == (2, 3)
+    assert arrays["1/contributions"].shape == (2, 151, 151) and arrays["1/contributions"].dtype == np.float32
+    assert arrays["1/grid/contributions"].shape == (2, 101, 101)
+    for i in range(2):
+        np.testing.assert_allclose(arrays["1/contributions"][i], block_means(expected[i], step), rtol=1e-5,
+                                   atol=1e-8)
+        np.testing.assert_allclose(arrays["1/grid/contributions"][i], block_means(expected[i], grid_step),
+                                   rtol=1e-5, atol=1e-8)
+    # The zoom window: its exact weights, with the sizes of its keys and the sums of its queries' whole rows.
+    r0, r1, c0, c1 = window
+    made = browser_shares(arrays["1/zoom/weights"], arrays["1/contributions/sizes"][:, c0:c1],
+                          arrays["1/contributions/totals"][:, r0:r1])
+    np.testing.assert_allclose(made, expected[:, r0:r1, c0:c1], rtol=1e-12, atol=1e-15)
+
+
+def test_contributions_count_in_a_layers_bytes():
+    trace, w, _ = with_weights(40, h=4)
+    # three stages of 4 heads in float32, then a size per key and a sum per query, in float64, for each head
+    assert layer_bytes(trace, weights=w) == 3 * 4 * 40 * 40 * 4 + 2 * 4 * 40 * 8
+    assert layers_that_fit([trace] * 3, 1, budget=3 * layer_bytes(trace, weights=w) - 1, weights=[w] * 3) == [1]
+    assert layers_that_fit([trace] * 3, 1, budget=3 * layer_bytes(trace), weights=None) == [1, 2, 3]
+
+
+def test_a_payload_with_contributions_stays_bounded():
+    trace, w, tokens = with_weights(700, h=16, d_model=64, causal=True)
+    blob = build_payload({1: trace}, tokens, window=(0, 64, 0, 64), weights={1: w})
+    _, arrays = read_payload(blob)
+    cells = {name: a[0].size for name, a in arrays.items() if a.ndim == 3}
+    assert cells["1/contributions"] <= OVERVIEW_CELLS and cells["1/grid/contributions"] <= OVERVIEW_CELLS // 16
+    # Four float32 stages of 16 heads at 40,000 cells (the mask once), the grids of weights and of shares (and the
+    # grid's mask), the zoom window, a size and a sum per token and head, and the header: about 12 MB at most, sent
+    # once per example (9 MB without contributions, test_a_payload_is_bounded_by_its_cells_whatever_n_is).
+    bound = (4 * 16 * OVERVIEW_CELLS * 4 + OVERVIEW_CELLS * 4 + 3 * OVERVIEW_CELLS * 4 + 3 * 16 * ZOOM * ZOOM * 4
+             + ZOOM * ZOOM + 16 * 2 * 700 * 8 + 8 + 8 + 2000 + 20 * 700)
+    assert len(blob) <= bound < 12.5e6

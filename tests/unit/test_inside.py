@@ -391,3 +391,15 @@ def test_special_share_figure_puts_weight_beside_contribution_on_one_scale():
                                                            "share of contribution on [CLS] + [SEP]"]
     decoder = inside_figures.special_share_figure(weight, contribution, head_stats.decoder_parts())
     assert decoder.layout.annotations[0].text == "share of weight on first token"
+
+
+def test_weight_share_figure_puts_each_keys_weight_beside_its_share_on_one_axis():
+    trace, w = CASES["self-attention"]()
+    shares = weighted_norms.contribution_shares(mc.contributions(trace, w))[1, 3]
+    tokens = ["a", "b", "c", "d", "e"]
+    fig = inside_figures.weight_share_figure(trace.weights[1, 3], shares, 1, 3, tokens)
+    assert [bar.name for bar in fig.data] == ["weight α_ts", "share of contribution"]
+    np.testing.assert_array_equal(np.asarray(fig.data[0].y, float), trace.weights[1, 3])
+    np.testing.assert_array_equal(np.asarray(fig.data[1].y, float), shares)
+    assert list(fig.data[0].x) == ["1 a", "2 b", "3 c", "4 d", "5 e"] and fig.layout.barmode == "group"
+    assert tuple(fig.layout.yaxis.range) == (0, 1) and fig.layout.title.text.startswith("Head 2, query 4 d:")

@@ -1,0 +1,177 @@
+"""The views of issue 21 on their pages, through AppTest: each renders, with this example's numbers (computed here
+with mha_core from the example the page shows). The numerics themselves are checked in tests/unit/test_inside.py and
+tests/reference/test_inside_reference.py; these tests check the wiring: the right head, query, layer and text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mha_core as mc
+from conftest import as_array, explorer, figure_titled, load_pretrained, run_app
+from mha_app.lesson import SCREENS
+from mha_core.analysis import contributions as weighted_norms
+from mha_core.analysis import head_stats
+from mha_core.figures import base as figure_base
+
+MINILM = {"model": "all-MiniLM-L6-v2"}
+
+
+def text_of(at) -> str:
+    kinds = ("title", "subheader", "markdown", "caption", "latex", "info", "warning", "error", "success")
+    return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
+
+
+def shown(at):
+    """The page's settings and example (what the sidebar and the link chose)."""
+    return at.session_state["view"]
+
+
+def panels(fig: dict) -> list[np.ndarray]:
+    """The z of every heatmap of a figure, in order."""
+    return [as_array(trace["z"]).reshape(np.array(trace["z"]["shape"].split(","), int)) if isinstance(trace["z"], dict)
+            else np.array(trace["z"], dtype=float) for trace in fig["data"] if trace["type"] == "heatmap"]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from mha_core.pretrained import load_minilm
+
+    return load_pretrained(load_minilm)
+
+
+# --- the attention page ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def attention():
+    """The default example (random weights, causal), head 3, query 6."""
+    return run_app({"causal": "true", "head": "3", "query": "6"}, "pages/attention.py")
+
+
+def test_the_explorer_offers_contributions_of_this_example(attention):
+    at = attention
+    assert not at.exception, [e.value for e in at.exception]
+    _, ex = shown(at)
+    header, arrays, _ = explorer(at)
+    assert header["stages"][-1]["key"] == "contributions"
+    expected = mc.contributions(ex.trace, ex.weights)                              # (h, n, m)
+    made = arrays["1/weights"].astype(np.float64) * arrays["1/contributions/sizes"][:, None, :]
+    np.testing.assert_allclose(made, expected, rtol=1e-12)
+    np.testing.assert_allclose(arrays["1/contributions/totals"], expected.sum(axis=-1), rtol=1e-12)
+
+
+def test_what_each_key_adds_lists_the_focused_querys_keys(attention):
+    at = attention
+    settings, ex = shown(at)
+    tab = next(t for t in at.tabs if t.label == "What each key adds")
+    table = tab.dataframe[0].value
+    shares = weighted_norms.contribution_shares(mc.contributions(ex.trace, ex.weights))[2, 5]   # head 3, query 6
+    np.testing.assert_allclose(table["share"].to_numpy(), shares, rtol=1e-12)
+    np.testing.assert_array_equal(table["weight α_ts"].to_numpy(), ex.trace.weights[2, 5])
+    strongest = int(np.argmax(ex.trace.weights[2, 5]))
+    said = " ".join(m.value for m in tab.markdown)
+    assert (f"In head 3, query 6 `{ex.tokens[5]}` puts its largest weight, {ex.trace.weights[2, 5, strongest]:.3f}, "
+            f"on key {strongest + 1}") in said
+    assert f"adds a share of {shares[strongest]:.3f}" in said
+    assert "Kobayashi et al. (2020)" in " ".join(c.value for c in tab.caption)
+
+
+def test_queries_and_keys_as_points_shows_the_focused_head_and_query(attention):
+    at = attention
+    _, ex = shown(at)
+    plane = mc.qk_plane(ex.trace, 2)
+    fig = figure_titled(at, "Head 3: queries and keys in the plane")
+    assert f"keeps {plane.explained:.0%} of their spread" in fig["layout"]["title"]["text"]
+    chosen = next(t for t in fig["data"] if t.get("name", "").startswith("query 6 "))
+    assert chosen["name"] == f"query 6 {ex.tokens[5]}"
+    assert (chosen["x"][0], chosen["y"][0]) == pytest.approx(tuple(plane.queries[5]))
+    tab = next(t for t in at.tabs if t.label == "Queries and keys as points")
+    said = " ".join(m.value for m in tab.markdown)
+    assert f"This plane keeps **{plane.explained:.0%}** of the spread" in said
+    assert f"right order for **{plane.order_kept(5):.0%}** of the pairs" in said
+    assert f"right for **{plane.order_kept(5, 'distance'):.0%}** of the pairs" in said
+    assert "Distance is only an approximation" in said and "Yeh et al. (2023)" in " ".join(c.value for c in tab.caption)
+    scores = figure_titled(at, "Head 3: Scaled scores")
+    outline = scores["layout"]["shapes"][-1]
+    assert (outline["y0"], outline["y1"], outline["line"]["color"]) == (4.5, 5.5, figure_base.HIGHLIGHT), "query 6's row"
+
+
+def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
+    from mha_core.pretrained import load_smollm2
+
+    load_pretrained(load_smollm2)
+    at = run_app({"model": "SmolLM2-135M-Instruct", "layer": "3", "head": "2", "query": "5"}, "pages/attention.py")
+    assert not at.exception, [e.value for e in at.exception]
+    _, ex = shown(at)
+    plane = mc.qk_plane(ex.run.layers[2], 1)
+    fig = figure_titled(at, "Head 2 (keys of K/V head 1): queries and keys in the plane")
+    before = next(t for t in fig["data"] if t.get("name") == "keys before RoPE")
+    np.testing.assert_allclose(as_array(before["x"]), plane.keys_before_rope[:, 0], rtol=1e-9)
+    said = text_of(at)
+    assert "Keys before and after the rotary turn" in said
+    assert f"right for **{plane.order_kept(4, 'distance'):.0%}** of the pairs" in said
+
+
+# --- the trained-model pages -----------------------------------------------------------------------------------------
+
+def test_the_head_summary_puts_each_heads_share_of_contribution_beside_its_share_of_weight(minilm):
+    at = run_app(MINILM, "pages/head_summary.py")
+    assert not at.exception, [e.value for e in at.exception]
+    run = shown(at)[1].run
+    weight = weighted_norms.parked_share(head_stats.head_summary(run))
+    contribution = weighted_norms.parked_share(
+        weighted_norms.contribution_summary(run, [layer.attention for layer in minilm.layer_weights]))
+    left, right = panels(figure_titled(at, "Each head's share on [CLS] + [SEP]"))
+    np.testing.assert_allclose(left, weight, rtol=1e-9)
+    np.testing.assert_allclose(right, contribution, rtol=1e-9)
+    said = text_of(at)
+    assert "What the weight on [CLS] and [SEP] really adds" in said
+    assert (f"**{np.nanmean(weight):.0%}** of its weight on [CLS] and [SEP], but they add "
+            f"**{np.nanmean(contribution):.0%}**") in said
+
+
+def test_the_model_view_rolls_attention_out_and_says_what_that_assumes(minilm):
+    at = run_app({**MINILM, "query": "4"}, "pages/model_view.py")
+    assert not at.exception, [e.value for e in at.exception]
+    run = shown(at)[1].run
+    flow = mc.rollout(run)                                                       # (6, n, n)
+    got = panels(figure_titled(at, "Attention rollout"))
+    assert len(got) == 6
+    for l in range(6):
+        np.testing.assert_allclose(got[l], flow[l], rtol=1e-9)
+    said = text_of(at)
+    assert f"position 4 `{run.tokens[3]}` holds {flow[-1, 3, 3]:.0%} of its own token" in said
+    for assumption in ("mean of the heads' attention weights", "**half** of each token", "**multiplied**",
+                       "feed-forward network", "not a measured cause", "Abnar and Zuidema (2020)"):
+        assert assumption in said, assumption
+
+
+# --- the lesson ------------------------------------------------------------------------------------------------------
+
+NEW_SCREENS = {key: number for number, (key, _) in enumerate(SCREENS, start=1) if key in ("plane", "adds", "rollout")}
+
+
+def test_the_lesson_ends_with_the_three_views_each_with_its_source(minilm):
+    assert list(NEW_SCREENS.values()) == [12, 13, 14], "added at the end: the earlier screens keep their links"
+    sources = {"plane": "Yeh et al. (2023)", "adds": "Kobayashi et al. (2020)", "rollout": "Abnar and Zuidema (2020)"}
+    titles = {"plane": "Head 2: queries and keys in the plane", "adds": "Head 2, query 3",
+              "rollout": "Attention rollout"}
+    for key, number in NEW_SCREENS.items():
+        at = run_app({**MINILM, "screen": str(number), "head": "2", "query": "3"}, "pages/lesson.py")
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.title[0].value == f"{number} · {SCREENS[number - 1][1]}"
+        assert sources[key] in text_of(at)
+        fig = figure_titled(at, titles[key])
+        if key == "adds":
+            ex = shown(at)[1]
+            shares = weighted_norms.contribution_shares(mc.contributions(ex.trace, ex.weights))[1, 2]
+            np.testing.assert_allclose(as_array(fig["data"][1]["y"]), shares, rtol=1e-9)
+
+
+def test_the_rollout_screen_asks_for_a_trained_model_when_the_weights_are_random():
+    at = run_app({"screen": str(NEW_SCREENS["rollout"])}, "pages/lesson.py")
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Rollout follows attention through the layers of a trained model" in text_of(at)
+    assert at.button(key="switch_0").label == "Switch to all-MiniLM-L6-v2"
+    assert at.button(key="next").disabled, "the last screen"
