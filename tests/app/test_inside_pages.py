@@ -94,7 +94,8 @@ def test_queries_and_keys_as_points_shows_the_focused_head_and_query(attention):
     assert "Distance is only an approximation" in said and "Yeh et al. (2023)" in " ".join(c.value for c in tab.caption)
     scores = figure_titled(at, "Head 3: Scaled scores")
     outline = scores["layout"]["shapes"][-1]
-    assert (outline["y0"], outline["y1"], outline["line"]["color"]) == (4.5, 5.5, figure_base.HIGHLIGHT), "query 6's row"
+    assert (outline["y0"], outline["y1"], outline["line"]["color"]) == (4.5, 5.5, figure_base.HIGHLIGHT), \
+        "query 6's row"
 
 
 def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
