@@ -6,7 +6,7 @@ next token), `experiments` (experiments on heads) and `lesson` (the classroom pa
 also available here, e.g. `figures.head_grid_figure(trace, tokens)`.
 """
 
-from .base import HEAD_COLOURS, SIGNED_SCALE, WEIGHT_SCALE, head_colour, heatmap, token_labels
+from .base import HEAD_COLOURS, SIGNED_SCALE, WEIGHT_SCALE, group_rows, head_colour, heatmap, token_labels
 from .decoder import next_token_figure, next_token_label, rope_distance_figure, rope_figure, visible
 from .experiments import (
     kv_groups_figure,
@@ -44,10 +44,10 @@ from .steps import (
 __all__ = [
     "HEAD_COLOURS", "MIX_KEYS", "SIGNED_SCALE", "STAGES", "WEIGHT_SCALE", "ZOOM", "attention_figure", "concat_figure",
     "contribution_size_figure", "contributions_figure", "dot_product_figure", "entropy_figure", "flops_figure",
-    "head_colour", "head_grid_figure", "head_split_figure", "head_summary_figure", "heatmap", "input_figure",
-    "input_output_figure", "kv_cache_figure", "kv_groups_figure", "layer_change_figure", "model_grid_figure",
-    "next_token_figure", "next_token_label", "output_change_figure", "output_weight_figure", "per_head_figure",
-    "pipeline_figure", "plant_figure", "projection_weight_figure", "query_weights_figure", "removal_figure",
-    "rope_distance_figure", "rope_figure", "scale_summary_figure", "scale_weights_figure", "token_labels",
-    "value_mix_figure", "visible", "weight_shapes_figure", "zoom_figure", "zoom_window",
+    "group_rows", "head_colour", "head_grid_figure", "head_split_figure", "head_summary_figure", "heatmap",
+    "input_figure", "input_output_figure", "kv_cache_figure", "kv_groups_figure", "layer_change_figure",
+    "model_grid_figure", "next_token_figure", "next_token_label", "output_change_figure", "output_weight_figure",
+    "per_head_figure", "pipeline_figure", "plant_figure", "projection_weight_figure", "query_weights_figure",
+    "removal_figure", "rope_distance_figure", "rope_figure", "scale_summary_figure", "scale_weights_figure",
+    "token_labels", "value_mix_figure", "visible", "weight_shapes_figure", "zoom_figure", "zoom_window",
 ]
