@@ -1,6 +1,6 @@
 """Hosted for a class, in a real Chromium: crafted text runs nothing, two sessions never mix, the footer.
 
-Uses the server, browser and page fixtures of test_browser.py (one `streamlit run app.py` for this module); skipped
+Uses the server, browser and page fixtures of test_pages.py (one `streamlit run app.py` for this module); skipped
 like it when Chromium or Playwright is missing, unless REQUIRE_BROWSER=1.
 """
 
@@ -16,7 +16,7 @@ from app_pages import PRETRAINED, app_pages
 from mha_app.about import app_version
 from mha_app.settings import default
 from mha_core.pretrained import MODELS
-from test_browser import CHANGE_MS, LOAD_MS, SMALL, browser, choose, no_exception, open_page, server, wait_settled  # noqa: F401
+from test_pages import CHANGE_MS, LOAD_MS, SMALL, browser, choose, no_exception, open_page, server, wait_settled  # noqa: F401
 
 pytestmark = pytest.mark.browser
 PAGES = app_pages()

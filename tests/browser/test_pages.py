@@ -25,7 +25,7 @@ from mha_app.sentences import DECODER_SENTENCES
 from mha_app.settings import MODELS
 from mha_app.settings import PRETRAINED as CARDS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -14,7 +14,7 @@ import torch
 import mha_core as mc
 from conftest import biased_weights as biased_layer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HAS_CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU on this machine")
 

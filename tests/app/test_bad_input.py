@@ -1,6 +1,6 @@
 """Bad input, through the whole app (AppTest) and the engine: odd text is kept as typed, numbers stay finite.
 
-What the page shows in a real browser (no markup interpreted, no script run) is checked in test_browser_hosting.py.
+What the page shows in a real browser (no markup interpreted, no script run) is checked in browser/test_hosting.py.
 """
 
 from __future__ import annotations
