@@ -1,23 +1,20 @@
-"""Bad input, through the whole app (AppTest) and the engine: odd text is kept as typed, numbers stay finite.
+"""Bad input, through the whole app (AppTest): odd text is kept as typed, numbers stay finite.
 
-What the page shows in a real browser (no markup interpreted, no script run) is checked in browser/test_hosting.py.
+The engine's own refusals and finite numbers: unit/test_errors.py and unit/test_figures.py. What the page shows in a
+real browser (no markup interpreted, no script run): browser/test_hosting.py.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
-import numpy as np
 import pytest
 
-import mha_core as mc
-from app_pages import app_pages, step_pages
-from conftest import run_app
+from app_pages import step_pages
 from mha_app.settings import APP_MAX_TEXT_CHARS, APP_MAX_TOKENS, MAX_SEED
-from mha_core import figures
-from mha_core.pretrained import MODELS
-from screen import messages, non_finite_in_figure, non_finite_on_screen
+from screen import assert_clean, messages, non_finite_on_screen, run_app
 
 PAGES = step_pages()
 
@@ -38,15 +35,14 @@ TEXTS = {
 }
 
 
-def assert_clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+# Every text above in one sentence, separated by spaces: its tokens are theirs, one after the other.
+ALL_TEXT = " ".join(text for text, _ in TEXTS.values())
+ALL_TOKENS = [token for _, tokens in TEXTS.values() for token in tokens]
 
 
-@pytest.mark.parametrize("name", TEXTS)
 @pytest.mark.parametrize("page", PAGES)
-def test_odd_text_is_kept_as_typed(page, name):
-    text, tokens = TEXTS[name]
+def test_odd_text_is_kept_as_typed(page):
+    text, tokens = ALL_TEXT, ALL_TOKENS
     at = run_app({"text": text, "query": str(len(tokens))}, page)
     assert_clean(at)
     assert at.text_area(key="text").value == text
@@ -65,9 +61,9 @@ def test_odd_text_is_kept_as_typed(page, name):
     assert all(tok == tokens[i - 1] for i, tok in numbered), [(i, t) for i, t in numbered if t != tokens[i - 1]]
 
 
-@pytest.mark.parametrize("text", ["", " ", "\n\t  ", "\u200b\u200b", "\u3000"])
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page, text", zip(PAGES, itertools.cycle(["", " ", "\n\t  ", "\u200b\u200b", "\u3000"])))
 def test_text_without_words_says_so(page, text):
+    """The message comes before any page draws: every page once, every blank text at least once."""
     at = run_app({"text": text}, page)
     assert not at.exception
     assert any("no words" in e for e in messages(at, "error")), messages(at, "error")
@@ -94,65 +90,13 @@ def test_typed_text_over_the_token_limit_gets_a_clear_message():
     assert any("limit" in e for e in messages(at, "error")), messages(at, "error")
 
 
-@pytest.mark.parametrize("params", [
-    {"seed": "0"}, {"seed": str(MAX_SEED)}, {"input": "random", "n": "40", "seed": str(MAX_SEED)},
+@pytest.mark.parametrize("params", [  # seed 0 is the default: every page in test_every_page.py
+    {"seed": str(MAX_SEED)}, {"input": "random", "n": "40", "seed": str(MAX_SEED)},
     {"d_model": "1024", "h": "16", "seed": str(MAX_SEED)}, {"d_model": "1", "h": "1"},
     {"input": "random", "n": "2", "pad": "1", "causal": "true"}, {"input": "tiny", "pad": "2"},
-], ids=["seed 0", "largest seed", "random input", "largest sizes", "d_model 1", "masks", "tiny, padded"])
+], ids=["largest seed", "random input", "largest sizes", "d_model 1", "masks", "tiny, padded"])
 @pytest.mark.parametrize("page", PAGES)
 def test_extreme_numbers_never_show_nan_or_infinity(page, params):
     at = run_app(params, page)
-    assert_clean(at)
-    assert not non_finite_on_screen(at), non_finite_on_screen(at)
-
-
-@pytest.fixture(scope="module")
-def all_blocked():
-    """A trace in which every key is blocked for every query (the engine gives such rows zero weights)."""
-    cfg = mc.MHAConfig(8, 2, causal=True)
-    x = mc.random_input(4, 8, seed=1)
-    return mc.forward(x, mc.init_weights(cfg, 1), cfg, key_padding_mask=np.ones(4, dtype=bool)), cfg
-
-
-def test_figures_of_a_fully_masked_trace_show_no_nan(all_blocked):
-    trace, cfg = all_blocked
-    tokens = ["a", "b", "c", "d"]
-    assert trace.blocked_rows.all() and not trace.weights.any()
-    made = [figures.head_grid_figure(trace, tokens), figures.entropy_figure(trace, tokens),
-            figures.concat_figure(trace, tokens), figures.input_output_figure(trace.x, trace.output, tokens),
-            figures.per_head_figure(trace.heads, tokens, "head")]
-    for head in range(cfg.n_heads):
-        made += [figures.query_weights_figure(trace, head, 1, tokens),
-                 figures.value_mix_figure(trace, head, 1, tokens, cfg.group_size)]
-        made += [figures.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in figures.STAGES]
-    for fig in made:
-        assert not non_finite_in_figure(fig.to_plotly_json()), non_finite_in_figure(fig.to_plotly_json())
-
-
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
-@pytest.mark.parametrize("scale", [1e3, 1e6, 1e15])
-def test_large_inputs_give_finite_numbers(backend, scale):
-    cfg = mc.MHAConfig(16, 4)
-    x = mc.random_input(6, 16, seed=0).astype(np.float64) * scale
-    trace = mc.forward(x, mc.init_weights(cfg, 0).astype(np.float64), cfg, backend=backend)
-    assert np.isfinite(trace.weights).all() and np.isfinite(trace.output).all()
-    np.testing.assert_allclose(trace.weights.sum(axis=-1), 1, rtol=1e-12)
-    assert not non_finite_in_figure(figures.entropy_figure(trace, list("abcdef")).to_plotly_json())
-
-
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
-def test_inputs_too_large_for_the_dtype_are_refused_in_words(backend):
-    cfg = mc.MHAConfig(16, 4)
-    x = mc.random_input(6, 16, seed=0) * np.float32(1e30)  # Q K^T overflows float32
-    with pytest.raises(mc.ConfigError, match="overflow float32"):
-        mc.forward(x, mc.init_weights(cfg, 0), cfg, backend=backend)
-
-
-@pytest.mark.parametrize("model", list(MODELS))
-@pytest.mark.parametrize("page", [p.script for p in app_pages()])
-def test_every_page_works_with_every_trained_model(page, model):
-    """What a student can choose, each trained model on every page (with a head switched off, so the experiment
-    sections show too): no exception, no error message, nothing that is not a number."""
-    at = run_app({"model": model, "ablate": "1", "text": "The cat sat on the mat."}, page)
     assert_clean(at)
     assert not non_finite_on_screen(at), non_finite_on_screen(at)

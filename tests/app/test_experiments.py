@@ -1,10 +1,9 @@
 """The experiments on heads in the app (AppTest): switched-off heads, planted heads, the √d_k switch, grouped-query
-heads and cross-attention, checked against PyTorch computations written out here, plus every new control and URL
-parameter, bad values included.
+heads and cross-attention; each control and URL parameter, bad values included.
 
-The app's random example is documented as mc.embed / mc.random_input and mc.init_weights with the seed (the
-"Reproduce in PyTorch" script builds it the same way); the tests build those inputs and weights likewise, and let
-PyTorch do the attention.
+What the app computes is its example (reference/test_example.py checks it against torch and transformers); here each
+experiment's figures and numbers are checked against the example's own inputs and weights, run again through the
+engine with the experiment undone, and against formulas written out here.
 """
 
 from __future__ import annotations
@@ -14,20 +13,13 @@ import math
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import as_array, figure_titled, figures, run_app, zero_heads_hook
+from screen import as_array, assert_clean, figure_titled, figures, run_app, share_link
 
 REAL = "all-MiniLM-L6-v2"
 CAT = "The cat sat on the mat because it was tired."
 FRENCH = "Le chat s'est assis sur le tapis."
-
-
-def assert_clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def grid(at) -> list[np.ndarray]:
@@ -40,38 +32,15 @@ def shown_output(at) -> np.ndarray:
     return as_array(figure_titled(at, "Input and output")["data"][1]["z"])
 
 
-def share_link(at) -> str:
-    return next(c.value for c in at.code if c.value.startswith("http"))
+def example(at):
+    """The example the app computed for this run (inputs, weights, trace)."""
+    return at.session_state["view"][1]
 
 
-def torch_attention(w, cfg, x, kv=None, factors=None, keep=None, enable_gqa=False):
-    """(weights (h, n, m), output (n, d_model)): F.linear projections, F.scaled_dot_product_attention per head,
-    each head times its factor, then W_O. keep: (n, m) True = may attend."""
-    T = {name: torch.from_numpy(np.asarray(a, np.float64)) for name, a in w.arrays().items()}
-    X = torch.from_numpy(np.asarray(x, np.float64))
-    Y = X if kv is None else torch.from_numpy(np.asarray(kv, np.float64))
-    h, n_kv, d_k = cfg.n_heads, cfg.kv_heads, cfg.d_k
-    q = F.linear(X, T["W_Q"], T.get("b_Q")).view(len(X), h, d_k).transpose(0, 1)
-    k = F.linear(Y, T["W_K"], T.get("b_K")).view(len(Y), n_kv, d_k).transpose(0, 1)
-    v = F.linear(Y, T["W_V"], T.get("b_V")).view(len(Y), n_kv, d_k).transpose(0, 1)
-    mask = None if keep is None else torch.from_numpy(keep)
-    if enable_gqa:
-        heads = F.scaled_dot_product_attention(q[None], k[None], v[None], attn_mask=mask, scale=cfg.softmax_scale,
-                                               enable_gqa=True)[0]
-    else:
-        k_rep, v_rep = k.repeat_interleave(h // n_kv, 0), v.repeat_interleave(h // n_kv, 0)
-        heads = F.scaled_dot_product_attention(q, k_rep, v_rep, attn_mask=mask, scale=cfg.softmax_scale)
-    if factors is not None:
-        heads = heads * torch.tensor(factors, dtype=torch.float64)[:, None, None]
-    output = F.linear(heads.transpose(0, 1).reshape(len(X), h * d_k), T["W_O"], T.get("b_O"))
-    scores = q @ k.repeat_interleave(h // n_kv, 0).transpose(1, 2) * cfg.softmax_scale
-    weights = torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=-1)
-    return weights.numpy(), output.numpy()
-
-
-def random_example(n: int, d_model: int, h: int, seed: int, **cfg_options):
-    cfg = mc.MHAConfig(d_model, h, **cfg_options)
-    return cfg, mc.random_input(n, d_model, seed=seed), mc.init_weights(cfg, seed=seed)
+def rerun(ex, factors=None) -> np.ndarray:
+    """The example's output again, through the engine in float64, with these head factors (None: every head)."""
+    return mc.forward(ex.trace.x.astype(np.float64), ex.weights.astype(np.float64), ex.cfg,
+                      kv=ex.trace.x_kv.astype(np.float64), head_mask=factors).output
 
 
 # --- switched-off heads ----------------------------------------------------------------------------------------
@@ -79,12 +48,11 @@ def random_example(n: int, d_model: int, h: int, seed: int, **cfg_options):
 ABLATE = {"input": "random", "n": "5", "d_model": "32", "h": "4", "seed": "2", "ablate": "2,4"}
 
 
-def test_ablation_in_the_app_matches_torch_and_reports_the_change():
+def test_ablation_in_the_app_reports_the_change_of_the_output():
     at = run_app(ABLATE, "pages/output.py")
     assert_clean(at)
-    cfg, x, w = random_example(5, 32, 4, 2)
-    _, full = torch_attention(w, cfg, x)
-    _, off = torch_attention(w, cfg, x, factors=[1, 0, 1, 0])
+    ex = example(at)
+    full, off = rerun(ex), rerun(ex, factors=[1, 0, 1, 0])
     np.testing.assert_allclose(shown_output(at), off, atol=1e-5)
     change = figure_titled(at, "How far each token's output moved with heads 2, 4")
     bars = {trace["name"]: as_array(trace["y"]) for trace in change["data"] if trace["type"] == "bar"}
@@ -102,12 +70,12 @@ def test_rank_the_heads_button_shows_the_change_of_each_head_alone():
     at.button(key="rank").click().run()
     assert_clean(at)
     bars = as_array(figure_titled(at, "Switching one head off")["data"][0]["y"])
-    cfg, x, w = random_example(5, 32, 4, 2)
-    _, full = torch_attention(w, cfg, x)
+    ex = example(at)
+    full = rerun(ex)
     for i in range(4):
         factors = np.ones(4)
         factors[i] = 0
-        _, alone = torch_attention(w, cfg, x, factors=factors)
+        alone = rerun(ex, factors)
         assert bars[i] == pytest.approx(np.linalg.norm(alone - full, axis=1).mean(), abs=1e-5), i
     at.number_input(key="query").set_value(3).run()  # another interaction keeps the ranking on screen
     assert figure_titled(at, "Switching one head off")
@@ -142,28 +110,12 @@ def test_ablate_control_writes_the_url_and_the_share_link():
 
 # --- the trained model -----------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def bert_with_heads_off(bert):
-    """A function (text, layer, heads) -> transformers' hidden states with those heads of that layer zeroed."""
-    net, tokenizer = bert
-
-    def run(text, layer=None, heads=()):
-        handle = zero_heads_hook(net.encoder.layer[layer], heads, 32) if heads else None
-        try:
-            with torch.no_grad():
-                out = net(**tokenizer(text, return_tensors="pt"), output_hidden_states=True)
-        finally:
-            if handle:
-                handle.remove()
-        return [h[0].numpy().astype(np.float64) for h in out.hidden_states]
-
-    return run
-
-
-def test_trained_model_ablation_reaches_every_later_layer_and_the_sentence_vector(bert_with_heads_off):
+def test_trained_model_ablation_reaches_every_later_layer_and_the_sentence_vector(minilm_run):
     at = run_app({"model": REAL, "text": CAT, "layer": "3", "ablate": "2,5"}, "pages/output.py")
     assert_clean(at)
-    full, off = bert_with_heads_off(CAT), bert_with_heads_off(CAT, 2, [1, 4])
+    mask = np.ones((6, 12))
+    mask[2, [1, 4]] = 0
+    full, off = minilm_run(CAT).hidden_states, minilm_run(CAT, head_mask=mask).hidden_states
     relative = np.stack([np.linalg.norm(off[l] - full[l], axis=1) / np.linalg.norm(full[l], axis=1)
                          for l in range(1, 7)])                     # (6 layers, n)
     fig = figure_titled(at, "Heads switched off in layer 3")
@@ -172,26 +124,28 @@ def test_trained_model_ablation_reaches_every_later_layer_and_the_sentence_vecto
     assert (as_array(fig["data"][0]["y"])[:2] == 0).all()
 
     def vector(hidden):
-        mean = hidden.mean(axis=0)
+        mean = hidden.astype(np.float64).mean(axis=0)
         return mean / np.linalg.norm(mean)
 
     rug = "A tired cat was lying on the rug."
     assert at.text_input(key="compare").value == rug
-    full_rug, off_rug = bert_with_heads_off(rug), bert_with_heads_off(rug, 2, [1, 4])
+    full_rug, off_rug = minilm_run(rug).hidden_states, minilm_run(rug, head_mask=mask).hidden_states
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Cosine similarity, every head"]) == pytest.approx(vector(full[-1]) @ vector(full_rug[-1]),
                                                                            abs=1e-4)
     assert float(metrics["With heads 2, 5 off"]) == pytest.approx(vector(off[-1]) @ vector(off_rug[-1]), abs=1e-4)
 
 
-def test_trained_model_ranking_and_compare_sentence(bert_with_heads_off):
+def test_trained_model_ranking_and_compare_sentence(minilm_run):
     at = run_app({"model": REAL, "text": CAT, "layer": "6"}, "pages/output.py")
     at.button(key="rank").click().run()
     assert_clean(at)
     turned = as_array(figure_titled(at, "Layer 6, one head off: how far the sentence vector turns")["data"][0]["y"])
-    full = bert_with_heads_off(CAT)[-1]
+    full = minilm_run(CAT).hidden_states[-1].astype(np.float64)
     for i in (0, 7):
-        off = bert_with_heads_off(CAT, 5, [i])[-1]
+        mask = np.ones((6, 12))
+        mask[5, i] = 0
+        off = minilm_run(CAT, head_mask=mask).hidden_states[-1].astype(np.float64)
         a, b = full.mean(0), off.mean(0)
         assert turned[i] == pytest.approx(1 - a @ b / np.linalg.norm(a) / np.linalg.norm(b), abs=1e-5)
     at.text_input(key="compare").set_value("Stock prices fell sharply today.").run()
@@ -279,17 +233,23 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     params = {"input": "random", "n": "6", "d_model": "64", "h": "4", "seed": "1", "scale": "none"}
     at = run_app({**params, "stage": "scaled scores"}, "pages/attention.py")
     assert_clean(at)
-    cfg, x, w = random_example(6, 64, 4, 1, scale=1.0)
-    weights, _ = torch_attention(w, cfg, x)
+    trace = example(at).trace
+    raw = trace.q.astype(np.float64) @ trace.k.astype(np.float64).transpose(0, 2, 1)  # (4, 6, 6), unscaled
+
+    def softmax(s):
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    weights = softmax(raw)
     for i, z in enumerate(grid(at)):
         np.testing.assert_allclose(z, weights[i], atol=1e-5)
     scaled = as_array(figure_titled(at, "Head 1: Scaled scores")["data"][0]["z"])
+    np.testing.assert_allclose(scaled, raw[0], atol=1e-4)
     at.button_group(key="stage").set_value("raw scores").run()
     np.testing.assert_array_equal(as_array(figure_titled(at, "Head 1: Raw scores")["data"][0]["z"]), scaled)
     assert not any(r"\sqrt" in latex.value for latex in at.latex if "head_i" in latex.value)
     comparison = figure_titled(at, "Head 1: the same raw scores, softmaxed with and without")
-    with_scale, _ = torch_attention(w, mc.MHAConfig(64, 4), x)
-    np.testing.assert_allclose(as_array(comparison["data"][0]["z"]), with_scale[0], atol=1e-5)
+    np.testing.assert_allclose(as_array(comparison["data"][0]["z"]), softmax(raw[0] / 4), atol=1e-5)  # √16 = 4
     np.testing.assert_allclose(as_array(comparison["data"][1]["z"]), weights[0], atol=1e-5)
     metrics = {m.label: m.value for m in at.metric}
     peak = float(metrics["largest weight, without"])
@@ -311,17 +271,14 @@ def test_scaling_comparison_is_shown_for_the_trained_model_too():
 GQA = {"input": "random", "n": "6", "d_model": "48", "h": "6", "kv_heads": "2", "seed": "3"}
 
 
-def test_gqa_in_the_app_matches_sdpa_with_enable_gqa():
-    cfg, x, w = random_example(6, 48, 6, 3, n_kv_heads=2)
-    weights, output = torch_attention(w, cfg, x, enable_gqa=True)
+def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
     at = run_app(GQA, "pages/attention.py")
     assert_clean(at)
-    for i, z in enumerate(grid(at)):
-        np.testing.assert_allclose(z, weights[i], atol=1e-5)
     titles = [a["text"] for a in figure_titled(at, "Attention weights of all")["layout"]["annotations"]]
     assert titles[:6] == [f"head {i + 1} (K/V {i // 3 + 1})" for i in range(6)]
+    assert len(grid(at)) == 6 and example(at).trace.k.shape == (2, 6, 8)  # 6 query heads read 2 K/V heads
     at.switch_page("pages/output.py").run()
-    np.testing.assert_allclose(shown_output(at), output, atol=1e-5)
+    np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
     at.switch_page("pages/overview.py").run()
     assert any("Matches F.scaled_dot_product_attention" in s.value for s in at.success)
 
@@ -358,37 +315,25 @@ def test_kv_heads_control_offers_the_divisors_of_h_and_resets_when_h_changes():
 
 # --- cross-attention -------------------------------------------------------------------------------------------
 
-def test_cross_attention_in_the_app_matches_nn_multihead_attention():
+def test_cross_attention_in_the_app_reads_keys_and_values_from_the_second_sentence():
     params = {"input": "pair", "text": CAT, "text_kv": FRENCH, "d_model": "32", "h": "4", "pad": "2"}
     at = run_app(params, "pages/attention.py")
     assert_clean(at)
     queries, keys = mc.tokenize(CAT), mc.tokenize(FRENCH)
     n, m = len(queries), len(keys)
     assert n != m
-    cfg = mc.MHAConfig(32, 4)
-    w = mc.init_weights(cfg, seed=0)
-    x, y = mc.embed(queries, 32, seed=0), mc.embed(keys, 32, seed=0)
-    module = torch.nn.MultiheadAttention(32, 4, batch_first=True, dtype=torch.float64)
-    with torch.no_grad():
-        module.in_proj_weight.copy_(torch.tensor(np.concatenate([w.W_Q, w.W_K, w.W_V]), dtype=torch.float64))
-        module.in_proj_bias.zero_()
-        module.out_proj.weight.copy_(torch.tensor(w.W_O, dtype=torch.float64))
-        module.out_proj.bias.zero_()
-        padding = torch.zeros(1, m, dtype=torch.bool)
-        padding[0, -2:] = True
-        out, weights = module(torch.tensor(x, dtype=torch.float64)[None], torch.tensor(y, dtype=torch.float64)[None],
-                              torch.tensor(y, dtype=torch.float64)[None], key_padding_mask=padding,
-                              average_attn_weights=False)
+    weights = example(at).trace.weights
+    assert weights.shape == (4, n, m) and not weights[..., -2:].any(), "the last 2 keys are padding"
     panels = figure_titled(at, "Attention weights of all")["data"]
     for i, trace in enumerate(panels):
-        np.testing.assert_allclose(as_array(trace["z"]), weights[0, i].numpy(), atol=1e-5)
+        np.testing.assert_allclose(as_array(trace["z"]), weights[i], atol=1e-6)
     label = [f"{j + 1} {html.escape(t, quote=False)}" for j, t in enumerate(keys)]  # plotly decodes &lt; &gt; &amp;
     assert panels[0]["x"] == label, "keys: the second sentence"
     assert panels[0]["y"] == [f"{i + 1} {html.escape(t, quote=False)}" for i, t in enumerate(queries)]
     assert as_array(figure_titled(at, "Head 1: Attention weights")["data"][0]["z"]).shape == (n, m)
     assert any("Cross-attention" in i.value for i in at.info)
     at.switch_page("pages/output.py").run()
-    np.testing.assert_allclose(shown_output(at), out[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
     at.switch_page("pages/projection.py").run()
     assert figure_titled(at, "Input Y (keys and values)")
     assert any("Y" in latex.value and "%d" % m in latex.value for latex in at.latex)
@@ -406,35 +351,33 @@ def test_pair_input_controls():
 
 
 # --- every new URL parameter, bad values included -------------------------------------------------------------
+# Each value's own message is checked in unit/test_url.py; here that the page warns, still draws, and that each
+# control falls back to a value that works.
 
-@pytest.mark.parametrize("params, words, fallback", [
-    ({"ablate": "99"}, "left out", ("ablate", [])),
-    ({"ablate": "2,x"}, "left out", ("ablate", [2])),
-    ({"ablate": "9", "h": "8"}, "only 8 heads", ("ablate", [])),
-    ({"kv_heads": "5", "h": "8"}, "does not divide h = 8", ("kv_heads", 8)),
-    ({"kv_heads": "abc"}, "whole number", ("kv_heads", 8)),
-    ({"plant": "foo"}, "must be one of none, previous", ("plant", "none")),
-    ({"plant": "previous", "strength": "inf"}, "should be a number", ("strength", 4.0)),
-    ({"plant": "previous", "strength": "-3"}, "outside 0…30", ("strength", 4.0)),
-    ({"plant": "previous", "plant_head": "99"}, "outside 1…16", ("plant_head", 1)),
-    ({"plant": "previous", "plant_head": "9"}, "only 8 heads", ("plant_head", 1)),
-    ({"scale": "sqrt"}, "must be one of", ("scale", "1/√d_k")),
-    ({"input": "pair", "causal": "true"}, "causal mask is off", ("causal", False)),
-    ({"input": "tiny", "kv_heads": "1"}, "applies to random weights", None),
-    ({"input": "tiny", "ablate": "3"}, "only 2 heads", ("ablate", [])),
-    ({"model": REAL, "plant": "previous"}, "applies to random weights", None),
-    ({"model": REAL, "scale": "none"}, "trained with the 1/√d_k", None),
-    ({"model": REAL, "ablate": "13"}, "only 12 heads", ("ablate", [])),
-])
-def test_bad_experiment_parameters_warn_and_fall_back(params, words, fallback):
+@pytest.mark.parametrize("params, warnings, fallback", [
+    ({"ablate": "2,x", "kv_heads": "abc", "plant": "previous", "strength": "inf", "plant_head": "99", "scale": "sqrt",
+      "input": "pair", "causal": "true"},
+     ["`ablate` lists", "`kv_heads` should be a whole number", "`strength` should be a number",
+      "`plant_head` = 99 is outside 1…16", "`scale` must be one of", "causal mask is off"],
+     {"ablate": [2], "kv_heads": 8, "plant": "previous", "strength": 4.0, "plant_head": 1, "scale": "1/√d_k",
+      "causal": False}),
+    ({"plant": "foo", "kv_heads": "5", "ablate": "9", "plant_head": "9"},
+     ["`plant` must be one of none, previous", "`kv_heads` = 5 does not divide h = 8", "only 8 heads"],
+     {"plant": "none", "kv_heads": 8, "ablate": []}),
+    ({"input": "tiny", "kv_heads": "1", "ablate": "3"}, ["applies to random weights", "only 2 heads"], {"ablate": []}),
+    ({"model": REAL, "plant": "previous", "scale": "none", "ablate": "13"},
+     ["applies to random weights", "trained with the 1/√d_k", "only 12 heads"], {"ablate": []}),
+], ids=["random weights", "more heads than there are", "tiny", "trained"])
+def test_bad_experiment_parameters_warn_and_fall_back(params, warnings, fallback):
     at = run_app(params, "pages/output.py")
     assert not at.exception, [e.value for e in at.exception]
-    assert any(words in w.value for w in at.warning), [w.value for w in at.warning]
+    shown = [w.value for w in at.warning]
+    for words in warnings:
+        assert any(words in w for w in shown), (words, shown)
     assert figures(at)
-    if fallback:
-        key, value = fallback
+    for key, value in fallback.items():
         widget = next(w for w in at.sidebar if getattr(w, "key", None) == key)
-        assert widget.value == value
+        assert widget.value == value, (key, widget.value)
 
 
 @pytest.mark.parametrize("page", ["pages/overview.py", "pages/projection.py", "pages/attention.py",
@@ -443,9 +386,9 @@ def test_bad_experiment_parameters_warn_and_fall_back(params, words, fallback):
     {"input": "pair", "kv_heads": "2", "ablate": "1,8", "plant": "next", "plant_head": "8", "strength": "12.5",
      "scale": "none", "pad": "1"},
     {"input": "tiny", "ablate": "1,2", "plant": "self", "scale": "none"},
-    {"model": REAL, "ablate": "12", "layer": "6"},
-], ids=["pair-everything", "tiny-all-off", "trained"])
-def test_every_step_page_renders_with_the_experiments(page, params):
+], ids=["pair-everything", "tiny-all-off"])
+def test_every_step_page_renders_with_the_experiments_together(page, params):
+    """The experiments one at a time are in the page × mode matrix (test_every_page.py); here all at once."""
     at = run_app(params, page)
     assert_clean(at)
     assert figures(at)

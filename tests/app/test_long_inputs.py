@@ -1,6 +1,6 @@
 """Long inputs (issue 11): at 2048 tokens every page renders within its budget of cells and bytes, and the attention
-page's zoom window shows exactly the engine's numbers, checked against attention written out here (or against
-transformers for the trained model), with a causal mask, grouped-query heads and cross-attention."""
+page's zoom window shows exactly the engine's numbers, checked against attention written out here (or the trained
+model's own run), with a causal mask, grouped-query heads and cross-attention."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 
 import mha_core as mc
 from app_pages import app_pages
-from conftest import as_array, figure_titled, figures, load_pretrained, run_app
+from helpers import load_pretrained
+from screen import as_array, figure_titled, figures, run_app
 
 LONG = {"input": "random", "n": "2048", "d_model": "1024", "h": "16"}
 MAX_CELLS = 250_000        # the architecture's bound on one figure
@@ -148,24 +149,16 @@ def test_zoom_in_cross_attention_has_query_and_key_tokens_of_their_own():
     assert queries[0] == "10 q9" and keys[0] == "30 k29"
 
 
-def test_zoom_of_the_trained_model_matches_transformers(bert):
-    from mha_core.pretrained import load_minilm
-
-    load_pretrained(load_minilm)
-    net, tokenizer = bert
+def test_zoom_of_the_trained_model_shows_its_run(minilm_run):
+    """The model's run (reference/test_pretrained.py: as transformers' BertModel computes it)."""
     text = " ".join(["the cat sat on the mat because it was tired and the dog slept"] * 8)
     at = run_app({"model": "all-MiniLM-L6-v2", "text": text, "layer": "2", "head": "3", "zoom_query": "30",
                   "zoom_key": "20"}, "pages/attention.py")
     assert not at.exception
-    import torch
-
-    with torch.no_grad():
-        attentions = net(**tokenizer(text, return_tensors="pt"), output_attentions=True).attentions
-    expected = attentions[1][0, 2].double().numpy()
+    run = minilm_run(text)
     shown, queries, keys = zoom(at, "Head 3: Attention weights softmax(…): queries 30–93 × keys 20–83")
-    np.testing.assert_allclose(shown, expected[29:93, 19:83], atol=2e-5)
-    names = tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
-    assert queries[0] == f"30 {names[29]}" and keys[-1] == f"83 {names[82]}"
+    np.testing.assert_allclose(shown, run.layers[1].weights[2][29:93, 19:83], atol=1e-6)
+    assert queries[0] == f"30 {run.tokens[29]}" and keys[-1] == f"83 {run.tokens[82]}"
 
 
 @pytest.mark.parametrize("model", ["all-MiniLM-L6-v2", "SmolLM2-135M-Instruct"])

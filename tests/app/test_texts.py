@@ -9,36 +9,21 @@ import numpy as np
 import pytest
 
 from app_pages import PRETRAINED, trace_pages
-from conftest import as_array, figure_titled, mosaic_outline, run_app
 from mha_core.pretrained import load_minilm
+from modes import MODES as MATRIX
+from screen import as_array, assert_clean, figure_titled, mosaic_outline, run_app, texts
 
-MODES = {"sentence": {}, "random": {"input": "random", "n": "6"}, "tiny": {"input": "tiny"},
-         "trained": {"model": PRETRAINED, "text": "The cat sat on the mat."}}
+# The modes of the page × mode matrix (modes.py) these texts are read in, by the names used here.
+MODES = {"sentence": "default", "random": "random input", "tiny": "tiny", "trained": PRETRAINED}
+PARAMS = {mode: MATRIX[name] for mode, name in MODES.items()}
 RANDOM_MODES = ("sentence", "random")
 BIAS_PAGES = ("pages/overview.py", "pages/projection.py", "pages/output.py")
 
 
-def assert_clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def texts(at, *kinds: str) -> str:
-    """Everything of these element kinds on the page, as one string."""
-    return "\n".join(e.value for kind in kinds for e in getattr(at, kind))
-
-
 @pytest.fixture(scope="module")
-def pages():
-    """run_app per (mode, page), run once and shared by the tests below (each run is read, never changed)."""
-    cache = {}
-
-    def get(mode: str, page: str):
-        if (mode, page) not in cache:
-            cache[mode, page] = run_app(MODES[mode], page)
-        return cache[mode, page]
-
-    return get
+def pages(page_run):
+    """pages(mode, page) -> the shared run of that page in that mode (conftest.page_run)."""
+    return lambda mode, page: page_run(MODES[mode], page)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -67,17 +52,17 @@ def test_step_page_texts_hold_in_every_mode(pages, page, mode):
         assert names[page] in texts(at, "caption"), texts(at, "caption")
 
 
-def test_default_sizes_are_all_different():
+def test_default_sizes_are_all_different(pages):
     """d_model = 64, h = 8 made d_k = h = 8, so every 8 on screen was ambiguous."""
-    at = run_app()
+    at = pages("sentence", "pages/overview.py")
     assert any("11 tokens · d_model = 128 · h = 8 · d_k = 16" in c.value for c in at.caption)
-    assert "1/√16 = 0.2500" in texts(run_app(page="pages/attention.py"), "markdown")
+    assert "1/√16 = 0.2500" in texts(pages("sentence", "pages/attention.py"), "markdown")
 
 
-def test_tiny_formulas_have_no_bias_and_random_ones_do():
-    tiny = texts(run_app(MODES["tiny"], "pages/projection.py"), "latex")
+def test_tiny_formulas_have_no_bias_and_random_ones_do(pages):
+    tiny = texts(pages("tiny", "pages/projection.py"), "latex")
     assert "Q_i = X\\,W^{Q}_i," in tiny and "b^" not in tiny
-    assert "+ b^{Q}_i" in texts(run_app({}, "pages/projection.py"), "latex")
+    assert "+ b^{Q}_i" in texts(pages("sentence", "pages/projection.py"), "latex")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -106,20 +91,20 @@ def test_overview_counts_the_cost_of_h_heads_against_one(pages, mode):
     ("trained", 1, "segment (token-type) embedding, then LayerNorm"),
     ("trained", 3, "X of layer 3 is the output of layer 2"),
 ])
-def test_overview_and_projection_say_where_x_comes_from(mode, layer, words):
-    params = {**MODES[mode], "layer": str(layer)} if mode == "trained" else MODES[mode]
+def test_overview_and_projection_say_where_x_comes_from(pages, mode, layer, words):
     for page in ("pages/overview.py", "pages/projection.py"):
-        captions = texts(run_app(params, page), "caption")
+        at = run_app({"model": PRETRAINED, "layer": str(layer)}, page) if mode == "trained" else pages(mode, page)
+        captions = texts(at, "caption")
         assert words in captions, captions
     if layer > 1:
         assert "feed-forward" in captions and "residual" in captions
 
 
-def test_the_sentence_box_says_how_each_model_splits_text():
-    trained = run_app(MODES["trained"]).text_area(key="text").proto.help
+def test_the_sentence_box_says_how_each_model_splits_text(pages):
+    trained = pages("trained", "pages/overview.py").text_area(key="text").proto.help
     assert "WordPiece" in trained and "“token”, “##ization”" in trained and "lower-cases" in trained
     assert "[CLS]" in trained and "[SEP]" in trained
-    random = run_app().text_area(key="text").proto.help
+    random = pages("sentence", "pages/overview.py").text_area(key="text").proto.help
     assert "words and punctuation marks" in random and "WordPiece" not in random
 
 
@@ -178,22 +163,23 @@ def test_head_summary_reads_as_a_split_and_says_what_it_cannot_show():
 
 @pytest.mark.parametrize("mode", RANDOM_MODES)
 def test_the_switch_on_a_step_page_opens_the_trained_model(mode):
-    at = run_app(MODES[mode], "pages/attention.py")
+    at = run_app(PARAMS[mode], "pages/attention.py")
     at.button(key="switch_to_trained").click().run()
     assert_clean(at)
     assert at.radio(key="model").value == PRETRAINED
     assert figure_titled(at, "Attention weights of all 12 heads")
 
 
-@pytest.mark.parametrize("params, wanted, unwanted", [
-    ({"input": "pair", "d_model": "32", "h": "4"}, [r"\mathrm{MultiHead}(X, Y)", r"K_i = Y\,W^{K}_i"], []),
-    ({"input": "random", "n": "5", "kv_heads": "2"}, [r"K_{\lceil i/4 \rceil}", r"K_j = X\,W^{K}_j"], []),
-    ({"scale": "none"}, [r"\mathrm{softmax}\!\left(Q_i K_i^\top + M\right)"], [r"\sqrt"]),
+@pytest.mark.parametrize("mode, wanted, unwanted", [
+    ("cross-attention", [r"\mathrm{MultiHead}(X, Y)", r"K_i = Y\,W^{K}_i"], []),
+    ("grouped K/V", [r"K_{\lceil i/4 \rceil}", r"K_j = X\,W^{K}_j"], []),
+    ("no scaling", [r"\mathrm{softmax}\!\left(Q_i K_i^\top + M\right)"], [r"\sqrt"]),
     ({"input": "tiny", "scale": "none"}, ["Q_i K_i^\\top + M"], ["b^", r"\sqrt"]),
 ])
-def test_formulas_follow_the_experiments(params, wanted, unwanted):
+def test_formulas_follow_the_experiments(page_run, mode, wanted, unwanted):
+    """In the matrix's modes (modes.py), and the tiny example unscaled."""
     for page in ("pages/overview.py", "pages/attention.py"):
-        at = run_app(params, page)
+        at = run_app(mode, page) if isinstance(mode, dict) else page_run(mode, page)
         assert_clean(at)
         latex = texts(at, "latex")
         if page == "pages/attention.py":

@@ -1,7 +1,7 @@
 """Switched-off heads (head_mask) against independent references.
 
 One layer: per-head outputs from torch's F.scaled_dot_product_attention on Q, K, V projected by F.linear, the chosen
-heads multiplied by their factor, then out_proj (F.linear with W_O), all written out here. The trained model:
+heads multiplied by their factor, then out_proj (F.linear with W_O): references.sdpa_attention. The trained model:
 transformers' BertModel with a forward hook that zeroes the chosen heads' slice of the attention context before
 its output dense layer (W_O), and sentence-transformers' own sentence vector with the same hook.
 """
@@ -13,45 +13,17 @@ import os
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import biased_weights, zero_heads_hook
 from mha_core.analysis.decompose import head_contributions
 from mha_core.experiments import ablation
-from mha_core.pretrained import load_minilm
+from references import biased_weights, max_abs, sdpa_attention, zero_heads_hook
 
 BACKENDS = ["numpy", "torch"]
 TOL = {np.float32: 2e-5, np.float64: 1e-10}
 D_MODEL = 48
 CAT = "The cat sat on the mat because it was tired."
 RUG = "A tired cat was lying on the rug."
-
-
-def torch_masked(w, cfg, x, kv=None, factors=None, keep=None):
-    """(heads before the factors (h, n, d_k), output (n, d_model)) by F.linear and F.scaled_dot_product_attention.
-
-    keep: (n, m) boolean, True = may attend (SDPA's convention), or None.
-    """
-    T = {name: torch.from_numpy(a) for name, a in w.arrays().items()}
-    X = torch.from_numpy(x)
-    Y = X if kv is None else torch.from_numpy(kv)
-    h, n_kv, d_k = cfg.n_heads, cfg.kv_heads, cfg.d_k
-    q = F.linear(X, T["W_Q"], T.get("b_Q")).view(len(X), h, d_k).transpose(0, 1)
-    k = F.linear(Y, T["W_K"], T.get("b_K")).view(len(Y), n_kv, d_k).transpose(0, 1)
-    v = F.linear(Y, T["W_V"], T.get("b_V")).view(len(Y), n_kv, d_k).transpose(0, 1)
-    k, v = k.repeat_interleave(h // n_kv, dim=0), v.repeat_interleave(h // n_kv, dim=0)
-    mask = None if keep is None else torch.from_numpy(keep)
-    heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=cfg.softmax_scale)
-    gate = None if factors is None else torch.from_numpy(np.asarray(factors, heads.numpy().dtype))
-    gated = heads if gate is None else heads * gate[:, None, None]
-    output = F.linear(gated.transpose(0, 1).reshape(len(X), h * d_k), T["W_O"], T.get("b_O"))
-    return heads.numpy(), output.numpy()
-
-
-def max_abs(a, b) -> float:
-    assert np.shape(a) == np.shape(b), (np.shape(a), np.shape(b))
-    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
 
 
 # --- one layer ------------------------------------------------------------------------------------------------
@@ -78,8 +50,8 @@ def test_switched_off_heads_match_torch(case, dtype, backend):
     factors = np.ones(h)
     factors[off] = 0.0
     trace = mc.forward(x, w, cfg, kv=kv, head_mask=factors, backend=backend)
-    keep = ~np.triu(np.ones((n, m or n), bool), 1) if causal else None
-    ref_heads, ref_out = torch_masked(w, cfg, x, kv, factors, keep)
+    ref = sdpa_attention(w, cfg, x, kv, factors=factors)  # cfg.causal: the causal triangle
+    ref_heads, ref_out = ref.heads, ref.output
     tol = TOL[dtype]
     assert max_abs(trace.output, ref_out) <= tol
     assert max_abs(trace.heads, ref_heads) <= tol, "the trace keeps every head's output before the mask"
@@ -107,7 +79,7 @@ def test_gates_between_0_and_1_scale_each_head(backend):
     x = np.random.default_rng(3).standard_normal((5, D_MODEL))
     factors = np.array([0.25, 1.0, 0.0, 0.5])
     trace = mc.forward(x, w, cfg, head_mask=factors, backend=backend)
-    _, ref_out = torch_masked(w, cfg, x, factors=factors)
+    ref_out = sdpa_attention(w, cfg, x, factors=factors).output
     assert max_abs(trace.output, ref_out) <= 1e-10
 
 
@@ -154,8 +126,8 @@ def test_output_change_and_removal_effects_against_torch():
     x = np.random.default_rng(4).standard_normal((7, D_MODEL))
     factors = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
     change = ablation.output_change(mc.forward(x, w, cfg, head_mask=factors), w)
-    _, full = torch_masked(w, cfg, x)
-    _, off = torch_masked(w, cfg, x, factors=factors)
+    full = sdpa_attention(w, cfg, x).output
+    off = sdpa_attention(w, cfg, x, factors=factors).output
     assert max_abs(change.full, full) <= 1e-10
     np.testing.assert_allclose(change.distance, np.linalg.norm(off - full, axis=1), atol=1e-10)
     cosine = (off * full).sum(1) / np.linalg.norm(off, axis=1) / np.linalg.norm(full, axis=1)
@@ -164,7 +136,7 @@ def test_output_change_and_removal_effects_against_torch():
     for i in range(6):
         alone = np.ones(6)
         alone[i] = 0.0
-        _, out = torch_masked(w, cfg, x, factors=alone)
+        out = sdpa_attention(w, cfg, x, factors=alone).output
         assert abs(effects[i] - np.linalg.norm(out - full, axis=1).mean()) <= 1e-10, i
 
 
@@ -175,14 +147,14 @@ def test_cosine_of_a_zero_vector_is_left_undefined():
 # --- the trained model ------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def model():
-    return load_minilm()
+def model(minilm):
+    return minilm
 
 
 @pytest.mark.parametrize("layer, heads", [(0, [0]), (2, [1, 4]), (5, list(range(12)))])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_pretrained_head_mask_matches_bert_with_those_heads_zeroed(model, bert, layer, heads, backend):
-    net, tokenizer = bert
+    net, tokenizer = bert.net, bert.tokenizer
     mask = np.ones((6, 12))
     mask[layer, heads] = 0.0
     run = model.run(CAT, backend=backend, head_mask=mask)

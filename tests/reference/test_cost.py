@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 import mha_core as mc
-from conftest import load_pretrained
+from helpers import load_pretrained
 from mha_core.pretrained import MODELS
 from mha_core.teaching import published
 

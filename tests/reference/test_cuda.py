@@ -1,20 +1,15 @@
-"""Devices: the torch backend on a CUDA GPU (skipped without one), 'auto' device choice, and the lazy torch import."""
+"""Devices: the torch backend on a CUDA GPU (skipped without one) and the 'auto' device choice (the lazy torch import is
+checked in unit/test_architecture.py)."""
 
 from __future__ import annotations
-
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 import mha_core as mc
-from conftest import biased_weights as biased_layer
+from references import biased_weights as biased_layer
 
-REPO = Path(__file__).resolve().parents[2]
 HAS_CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU on this machine")
 
@@ -132,38 +127,3 @@ def test_numpy_backend_reports_cpu():
     for device in ("auto", "cpu"):
         t = mc.forward(mc.random_input(3, 16), w, cfg, backend="numpy", device=device)
         assert t.device == "cpu" and t.backend == "numpy"
-
-
-def _run_python(code: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=120)
-
-
-NUMPY_ONLY = """
-import sys
-import mha_core as mc
-import mha_core.analysis.stats
-cfg = mc.MHAConfig(16, 4, causal=True)
-w = mc.init_weights(cfg, seed=0)
-x = mc.embed(mc.tokenize("The cat sat."), 16)
-t = mc.forward(x, w, cfg, key_padding_mask=mc.padding_mask(4, 1), backend="numpy")
-mha_core.stats.row_entropy(t.weights)
-loaded = sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))
-assert not loaded, loaded
-print("OK")
-"""
-
-
-def test_numpy_path_does_not_import_torch():
-    result = _run_python(NUMPY_ONLY)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "OK"
-
-
-def test_torch_backend_does_import_torch():
-    """Control for the test above: the same check does see torch once the torch backend runs."""
-    code = NUMPY_ONLY.replace('backend="numpy"', 'backend="torch", device="cpu"')
-    result = _run_python(code)
-    assert result.returncode != 0 and "AssertionError" in result.stderr

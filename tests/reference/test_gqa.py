@@ -1,7 +1,8 @@
 """Grouped-query and multi-query attention against torch's F.scaled_dot_product_attention.
 
-The reference projects with F.linear on the weights from mc.init_weights (plus random biases) and lets SDPA do the
-attention, with the key/value heads repeated by repeat_interleave, and again with SDPA's own enable_gqa=True.
+The reference (references.sdpa_attention) projects with F.linear on the weights from mc.init_weights (plus random
+biases) and lets SDPA do the attention, with the key/value heads repeated by repeat_interleave, and again with SDPA's
+own enable_gqa=True.
 """
 
 from __future__ import annotations
@@ -14,38 +15,14 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import biased_weights as weights_with_biases
+from references import biased_weights as weights_with_biases
+from references import max_abs, sdpa_attention
 
 BACKENDS = ["numpy", "torch"]
 TOL = {np.float32: 1e-5, np.float64: 1e-10}
 D_MODEL = 48
 # (n_heads, n_kv_heads): multi-query (kv = 1), grouped (in between), and plain MHA (kv = h) for contrast.
 GROUPS = [(8, 1), (8, 2), (8, 4), (6, 2), (6, 3), (12, 4), (12, 6), (16, 1), (4, 4)]
-
-
-def sdpa_reference(w, h, n_kv, x, kv=None, causal=False, enable_gqa=False):
-    """(q, k, v, heads (h, n, d_k), output (n, d_model)) computed with torch alone."""
-    X = torch.from_numpy(x)
-    KV = X if kv is None else torch.from_numpy(kv)
-    T = {name: torch.from_numpy(a) for name, a in w.arrays().items()}
-    d_k = X.shape[1] // h
-    q = F.linear(X, T["W_Q"], T.get("b_Q")).view(X.shape[0], h, d_k).transpose(0, 1)       # (h, n, d_k)
-    k = F.linear(KV, T["W_K"], T.get("b_K")).view(KV.shape[0], n_kv, d_k).transpose(0, 1)  # (n_kv, m, d_k)
-    v = F.linear(KV, T["W_V"], T.get("b_V")).view(KV.shape[0], n_kv, d_k).transpose(0, 1)
-    if enable_gqa:
-        heads = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal, enable_gqa=True)[0]
-    else:
-        group = h // n_kv
-        k_rep, v_rep = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)
-        heads = F.scaled_dot_product_attention(q[None], k_rep[None], v_rep[None], is_causal=causal)[0]
-    concat = heads.transpose(0, 1).reshape(X.shape[0], h * d_k)
-    output = F.linear(concat, T["W_O"], T.get("b_O"))
-    return tuple(t.numpy() for t in (q, k, v, heads, output))
-
-
-def max_abs(a, b) -> float:
-    assert a.shape == b.shape, (a.shape, b.shape)
-    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
 
 
 def sdpa_has_enable_gqa() -> bool:
@@ -58,7 +35,7 @@ def sdpa_has_enable_gqa() -> bool:
 
 
 def check(trace, ref, h, n_kv, n, m, dtype):
-    q, k, v, heads, output = ref
+    q, k, v, heads, output = ref.q, ref.k, ref.v, ref.heads, ref.output
     d_k = D_MODEL // h
     assert trace.q.shape == (h, n, d_k)
     assert trace.k.shape == trace.v.shape == (n_kv, m, d_k)
@@ -84,7 +61,7 @@ def test_gqa_repeat_interleave(h, n_kv, causal, dtype, backend):
     n = 9
     x = np.random.default_rng(h).standard_normal((n, D_MODEL)).astype(dtype)
     trace = mc.forward(x, w, cfg, backend=backend)
-    check(trace, sdpa_reference(w, h, n_kv, x, causal=causal), h, n_kv, n, n, dtype)
+    check(trace, sdpa_attention(w, cfg, x), h, n_kv, n, n, dtype)
     if causal:
         assert (trace.weights[:, np.triu(np.ones((n, n), bool), 1)] == 0).all()
 
@@ -100,7 +77,7 @@ def test_gqa_enable_gqa(h, n_kv, causal, dtype, backend):
     n = 7
     x = np.random.default_rng(n_kv).standard_normal((n, D_MODEL)).astype(dtype)
     trace = mc.forward(x, w, cfg, backend=backend)
-    check(trace, sdpa_reference(w, h, n_kv, x, causal=causal, enable_gqa=True), h, n_kv, n, n, dtype)
+    check(trace, sdpa_attention(w, cfg, x, enable_gqa=True), h, n_kv, n, n, dtype)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -112,7 +89,7 @@ def test_gqa_cross_attention(h, n_kv, backend):
     rng = np.random.default_rng(0)
     x, kv = rng.standard_normal((4, D_MODEL)), rng.standard_normal((11, D_MODEL))
     trace = mc.forward(x, w, cfg, kv=kv, backend=backend)
-    check(trace, sdpa_reference(w, h, n_kv, x, kv=kv), h, n_kv, 4, 11, dtype)
+    check(trace, sdpa_attention(w, cfg, x, kv), h, n_kv, 4, 11, dtype)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -125,12 +102,8 @@ def test_gqa_with_padding_mask(backend):
     kpm = np.array([False, False, True, False, True, True])
     trace = mc.forward(x, w, cfg, key_padding_mask=kpm, backend=backend)
 
-    q, k, v, _, _ = sdpa_reference(w, h, n_kv, x)
-    keep = torch.from_numpy(~kpm)[None, None, None, :]  # (1, 1, 1, m)
-    k_rep = torch.from_numpy(k).repeat_interleave(h // n_kv, dim=0)
-    v_rep = torch.from_numpy(v).repeat_interleave(h // n_kv, dim=0)
-    heads = F.scaled_dot_product_attention(torch.from_numpy(q)[None], k_rep[None], v_rep[None], attn_mask=keep)[0]
-    assert max_abs(trace.heads, heads.numpy()) <= 1e-10
+    ref = sdpa_attention(w, cfg, x, keep=np.broadcast_to(~kpm, (n, n)))  # SDPA's bool mask: True = keep
+    assert max_abs(trace.heads, ref.heads) <= 1e-10
     assert (trace.weights[:, :, kpm] == 0).all()
 
 

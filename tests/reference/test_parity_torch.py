@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
+from references import max_abs
 
 BACKENDS = ["numpy", "torch"]
 DTYPES = [np.float32, np.float64]
@@ -80,12 +81,6 @@ def torch_projections(module, x, kv=None):
 
 def rand(n, d, dtype, seed):
     return np.random.default_rng(seed).standard_normal((n, d)).astype(dtype)
-
-
-def max_abs(a, b) -> float:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    assert a.shape == b.shape, (a.shape, b.shape)
-    return float(np.max(np.abs(a - b))) if a.size else 0.0
 
 
 def check_against_torch(trace, module, x, kv=None, key_padding_mask=None, attn_mask=None, dtype=np.float32,

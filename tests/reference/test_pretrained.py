@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import mha_core as mc
-from conftest import BLOCK_NETWORK, remembered_runs, run_python
+from helpers import BLOCK_NETWORK, run_python
 from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_core.analysis.head_stats import (
     COLUMNS,
@@ -37,39 +37,19 @@ TOL = 1e-5
 
 
 @pytest.fixture(scope="module")
-def model():
-    return load_minilm()
+def model(minilm):
+    return minilm
 
 
 @pytest.fixture(scope="module")
-def ours(model):
-    return remembered_runs(model)
+def ours(minilm_run):
+    return minilm_run
 
 
 @pytest.fixture(scope="module")
-def reference(model):
-    """transformers' BertModel (eager attention, so that it returns the weights) and tokenizer, offline."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        mp.setenv("TRANSFORMERS_OFFLINE", "1")
-        transformers = pytest.importorskip("transformers")
-        bert = transformers.BertModel.from_pretrained(model.model_dir, attn_implementation="eager",
-                                                      local_files_only=True).eval()
-        tokenizer = transformers.AutoTokenizer.from_pretrained(model.model_dir, local_files_only=True)
-    cache = {}
-
-    def run(text):
-        """(tokens, attentions per layer (h, n, n), hidden states (n, d_model) x 7), as NumPy."""
-        if text not in cache:
-            enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=MAX_MINILM_TOKENS)
-            with torch.no_grad():
-                out = bert(**enc, output_attentions=True, output_hidden_states=True)
-            cache[text] = (tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist()),
-                           [a[0].numpy() for a in out.attentions], [h[0].numpy() for h in out.hidden_states])
-        return cache[text]
-
-    run.bert, run.tokenizer = bert, tokenizer
-    return run
+def reference(bert):
+    """transformers' BertModel and tokenizer from the same files (conftest.py): (tokens, attentions, hidden states)."""
+    return bert
 
 
 # --- parity with the reference ---------------------------------------------------------------------------------
@@ -98,7 +78,7 @@ def test_torch_backend_matches_bert(ours, reference, text):
 
 
 def test_weights_are_the_models_own_in_pytorch_layout(model, reference):
-    for l, layer in enumerate(reference.bert.encoder.layer):
+    for l, layer in enumerate(reference.net.encoder.layer):
         w = model.layer_weights[l].attention
         pairs = {
             "W_Q": layer.attention.self.query.weight, "b_Q": layer.attention.self.query.bias,

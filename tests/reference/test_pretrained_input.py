@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import mha_core as mc
-from conftest import load_pretrained
+from helpers import load_pretrained
 from mha_core.pretrained import MODELS
 
 

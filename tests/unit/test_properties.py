@@ -1,7 +1,9 @@
 """Properties that must hold for every configuration and input, checked with hypothesis.
 
 Reference values come from the mathematics (written out here in plain NumPy) or from torch's
-F.scaled_dot_product_attention, never from mha_core itself.
+F.scaled_dot_product_attention (references.sdpa_attention), never from mha_core itself. How many examples each test
+draws is the hypothesis profile's (conftest.py): 50, the same on every run, by default; 1,000 new ones each run with
+pytest --hypothesis-profile=thorough.
 """
 
 from __future__ import annotations
@@ -12,15 +14,13 @@ import unicodedata
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as F
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import mha_core as mc
 from mha_core.analysis.stats import row_entropy
+from references import sdpa_attention
 
-SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BACKENDS = ["numpy", "torch"]
 
 
@@ -51,7 +51,6 @@ def setups(draw, max_heads=6, max_dk=6, max_tokens=8):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@SETTINGS
 @given(setup=setups(), mask_seed=st.integers(0, 2**31 - 1), p_block=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
        per_head=st.booleans())
 def test_weight_rows_sum_to_one_on_unmasked_rows(backend, setup, mask_seed, p_block, per_head):
@@ -73,7 +72,6 @@ def test_weight_rows_sum_to_one_on_unmasked_rows(backend, setup, mask_seed, p_bl
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@SETTINGS
 @given(setup=setups())
 def test_causal_rows_ignore_later_keys(backend, setup):
     cfg, w, x, _ = setup
@@ -94,7 +92,6 @@ def test_causal_rows_ignore_later_keys(backend, setup):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@SETTINGS
 @given(setup=setups(), perm_seed=st.integers(0, 2**31 - 1))
 def test_permutation_equivariance(backend, setup, perm_seed):
     """Without positional encoding, attention treats tokens as a set: permuting X permutes everything alike."""
@@ -109,7 +106,6 @@ def test_permutation_equivariance(backend, setup, perm_seed):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@SETTINGS
 @given(setup=setups(max_heads=1, max_dk=16))
 def test_single_head_by_hand(backend, setup):
     """h = 1 is softmax(Q K^T / sqrt(d)) V W_O^T + b_O, written out in plain NumPy."""
@@ -129,31 +125,19 @@ def test_single_head_by_hand(backend, setup):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@SETTINGS
 @given(setup=setups(), causal=st.booleans())
 def test_any_head_count_matches_sdpa(backend, setup, causal):
     cfg, w, x, kv = setup
     if causal and kv is not None:
         kv = None  # keep SDPA's is_causal to the square case
     cfg = dataclasses.replace(cfg, causal=causal)
-    h, d_k = cfg.n_heads, cfg.d_k
-    X = torch.from_numpy(x)
-    KV = X if kv is None else torch.from_numpy(kv)
-    T = {k: torch.from_numpy(a) for k, a in w.arrays().items()}
-
-    def proj(inp, W, b):
-        return F.linear(inp, W, b).view(inp.shape[0], h, d_k).transpose(0, 1)[None]
-
-    heads = F.scaled_dot_product_attention(proj(X, T["W_Q"], T.get("b_Q")), proj(KV, T["W_K"], T.get("b_K")),
-                                           proj(KV, T["W_V"], T.get("b_V")), is_causal=causal)[0]
-    out = F.linear(heads.transpose(0, 1).reshape(X.shape[0], h * d_k), T["W_O"], T.get("b_O"))
+    ref = sdpa_attention(w, cfg, x, kv)
     t = mc.forward(x, w, cfg, kv=kv, backend=backend)
-    np.testing.assert_allclose(t.heads, heads.numpy(), rtol=0, atol=1e-10)
-    np.testing.assert_allclose(t.output, out.numpy(), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(t.heads, ref.heads, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(t.output, ref.output, rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@SETTINGS
 @given(setup=setups(max_heads=8))
 def test_shapes_and_concat(backend, setup):
     cfg, w, x, kv = setup
@@ -174,7 +158,6 @@ def test_shapes_and_concat(backend, setup):
     np.testing.assert_allclose(t.q[0], x @ w.W_Q[:d_k].T + bq, rtol=0, atol=1e-12)
 
 
-@SETTINGS
 @given(scale=st.floats(0.01, 3.0), setup=setups(max_heads=3))
 def test_explicit_scale(scale, setup):
     cfg, w, x, _ = setup
@@ -193,7 +176,6 @@ words = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_s
 punctuation = st.sampled_from(list(".,;:!?()[]{}-\"/*&%$#@+="))
 
 
-@SETTINGS
 @given(word=words, left=st.lists(words, max_size=4), right=st.lists(words, max_size=4),
        d_model=st.integers(1, 32), seed=st.integers(0, 1000))
 def test_embed_same_word_same_vector(word, left, right, d_model, seed):
@@ -211,7 +193,6 @@ def test_embed_same_word_same_vector(word, left, right, d_model, seed):
     assert not np.array_equal(mc.embed([word], d_model, seed=seed + 1, positional=False)[0], ea[-1])
 
 
-@SETTINGS
 @given(tokens=st.lists(words, min_size=1, max_size=10), d_model=st.integers(1, 33))
 def test_positional_encoding_is_added(tokens, d_model):
     """With positional=True the sinusoidal encoding of Vaswani et al. (2017) is added, computed here by hand."""
@@ -235,7 +216,6 @@ def test_positional_encoding_breaks_permutation_symmetry():
     assert not np.allclose(e[0], e[1])
 
 
-@SETTINGS
 @given(parts=st.lists(st.one_of(words, punctuation), min_size=1, max_size=12), glue=st.data())
 def test_tokenize_splits_punctuation(parts, glue):
     """Words and punctuation marks come back as separate tokens, whether or not spaces separate them."""
@@ -262,7 +242,6 @@ def _attached(c: str) -> bool:
     return unicodedata.category(c) in ("Mn", "Mc", "Me", "Cf") or 0x1F3FB <= ord(c) <= 0x1F3FF
 
 
-@SETTINGS
 @given(text=st.text(min_size=1, max_size=40))
 def test_tokenize_keeps_every_visible_character(text):
     """Joining the tokens gives back the text without its separators; every token is a word or one mark, each with
@@ -306,7 +285,6 @@ def test_tokenize_examples():
 # --------------------------------------------------------------------------------------------------------------------
 
 
-@SETTINGS
 @given(m=st.integers(1, 50), hot=st.data())
 def test_row_entropy_extremes(m, hot):
     uniform = np.full((1, m), 1.0 / m)

@@ -6,7 +6,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from mha_app.settings import Settings, to_url
+from mha_app.settings import Settings, default, to_url
 from mha_app.text import quote
 from mha_app.url import check, closest_head_count, head_options
 
@@ -36,6 +36,13 @@ def test_every_share_url_passes_the_check():
 
 @pytest.mark.parametrize("params, words", [
     ({"h": "0"}, "outside 1…16"),
+    ({"query": "-3"}, "outside 1…2048"),
+    ({"seed": "1e99"}, "whole number"),
+    ({"causal": "maybe"}, "must be one of true, false"),
+    ({"seq_len": "0"}, "outside 1…1048576"), ({"batch": "abc"}, "whole number"),
+    ({"preset": "GPT-5"}, "must be one of"), ({"key": "-1"}, "outside 1…2048"),
+    ({"present": "2"}, "outside 0…1"), ({"present": "yes"}, "whole number"),
+    ({"screen": "0"}, "outside 1…11"), ({"screen": "1e3"}, "whole number"),
     ({"h": "abc"}, "whole number"),
     ({"d_model": "31", "h": "4"}, "Head counts that work: 1"),
     ({"d_model": "30", "h": "4"}, "1, 2, 3, 5, 6, 10, 15"),
@@ -50,6 +57,16 @@ def test_every_share_url_passes_the_check():
 def test_bad_parameters_are_explained(params, words):
     problems = check_query_params(params)
     assert problems and any(words in p for p in problems), problems
+
+
+@pytest.mark.parametrize("params", [
+    {"h": "0"}, {"h": "abc"}, {"d_model": "31", "h": "4"}, {"input": "random", "n": "999999"},
+    {"model": "gpt-17"}, {"causal": "maybe"}, {"mystery": "1"}, {"query": "-3"}, {"seed": "1e99"},
+])
+def test_malformed_links_are_explained_and_keep_a_head_count_that_divides_d_model(params):
+    problems, kept = check(params)
+    assert problems
+    assert int(kept.get("d_model", default("d_model"))) % int(kept.get("h", default("h"))) == 0, kept
 
 
 def test_user_values_reach_markdown_inside_a_code_span():
@@ -102,6 +119,14 @@ def test_ablate_is_read_sorted_and_without_repeats(raw, kept):
     ({"scale": "none", "model": "all-MiniLM-L6-v2"}, "trained with the 1/√d_k"),
     ({"plant": "self", "model": "all-MiniLM-L6-v2"}, "shown as trained"),
     ({"input": "pair", "causal": "true"}, "causal mask is off"),
+    ({"ablate": "2,x"}, "`x` was left out"),
+    ({"ablate": "9", "h": "8"}, "only 8 heads"),
+    ({"kv_heads": "abc"}, "whole number"),
+    ({"strength": "-3"}, "outside 0…30"),
+    ({"plant_head": "99"}, "outside 1…16"),
+    ({"scale": "sqrt"}, "must be one of"),
+    ({"input": "tiny", "ablate": "3"}, "only 2 heads"),
+    ({"model": "all-MiniLM-L6-v2", "ablate": "13"}, "only 12 heads"),
 ])
 def test_bad_experiment_parameters_are_explained(params, words):
     problems = check_query_params(params)
