@@ -102,8 +102,9 @@ def _head_summary(spec: Spec, ablated_layer: int) -> list[dict]:
 
 
 def head_summary(spec: Spec, layer: int) -> list[dict]:
-    """Every head's statistics on a trained model's run of spec.text (mha_core.analysis.head_stats.head_summary): computed
-    once per text, not on every rerun; the layer counts only when heads are switched off in it (see example)."""
+    """Every head's statistics on a trained model's run of spec.text (mha_core.analysis.head_stats.head_summary):
+    computed once per text, not on every rerun; the layer counts only when heads are switched off in it (see
+    example)."""
     return _head_summary(spec, layer if spec.ablate else 1)
 
 

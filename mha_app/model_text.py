@@ -179,7 +179,7 @@ def input_source(spec: Spec, layer: int = 1) -> str:
             f"and the word (the same word, in any case, always gets the same vector), {position}.{pair}")
 
 
-# --- The head summary: what its numbers are, for an encoder's split and a decoder's (see mha_core.analysis.head_stats) ----
+# --- The head summary: what its numbers are, for an encoder's split and a decoder's (mha_core.analysis.head_stats) ---
 
 CAVEATS = (
     "**What these numbers can and cannot show.** They say where the weight goes, by position, on this one text. "
