@@ -15,6 +15,7 @@ from helpers import load_pretrained, remembered_runs
 
 TESTS = Path(__file__).resolve().parent
 LAYERS = ("unit", "reference", "app", "browser")
+SHARED = ("page_run", "smollm2_reference", "bert")  # session fixtures whose work the tests using them share
 
 # `ci`, the default: bounded, and the same examples on every run. `thorough` (pytest --hypothesis-profile=thorough):
 # 20 times as many, new ones on every run, and 320 crafted links through the whole app (app/test_links_fuzz.py).
@@ -32,9 +33,11 @@ def pytest_collection_modifyitems(items):
             item.add_marker(layer)
         # Under pytest-xdist (--dist loadgroup, as README's test command runs it), the tests that share what a
         # fixture made stay on one worker: one app server for the browser tests, one set of page runs
-        # (app/conftest.py), and each module with its module-scoped fixtures.
-        shared = "browser" if layer == "browser" else "page_run" if "page_run" in item.fixturenames else None
-        item.add_marker(pytest.mark.xdist_group(shared or item.module.__name__))
+        # (app/conftest.py), one load of each transformers reference, and each module with its module-scoped
+        # fixtures.
+        shared = "browser" if layer == "browser" else next(
+            (name for name in SHARED if name in item.fixturenames), item.module.__name__)
+        item.add_marker(pytest.mark.xdist_group(shared))
 
 
 # --- the trained models, loaded once ----------------------------------------------------------------------------

@@ -165,28 +165,21 @@ def test_emoji_and_unknown_characters_become_visible_unk(ours, reference):
 
 # --- offline, and light to import ------------------------------------------------------------------------------
 
-def test_loads_and_runs_with_the_network_blocked():
+def test_loads_and_runs_offline_with_neither_torch_nor_transformers():
+    """In a fresh interpreter with every network call failing: the model loads and runs, and imports neither
+    transformers (seconds to import) nor torch (only for backend="torch", see pretrained.py's docstring)."""
     code = BLOCK_NETWORK + """
+import sys
 from mha_core.pretrained import load_minilm
 run = load_minilm().run("The cat sat on the mat because it was tired.")
 print(len(run.tokens), len(run.layers), run.tokens[0], run.tokens[-1])
+print([m for m in ("transformers", "sentence_transformers", "torch") if m in sys.modules])
 """
     result = run_python(code, HF_HUB_OFFLINE="1")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["13", "6", "[CLS]", "[SEP]"]
-
-
-def test_import_and_run_do_not_import_transformers_or_torch():
-    """transformers takes seconds to import; torch is only for backend="torch" (see pretrained.py's docstring)."""
-    code = """
-import sys
-import mha_core.pretrained as p
-p.load_minilm().run("Hello there.")
-print([m for m in ("transformers", "sentence_transformers", "torch") if m in sys.modules])
-"""
-    result = run_python(code)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    ran, imported = result.stdout.strip().splitlines()[-2:]
+    assert ran.split() == ["13", "6", "[CLS]", "[SEP]"]
+    assert imported == "[]"
 
 
 # --- erf and GELU ----------------------------------------------------------------------------------------------
