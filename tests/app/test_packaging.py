@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from app_pages import ROOT, app_pages
+from app_pages import app_pages
+from helpers import ROOT
 from mha_core.pretrained import MODELS
 
 NEVER_AT_RUNTIME = {"sentence-transformers", "transformers", "scipy", "scikit-learn", "llm", "llama-cpp-python"}

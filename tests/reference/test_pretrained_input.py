@@ -1,4 +1,5 @@
-"""What every pretrained model refuses, in the same words: input that is not text, blank text, an unknown backend."""
+"""What every pretrained model refuses, in the same words: input that is not text, blank text, an unknown backend;
+and every model card says what its loaded model is."""
 
 from __future__ import annotations
 
@@ -29,3 +30,12 @@ def test_non_text_is_refused(model, text):
 def test_unknown_backend_is_refused(model):
     with pytest.raises(mc.ConfigError, match="backend must be one of numpy, torch"):
         model.run("The cat sat on the mat.", backend="jax")
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_model_cards_match_the_loaded_models(name):
+    card = MODELS[name]
+    model = load_pretrained(card.load)
+    assert (model.n_layers, model.config.n_heads, model.config.kv_heads, model.config.d_model) == (
+        card.n_layers, card.n_heads, card.n_kv_heads, card.d_model), name
+    assert model.max_tokens == card.max_tokens and model.config.causal == (card.kind == "decoder"), name

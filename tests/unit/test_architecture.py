@@ -10,12 +10,11 @@ from dataclasses import fields
 
 import pytest
 
-from app_pages import ROOT, app_pages
-from helpers import load_pretrained, run_python
+from app_pages import app_pages
+from helpers import ROOT, run_python
 from mha_app import url
 from mha_app.settings import FIELDS, Settings, Spec, View, control, default, to_url
 from mha_core.attention import engine
-from mha_core.pretrained import MODELS
 
 
 def test_the_engine_imports_no_streamlit():
@@ -52,15 +51,6 @@ def test_pages_folder_holds_only_pages_and_the_app_lists_them_all():
     assert scripts == on_disk, "every file in pages/ is a page of app.py, and only pages live there"
     for script in scripts:
         assert "view()" in (ROOT / script).read_text(encoding="utf-8"), script
-
-
-@pytest.mark.parametrize("name", sorted(MODELS))
-def test_model_cards_match_the_loaded_models(name):
-    card = MODELS[name]
-    model = load_pretrained(card.load)
-    assert (model.n_layers, model.config.n_heads, model.config.kv_heads, model.config.d_model) == (
-        card.n_layers, card.n_heads, card.n_kv_heads, card.d_model), name
-    assert model.max_tokens == card.max_tokens and model.config.causal == (card.kind == "decoder"), name
 
 
 def test_spec_is_hashable_and_the_view_is_not_part_of_it():

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from app_pages import ROOT
+from helpers import ROOT
 from mha_app import compute
 from mha_app.cache import BoundedCache, nbytes
 
