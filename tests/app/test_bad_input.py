@@ -61,7 +61,7 @@ def test_odd_text_is_kept_as_typed(page):
     assert all(tok == tokens[i - 1] for i, tok in numbered), [(i, t) for i, t in numbered if t != tokens[i - 1]]
 
 
-@pytest.mark.parametrize("page, text", zip(PAGES, itertools.cycle(["", " ", "\n\t  ", "\u200b\u200b", "\u3000"])))
+@pytest.mark.parametrize("page, text", list(zip(PAGES, itertools.cycle(["", " ", "\n\t  ", "\u200b\u200b", "\u3000"]))))
 def test_text_without_words_says_so(page, text):
     """The message comes before any page draws: every page once, every blank text at least once."""
     at = run_app({"text": text}, page)
