@@ -6,6 +6,8 @@ Importable helpers live in helpers.py, references.py, screen.py and app_pages.py
 
 from __future__ import annotations
 
+import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -15,10 +17,10 @@ from helpers import load_pretrained, remembered_runs
 
 TESTS = Path(__file__).resolve().parent
 LAYERS = ("unit", "reference", "app", "browser")
-SHARED = ("page_run", "smollm2_reference", "bert")  # session fixtures whose work the tests using them share
+SHARED = ("page_run", "smollm2_reference", "bert")  # session fixtures whose work the modules using them share
 
 # `ci`, the default: bounded, and the same examples on every run. `thorough` (pytest --hypothesis-profile=thorough):
-# 20 times as many, new ones on every run, and 320 crafted links through the whole app (app/test_links_fuzz.py).
+# 20 times as many, new ones on every run, and 330 crafted links through the whole app (app/test_links_fuzz.py).
 settings.register_profile("ci", max_examples=50, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -31,13 +33,33 @@ def pytest_collection_modifyitems(items):
         layer = item.path.relative_to(TESTS).parts[0]
         if layer in LAYERS:
             item.add_marker(layer)
-        # Under pytest-xdist (--dist loadgroup, as README's test command runs it), the tests that share what a
-        # fixture made stay on one worker: one app server for the browser tests, one set of page runs
-        # (app/conftest.py), one load of each transformers reference, and each module with its module-scoped
-        # fixtures.
-        shared = "browser" if layer == "browser" else next(
-            (name for name in SHARED if name in item.fixturenames), item.module.__name__)
-        item.add_marker(pytest.mark.xdist_group(shared))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (README's test command runs `pytest -n 2`), whole work units go to one worker each: the
+    tests that share what a session fixture made (work_unit), else a module's tests with their module fixtures."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedWork(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return SharedWork(config, log)
+
+
+def work_unit(nodeid: str) -> str:
+    """The browser tests (one app server), the modules that use one of the SHARED fixtures, or the test's module."""
+    path = nodeid.split("::")[0]
+    if path.startswith("tests/browser/"):
+        return "browser"
+    source = _source(path)
+    return next((name for name in SHARED if re.search(rf"def \w+\([^)]*\b{name}\b", source)), path)
+
+
+@functools.cache
+def _source(path: str) -> str:
+    return (TESTS.parent / path).read_text(encoding="utf-8")
 
 
 # --- the trained models, loaded once ----------------------------------------------------------------------------
