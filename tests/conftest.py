@@ -1,7 +1,7 @@
 """What every layer of the tests shares: a marker per layer (the folder a test lives in), hypothesis' profiles, and
 the trained models with their transformers references, each loaded once per session (once per worker under xdist).
 
-Importable helpers live in helpers.py, references.py, screen.py and app_pages.py, never here.
+Importable helpers live in helpers.py, references.py, screen.py, app_pages.py and crafted_links.py, never here.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def sdpa_attention(w, cfg, x, kv=None, *, keep=None, factors=None, enable_gqa=Fa
     if cfg.rope_theta:
         q, k = (torch.from_numpy(complex_rope(t.numpy(), cfg.rope_theta)) for t in (q, k))
         v, T = v.double(), {name: t.double() for name, t in T.items()}
-    allowed = None if keep is None else torch.from_numpy(np.asarray(keep, bool))   # (n, m) or (h, n, m)
+    allowed = None if keep is None else torch.from_numpy(np.array(keep, bool))     # (n, m) or (h, n, m)
     if cfg.causal:
         triangle = torch.ones(n, m, dtype=torch.bool).tril()                      # (n, m), as SDPA's is_causal
         allowed = triangle if allowed is None else allowed & triangle
