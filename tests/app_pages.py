@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
+from helpers import ROOT
 from mha_app.settings import MODELS
 
-ROOT = Path(__file__).resolve().parents[1]
 PRETRAINED = MODELS[1]
 
 

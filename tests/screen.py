@@ -1,16 +1,63 @@
-"""What an AppTest run puts on screen, read the way a student sees it: messages, and every number a figure shows."""
+"""What the app puts on screen, read the way a student sees it: an AppTest run of app.py, its messages, texts and
+links, and every number a figure shows (plotly JSON, typed arrays included)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
 import numpy as np
 
-from conftest import as_array
+from helpers import ROOT
 
 NOT_A_NUMBER = re.compile(r"(?<![\w`])(nan|-?inf|-?infinity)(?![\w`])", re.IGNORECASE)
 NUMERIC_KEYS = ("x", "y", "z", "values", "customdata")
+
+
+def run_app(params: dict | None = None, page: str | None = None, answered: bool = True, context: dict | None = None):
+    """Run app.py in AppTest with these URL query parameters, on this page file (default: the default page).
+
+    The page is chosen before the first run, as a link to it does (every url_path is its file's name), so only that
+    page runs. answered: the page's prediction questions are taken as answered, so the page shows everything (as it
+    does for a student who has answered); False shows a page whose questions still wait. context: what a browser
+    would report in st.context (e.g. {"theme": "dark"})."""
+    from streamlit.testing.v1 import AppTest
+
+    from mha_core.teaching.questions import KINDS
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update(params or {})
+    for kind in KINDS if answered else ():
+        at.session_state[f"answered_{kind}"] = "revealed"
+    at.context.update(context or {})
+    if page:
+        at.switch_page(page)
+    return at.run()
+
+
+def explorer(at):
+    """The attention explorer on the current page: (header, arrays, view), its payload decoded as the browser reads it
+    (mha_app.explorer.payload.read_payload) and the view the server hands it (layer, head, query, stage)."""
+    from mha_app.explorer.payload import read_payload
+
+    parts = {e.proto.component_name: e.proto for e in at.get("bidi_component")}
+    assert "mha_app.attention_explorer" in parts, f"no explorer on the page, only {sorted(parts)}"
+    header, arrays = read_payload(parts["mha_app.attention_explorer"].bytes)
+    return header, arrays, json.loads(parts["mha_app.attention_explorer_view"].json)["view"]
+
+
+def explorer_matrix(at, stage: str | None = None, head: int | None = None):
+    """One head's matrix (1-based head) at a stage as the explorer draws it (default: the view's head and stage)."""
+    header, arrays, view = explorer(at)
+    stack = arrays[f"{view['layer']}/{stage or view['stage']}"]
+    return stack[0 if len(stack) == 1 else (head or view["head"]) - 1]  # a mask alike in every head is sent once
+
+
+def assert_clean(at) -> None:
+    """No exception and no error message on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
 
 
 def messages(at, kind: str) -> list[str]:
@@ -18,8 +65,70 @@ def messages(at, kind: str) -> list[str]:
     return [element.value for element in getattr(at, kind)]
 
 
-def figure_specs(at) -> list[dict]:
+def texts(at, *kinds: str) -> str:
+    """Everything of these element kinds (markdown, caption, latex, ...) on the page, as one string."""
+    return "\n".join(value for kind in kinds for value in messages(at, kind))
+
+
+def share_link(at) -> str:
+    """The sidebar's share link."""
+    return next(c.value for c in at.code if c.value.startswith("http"))
+
+
+def figures(at) -> list[dict]:
+    """The plotly figure specs on the current page, in order."""
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def figure_titled(at, prefix: str) -> dict:
+    """The first figure on the page whose title starts with prefix."""
+    matches = [f for f in figures(at) if f["layout"]["title"]["text"].startswith(prefix)]
+    assert matches, f"no figure titled {prefix!r} in {[f['layout']['title']['text'] for f in figures(at)]}"
+    return matches[0]
+
+
+def as_array(value) -> np.ndarray:
+    """A plotly JSON array (plain list or base64 typed array) as NumPy."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            data = data.reshape([int(s) for s in str(shape).split(",")])
+        return data
+    return np.array(value, dtype=float)
+
+
+def mosaic_panels(figure: dict) -> dict[tuple[int, int], np.ndarray]:
+    """The model view's panels by (layer, head), 1-based, read back from its one heatmap: each column is labelled
+    "head h, key ...", each row "layer l, query ..." (the empty gaps between panels have other labels)."""
+    trace = figure["data"][0]
+    z = as_array(trace["z"]).reshape(len(trace["y"]), len(trace["x"]))
+
+    def blocks(labels: list[str], word: str) -> dict[int, list[int]]:
+        found: dict[int, list[int]] = {}
+        for i, label in enumerate(labels):
+            match = re.match(rf"{word} (\d+), ", label)
+            if match:
+                found.setdefault(int(match.group(1)), []).append(i)
+        return found
+
+    rows, cols = blocks(trace["y"], "layer"), blocks(trace["x"], "head")
+    return {(l, h): z[np.ix_(r, c)] for l, r in rows.items() for h, c in cols.items()}
+
+
+def mosaic_outline(figure: dict) -> tuple[int, int]:
+    """The (layer, head), 1-based, of the model view's panel that its red outline frames exactly."""
+    trace, shape = figure["data"][0], figure["layout"]["shapes"][0]
+    cells_x = [i for i in range(len(trace["x"])) if shape["x0"] < i < shape["x1"]]
+    cells_y = [i for i in range(len(trace["y"])) if shape["y0"] < i < shape["y1"]]
+    heads = {trace["x"][i].split(",")[0] for i in cells_x}
+    layers = {trace["y"][i].split(",")[0] for i in cells_y}
+    assert len(heads) == len(layers) == 1, (heads, layers)
+    head, layer = heads.pop(), layers.pop()
+    # the outline holds the whole panel: every column of that head and every row of that layer
+    assert len(cells_x) == sum(label.startswith(head + ",") for label in trace["x"])
+    assert len(cells_y) == sum(label.startswith(layer + ",") for label in trace["y"])
+    return int(layer.split()[1]), int(head.split()[1])
 
 
 def _numbers(value) -> np.ndarray | None:
@@ -67,7 +176,7 @@ def non_finite_on_screen(at, user_text: str = "") -> list[str]:
     Words the user typed (user_text) are not counted: "nan" may be a token.
     """
     typed = {w.lower() for w in re.findall(r"\w+", user_text)}
-    found = [problem for spec in figure_specs(at) for problem in non_finite_in_figure(spec, typed)]
+    found = [problem for spec in figures(at) for problem in non_finite_in_figure(spec, typed)]
     for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "info", "success"):
         for text in messages(at, kind):
             for word in NOT_A_NUMBER.findall(text):

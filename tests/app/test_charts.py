@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from conftest import run_app
 from mha_core.figures import base
+from screen import run_app
 
 TEXT = "The *cat* sat on $5 mat"  # Markdown and math that must stay text in the tables
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from conftest import explorer, load_pretrained, run_app
+from helpers import load_pretrained
+from screen import explorer, run_app
 
 
 def test_the_attention_page_sends_the_explorer_its_example_and_the_links_view():

@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import as_array, figure_titled, load_pretrained, run_app
+from helpers import load_pretrained
 from mha_app import heads_learn
 from mha_core.pretrained import load_minilm
 from mha_core.training import TASKS, train
 from mha_core.training.experiments import HeadComparison, PruningCurve
+from screen import as_array, figure_titled, run_app
 
 PAGE = "pages/heads_learn.py"
 QUICK = {"task": "previous", "task_h": "2", "task_d_model": "32", "task_seed": "7"}  # 300 steps of a small model

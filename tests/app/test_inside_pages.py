@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from conftest import as_array, explorer, figure_titled, load_pretrained, run_app
+from helpers import load_pretrained
 from mha_app.lesson import SCREENS
 from mha_core.analysis import contributions as weighted_norms
 from mha_core.analysis import head_stats
 from mha_core.figures import base as figure_base
+from screen import as_array, explorer, figure_titled, run_app
 
 MINILM = {"model": "all-MiniLM-L6-v2"}
 

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from conftest import run_app
 from mha_app.example import build_example
 from mha_app.settings import Spec
 from mha_core.teaching import questions
+from screen import run_app
 
 # (page, question kind, link): every page that asks, in a mode where the answer is easy to give away.
 ASKED = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_app
+from screen import run_app
 
 
 def text_of(at) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from conftest import free_port
+from helpers import free_port
 from mha_core.analysis.contributions import contribution_shares
 
 ROOT = Path(__file__).resolve().parents[2]

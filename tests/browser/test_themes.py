@@ -9,8 +9,6 @@ import re
 from urllib.parse import urlencode
 
 import pytest
-
-from mha_core.figures import base
 from test_browser import (  # noqa: F401
     CHANGE_MS,
     DECODER,
@@ -21,6 +19,8 @@ from test_browser import (  # noqa: F401
     server,
     wait_settled,
 )
+
+from mha_core.figures import base
 
 pytestmark = pytest.mark.browser
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import mha_core as mc
-from conftest import load_pretrained
+from helpers import load_pretrained
 from mha_core.analysis import contributions as weighted_norms
 from mha_core.analysis import head_stats
 from mha_core.pretrained import load_minilm

@@ -15,7 +15,6 @@ import torch
 import torch.nn.functional as F
 
 import mha_core as mc
-from conftest import llama_gated_logits
 from mha_core.training import held_out, train
 from mha_core.training.experiments import (
     PRUNING_TEXT,
@@ -26,6 +25,7 @@ from mha_core.training.experiments import (
     pruning_order,
 )
 from mha_core.training.model import gated_attention
+from references import llama_gated_logits
 
 
 @pytest.fixture(scope="module", params=[True, False], ids=["attention-only", "with-mlp"])

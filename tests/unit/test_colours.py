@@ -30,13 +30,14 @@ try:
 except ImportError:  # Python 3.10: Streamlit's own TOML reader
     import toml as tomllib
 
-from conftest import ROOT, as_array
+from helpers import ROOT
 from mha_app.theme import PRIMARY_LABEL
 from mha_core import figures as F
 from mha_core.analysis.head_stats import ENCODER, decoder_parts
 from mha_core.figures import base
 from mha_core.figures.models import PART_COLOURS
 from mha_core.figures.theme import colour_map, themed
+from screen import as_array
 
 colorspacious = pytest.importorskip("colorspacious")
 

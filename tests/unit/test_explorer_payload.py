@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from conftest import biased_weights
 from mha_app.explorer.payload import (
     LAYERS_BUDGET,
     build_payload,
@@ -18,6 +17,7 @@ from mha_app.explorer.payload import (
     layers_that_fit,
     read_payload,
 )
+from references import biased_weights
 
 OVERVIEW_CELLS = 40_000  # the app's overviews: at most this many cells a matrix
 ZOOM = 64

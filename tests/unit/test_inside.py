@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from conftest import biased_weights
 from mha_core import figures
 from mha_core.analysis import contributions as weighted_norms
 from mha_core.analysis import head_stats
 from mha_core.figures import inside as inside_figures
+from references import biased_weights
 
 RNG = np.random.default_rng(21)
 

@@ -1,0 +1,95 @@
+"""The browser layer's fixtures: one `streamlit run app.py` on a free local port and one Chromium for the session
+(per xdist worker), and a fresh browser context (a new Streamlit session) per page a test opens."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from helpers import ROOT
+
+SERVER_START_S = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(request, tmp_path_factory) -> str:
+    """`streamlit run app.py` on a free local port; the base URL. The process group is ended afterwards."""
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
+         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def stop() -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+
+    request.addfinalizer(stop)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"streamlit exited with {proc.returncode}; see {log.name}")
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return base
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"streamlit did not answer on port {port} within {SERVER_START_S} s; see {log.name}")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    from chromium import CHROMIUM, CHROMIUM_ARGS  # imported here: its import skips a test module without Chromium
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """open_page(url) -> a settled page in a fresh context (a new Streamlit session), closed after the test."""
+    from chromium import CHANGE_MS, LOAD_MS, SMALL, wait_settled
+
+    contexts = []
+
+    def _open(url: str):
+        context = browser.new_context(viewport=SMALL)
+        context.set_default_timeout(CHANGE_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(url, timeout=LOAD_MS)
+        wait_settled(page)
+        return page
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+

@@ -1,0 +1,377 @@
+"""Figure functions, without Streamlit: the data they carry, shapes, colour ranges and labels."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from scipy.stats import entropy as scipy_entropy
+
+import mha_core as mc
+from mha_core import figures as F
+from mha_core.analysis import pooling
+from mha_core.analysis.decompose import head_contributions
+from screen import as_array, mosaic_outline, mosaic_panels, non_finite_in_figure
+
+TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
+
+
+def example(h=4, d_model=16, n=6, causal=False, pad=0, seed=0):
+    cfg = mc.MHAConfig(d_model, h, causal=causal)
+    w = mc.init_weights(cfg, seed=seed)
+    x = mc.random_input(n, d_model, seed=seed)
+    kpm = mc.padding_mask(n, pad) if pad else None
+    return mc.forward(x, w, cfg, key_padding_mask=kpm), w, cfg
+
+
+def z_of(fig, i=0):
+    return as_array(fig.to_plotly_json()["data"][i]["z"])
+
+
+def cells(fig) -> int:
+    return sum(np.asarray(trace.z, dtype=float).size for trace in fig.data if getattr(trace, "z", None) is not None)
+
+
+def test_token_labels_are_unique_even_for_repeated_words():
+    labels = F.token_labels(TOKENS)
+    assert len(set(labels)) == len(TOKENS)
+    assert labels[0] == "1 the" and labels[4] == "5 the"
+
+
+def test_token_labels_escape_markup():
+    assert "<b>" not in F.token_labels(["<b>"])[0]
+
+
+def test_pool_keeps_small_matrices_and_averages_large_ones():
+    z = np.arange(12.0).reshape(3, 4)
+    same, r = pooling.pool(z, 100)
+    assert r == 1 and np.array_equal(same, z)
+    big = np.random.default_rng(0).random((1000, 1000))
+    pooled, r = pooling.pool(big, 250_000)
+    assert pooled.size <= 250_000 and r == 2
+    np.testing.assert_allclose(pooled[0, 0], big[:2, :2].mean())
+    np.testing.assert_allclose(pooled.mean(), big.mean(), rtol=1e-12)
+
+
+def test_head_grid_has_one_panel_per_head_on_a_fixed_0_to_1_scale():
+    tr, _, _ = example(h=4)
+    fig = F.head_grid_figure(tr, TOKENS)
+    assert len(fig.data) == 4
+    assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
+    for i in range(4):
+        np.testing.assert_array_equal(np.asarray(fig.data[i].z), tr.weights[i])
+    assert list(fig.data[0].x) == F.token_labels(TOKENS)
+    assert [a.text for a in fig.layout.annotations][:4] == [f"head {i}" for i in range(1, 5)]
+
+
+@pytest.mark.parametrize("stage", ["raw", "scaled", "mask", "weights"])
+def test_attention_stages(stage):
+    tr, _, cfg = example(causal=True)
+    fig = F.attention_figure(tr, 1, TOKENS, stage, cfg.softmax_scale)
+    z = np.asarray(fig.data[0].z, dtype=float)
+    if stage == "raw":
+        d = tr.q.shape[-1]
+        np.testing.assert_allclose(z, tr.q[1] @ tr.k[1].T, rtol=1e-5, atol=1e-5)
+        assert fig.data[0].zmid == 0 and d == cfg.d_k
+    elif stage == "scaled":
+        later = np.triu(np.ones((6, 6), bool), 1)
+        assert np.all(np.isnan(z[later])), "blocked scores are blank, not -inf"
+        np.testing.assert_allclose(z[~later], (tr.q[1] @ tr.k[1].T / np.sqrt(cfg.d_k))[~later], rtol=1e-5, atol=1e-5)
+    elif stage == "mask":  # blocked pairs blank, kept pairs M = 0, in one grey outside every value scale
+        later = np.triu(np.ones((6, 6), bool), 1)
+        assert np.all(np.isnan(z[later])) and np.all(z[~later] == 0)
+        assert fig.data[0].showscale is False
+    else:  # blocked pairs blank, never the colour of weight 0
+        later = np.triu(np.ones((6, 6), bool), 1)
+        assert np.all(np.isnan(z[later]))
+        np.testing.assert_array_equal(z[~later], tr.weights[1][~later])
+        assert fig.data[0].zmin == 0 and fig.data[0].zmax == 1
+        assert "blocked" in fig.data[0].colorbar.title.text
+    assert fig.layout.xaxis.title.text == "key" and fig.layout.yaxis.title.text == "query"
+    assert fig.layout.title.text.startswith("Head 2")
+
+
+def test_projection_weights_are_shown_as_in_the_formula_with_head_blocks():
+    tr, w, cfg = example(h=4, d_model=16)
+    fig = F.projection_weight_figure(w.W_Q, 4, "W_Q")
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z), w.W_Q.T)
+    assert len(fig.layout.shapes) == 4
+    assert [s.x0 + 0.5 for s in fig.layout.shapes] == [0, 4, 8, 12]
+    assert fig.data[0].zmid == 0
+
+
+def test_per_head_small_multiples_share_one_signed_scale():
+    tr, _, _ = example(h=4)
+    fig = F.per_head_figure(tr.q, TOKENS, "Q")
+    assert len(fig.data) == 4
+    assert fig.layout.coloraxis.cmid == 0
+    assert fig.layout.coloraxis.cmax == pytest.approx(float(np.abs(tr.q).max()))
+    np.testing.assert_array_equal(np.asarray(fig.data[2].z), tr.q[2])
+
+
+def test_query_bar_sums_to_one_and_value_mix_adds_up():
+    tr, _, _ = example()
+    bar = F.query_weights_figure(tr, 2, 3, TOKENS)
+    assert np.asarray(bar.data[0].y).sum() == pytest.approx(1, abs=1e-6)
+    mix = np.asarray(F.value_mix_figure(tr, 2, 3, TOKENS).data[0].z, dtype=float)
+    np.testing.assert_allclose(mix[:-1].sum(axis=0), mix[-1], atol=1e-6)
+    np.testing.assert_allclose(mix[-1], tr.heads[2, 3], atol=1e-7)
+
+
+def test_entropy_matches_scipy():
+    tr, _, _ = example()
+    fig = F.entropy_figure(tr, TOKENS)
+    z = np.asarray(fig.data[0].z, dtype=float)  # queries as rows, heads as columns
+    expected = np.array([[scipy_entropy(row, base=2) for row in head] for head in tr.weights])
+    np.testing.assert_allclose(z, expected.T, atol=1e-6)
+    assert fig.layout.yaxis.title.text == "query token" and fig.layout.xaxis.title.text == "head"
+    assert fig.data[0].zmin == 0 and fig.data[0].zmax == pytest.approx(np.log2(6))
+
+
+def test_concat_is_coloured_by_head():
+    tr, _, _ = example(h=4, d_model=16)
+    fig = F.concat_figure(tr, TOKENS)
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z), tr.concat)
+    assert [s.line.color for s in fig.layout.shapes] == [F.head_colour(i) for i in range(4)]
+
+
+def test_concat_columns_are_named_without_the_multiplication_dot():
+    tr, _, _ = example(h=4, d_model=16)
+    fig = F.concat_figure(tr, TOKENS)
+    labels = list(fig.data[0].x)
+    assert labels[:2] == ["h1 d1", "h1 d2"] and labels[4] == "h2 d1"
+    assert not any("·" in label for label in labels) and "·" not in fig.layout.xaxis.title.text
+    assert fig.layout.xaxis.showticklabels is not False
+
+
+def test_output_projection_figures_add_up_to_the_output():
+    tr, w, cfg = example(h=4, d_model=16)
+    w_fig = F.output_weight_figure(w.W_O, 4)
+    np.testing.assert_array_equal(np.asarray(w_fig.data[0].z), w.W_O.T)
+    assert len(w_fig.layout.shapes) == 4 and w_fig.layout.shapes[1].y0 == 3.5
+    contrib = head_contributions(tr, w)
+    fig = F.contributions_figure(contrib, tr.output, TOKENS)
+    assert len(fig.data) == 5
+    panels = [np.asarray(t.z, dtype=float) for t in fig.data]
+    np.testing.assert_allclose(sum(panels[:4]) + w.b_O, panels[4], atol=1e-5)
+
+
+def test_input_and_output_each_have_their_own_centred_labelled_scale():
+    """One shared scale drew the output blank next to X (X reached 4.6, the output 0.84): each has its own now."""
+    tr, _, _ = example()
+    fig = F.input_output_figure(tr.x, tr.output, TOKENS)
+    x_axis, out_axis = fig.layout.coloraxis, fig.layout.coloraxis2
+    assert [fig.data[0].coloraxis, fig.data[1].coloraxis] == ["coloraxis", "coloraxis2"]
+    assert x_axis.cmid == 0 and x_axis.cmax == pytest.approx(np.abs(tr.x).max()) and x_axis.cmin == -x_axis.cmax
+    assert out_axis.cmid == 0 and out_axis.cmax == pytest.approx(np.abs(tr.output).max())
+    assert out_axis.cmin == -out_axis.cmax and out_axis.cmax < x_axis.cmax
+    assert (x_axis.colorbar.title.text, out_axis.colorbar.title.text) == ("X", "output")
+    assert x_axis.colorbar.x < out_axis.colorbar.x  # each bar beside its own panel
+
+
+def test_pipeline_shows_live_shapes():
+    fig = F.pipeline_figure(n=11, d_model=128, n_heads=8, d_k=16)
+    texts = " ".join(a.text for a in fig.layout.annotations)
+    assert "11 × 128" in texts and "8 heads × (11 × 16)" in texts and "11 × 11" in texts
+    assert "d_model = 128" in fig.layout.title.text
+
+
+def test_pipeline_writes_each_projection_and_the_bias_only_when_there_is_one():
+    texts = " ".join(a.text for a in F.pipeline_figure(3, 4, 2, 2).layout.annotations)
+    for name in "QKV":  # three formulas, not one "Q_i, K_i, V_i = X W_i"
+        assert f"{name}<sub>i</sub> = X W<sup>{name}</sup><sub>i</sub>" in texts
+    assert "b<sup>" not in texts and "+ M" in texts
+    with_bias = " ".join(a.text for a in F.pipeline_figure(3, 4, 2, 2, bias=True).layout.annotations)
+    assert "X W<sup>Q</sup><sub>i</sub> + b<sup>Q</sup><sub>i</sub>" in with_bias and "+ b<sup>O</sup>" in with_bias
+
+
+def test_no_figure_carries_more_than_the_cell_budget_on_long_inputs():
+    n, d_model, h = 1100, 64, 4
+    tr, w, cfg = example(h=h, d_model=d_model, n=n)
+    tokens = [f"t{i}" for i in range(n)]
+    figs = [F.head_grid_figure(tr, tokens), F.attention_figure(tr, 0, tokens, "weights"),
+            F.entropy_figure(tr, tokens), F.concat_figure(tr, tokens), F.per_head_figure(tr.q, tokens, "Q"),
+            F.input_output_figure(tr.x, tr.output, tokens),
+            F.contributions_figure(head_contributions(tr, w), tr.output, tokens)]
+    for fig in figs:
+        assert cells(fig) <= pooling.MAX_CELLS, fig.layout.title.text
+    pooled = F.attention_figure(tr, 0, tokens, "weights")
+    # 40,000 cells at most (pooling.OVERVIEW_CELLS): 5×5 blocks leave 220² = 48,400, 6×6 leave 184² = 33,856
+    assert "averages over 6×6 blocks" in pooled.layout.title.text
+    z = np.asarray(pooled.data[0].z, dtype=float)
+    assert z.shape == (184, 184)
+    np.testing.assert_allclose(z[0, 0], tr.weights[0, :6, :6].mean(), rtol=1e-6)
+    np.testing.assert_allclose(z[-1, -1], tr.weights[0, -2:, -2:].mean(), rtol=1e-6)  # a partial edge block
+
+
+def test_small_heatmaps_print_their_numbers_and_large_ones_do_not():
+    from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
+
+    x, w = tiny_example()
+    tr = mc.forward(x, w, TINY_CONFIG)
+    raw = F.attention_figure(tr, 0, TINY_TOKENS, "raw", TINY_CONFIG.softmax_scale)
+    printed = [[re.sub(r"<[^>]+>", "", t) for t in row] for row in raw.data[0].text]  # each in black or white
+    np.testing.assert_array_equal(np.array(printed, dtype=float), tr.scores[0] / TINY_CONFIG.softmax_scale)
+    assert raw.data[0].texttemplate == "%{text}"
+    big, _, _ = example(n=20)
+    assert F.attention_figure(big, 0, [f"t{i}" for i in range(20)], "weights").data[0].text is None
+
+
+def test_head_grid_thins_key_labels_instead_of_dropping_them():
+    """The default MiniLM sentence has 13 tokens: its head grid used to lose every key label beyond 12."""
+    tokens = ["[CLS]", *"abcdefghijk", "[SEP]"]
+    cfg = mc.MHAConfig(16, 8)
+    tr = mc.forward(mc.random_input(13, 16), mc.init_weights(cfg), cfg)
+    fig = F.head_grid_figure(tr, tokens).to_plotly_json()["layout"]  # 4 columns: heads 5-8 are the bottom row
+    bottom = [fig[f"xaxis{i}"] for i in range(5, 9)]
+    top = fig["xaxis"]
+    assert bottom and all(axis["showticklabels"] and axis["tickmode"] == "auto" for axis in bottom)
+    assert top["showticklabels"] is False  # inner panels stay bare, so labels never overlap
+
+
+def test_pooled_panel_grids_say_they_show_averages():
+    n = 1100
+    tr, w, _ = example(h=4, d_model=128, n=n)
+    tokens = [f"t{i}" for i in range(n)]
+    for fig in (F.head_grid_figure(tr, tokens), F.input_output_figure(tr.x, tr.output, tokens),
+                F.contributions_figure(head_contributions(tr, w), tr.output, tokens)):
+        assert "averages over" in fig.layout.title.text, fig.layout.title.text
+        assert "mean of a" in fig.data[0].hovertemplate
+    small = F.head_grid_figure(example()[0], TOKENS)
+    assert "average" not in small.layout.title.text and "mean of a" not in small.data[0].hovertemplate
+
+
+def test_entropy_colour_bar_is_in_bits_and_marks_the_maximum():
+    tr, _, _ = example(n=13)
+    fig = F.entropy_figure(tr, [f"t{i}" for i in range(13)])
+    bar = fig.data[0].colorbar
+    assert bar.title.text == "bits"
+    assert bar.tickvals[-1] == pytest.approx(np.log2(13)) and bar.ticktext[-1] == f"max {np.log2(13):.2f}"
+    assert fig.data[0].zmax == pytest.approx(np.log2(13))
+
+
+def test_raw_scores_are_the_products_themselves():
+    tr, _, cfg = example(h=4, d_model=12)  # d_k = 3: 1/sqrt(3) is not exact, so scores / scale would not be Q K^T
+    raw = np.asarray(F.attention_figure(tr, 2, TOKENS, "raw", cfg.softmax_scale).data[0].z, dtype=float)
+    np.testing.assert_array_equal(raw, tr.q[2] @ tr.k[2].T)  # Q_i K_i^T itself, not the scaled scores / scale
+    scaled = F.attention_figure(tr, 2, TOKENS, "scaled", cfg.softmax_scale)
+    assert f"× {cfg.softmax_scale:.4g}" in scaled.layout.title.text
+
+
+def test_head_split_bars_stack_the_shares_to_one():
+    from mha_core.analysis.head_stats import head_summary
+
+    rng = np.random.default_rng(1)
+    attn = rng.random((2, 3, 6, 6))
+    attn /= attn.sum(-1, keepdims=True)
+    tokens = ["[CLS]", "a", "b", "c", "d", "[SEP]"]
+    rows = [r for r in head_summary(list(attn), tokens) if r["layer"] == 1]
+    fig = F.head_split_figure(rows, "Layer 2")
+    assert fig.layout.barmode == "stack" and len(fig.data) == 6
+    totals = np.sum([np.asarray(bar.x, dtype=float) for bar in fig.data], axis=0)
+    np.testing.assert_allclose(totals, 1, atol=1e-12)
+    # The first head's [CLS] bar is its mean weight on key 0 over the word queries 1..4.
+    np.testing.assert_allclose(fig.data[0].x[0], attn[1, 0, 1:5, 0].mean(), rtol=1e-12)
+    assert list(fig.data[0].y) == ["head 1", "head 2", "head 3"]
+
+
+def test_model_grid_has_every_layer_and_head_and_outlines_the_selected_one():
+    rng = np.random.default_rng(0)
+    attn = rng.random((3, 4, 5, 5))
+    attn /= attn.sum(-1, keepdims=True)
+    fig = F.model_grid_figure(attn, ["[CLS]", "a", "b", "c", "[SEP]"], selected=(1, 2)).to_plotly_json()
+    assert len(fig["data"]) == 1  # one mosaic: hundreds of subplots were slow to build and to draw
+    panels = mosaic_panels(fig)
+    assert sorted(panels) == [(l, h) for l in (1, 2, 3) for h in (1, 2, 3, 4)]
+    for (l, h), z in panels.items():
+        np.testing.assert_allclose(z, attn[l - 1, h - 1], rtol=1e-6)  # float32
+    assert fig["layout"]["coloraxis"]["cmin"] == 0 and fig["layout"]["coloraxis"]["cmax"] == 1
+    assert len(fig["layout"]["shapes"]) == 1 and mosaic_outline(fig) == (2, 3)
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert "layer 3" in titles and "head 4" in titles
+    # Between the panels, empty cells (NaN) keep them apart; hovering there shows nothing.
+    z = as_array(fig["data"][0]["z"]).reshape(len(fig["data"][0]["y"]), -1)
+    assert np.isnan(z).any() and fig["data"][0]["hoverongaps"] is False
+
+
+def test_model_grid_groups_the_query_heads_of_one_key_value_head():
+    attn = np.full((2, 9, 4, 4), 0.25)
+    fig = F.model_grid_figure(attn, list("abcd"), group_size=3).to_plotly_json()
+    x = fig["data"][0]["x"]
+    start = {h: x.index(f"head {h}, key 1 a") for h in range(1, 10)}
+    within, between = start[2] - start[1], start[4] - start[3]
+    assert between > within  # a wider gap between the K/V groups
+    labels = {a["text"]: a["font"].get("color") for a in fig["layout"]["annotations"]}
+    assert labels["query heads 4–6: K/V head 2"] == labels["head 5"] == F.head_colour(1)
+
+
+def test_model_grid_of_270_long_rows_stays_within_the_cell_budget():
+    n = 256
+    attn = np.random.default_rng(2).random((30, 9, n, n)).astype(np.float32)
+    fig = F.model_grid_figure(attn, [f"t{i}" for i in range(n)], group_size=3)
+    assert np.asarray(fig.data[0].z).size <= pooling.MAX_CELLS
+    assert "averages over" in fig.layout.title.text and "mean weight" in fig.data[0].hovertemplate
+    z = mosaic_panels(fig.to_plotly_json())[(1, 1)]
+    step = -(-n // z.shape[0])
+    np.testing.assert_allclose(z[0, 0], attn[0, 0, :step, :step].mean(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("metric", ["entropy", "cls", "prev"])
+def test_head_summary_figure_shows_one_value_per_layer_and_head(metric):
+    values = np.arange(12, dtype=float).reshape(3, 4) / 12
+    values[0, 0] = np.nan
+    fig = F.head_summary_figure(values, metric)
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z, dtype=float)[1:], values[1:])
+    assert fig.data[0].text[0][0] == "" and re.sub(r"<[^>]+>", "", fig.data[0].text[2][3]) == f"{values[2, 3]:.2f}"
+    assert list(fig.data[0].y) == ["layer 1", "layer 2", "layer 3"]
+    # shares on the fixed 0..1; entropy from 0 to the largest, in bits: both on the one sequential scale
+    assert fig.data[0].zmax == (1 if metric != "entropy" else np.nanmax(values)) and fig.data[0].zmin == 0
+    assert [c for _, c in fig.data[0].colorscale] == [c for _, c in F.WEIGHT_SCALE]
+    assert fig.data[0].colorbar.title.text == ("bits" if metric == "entropy" else "share")
+
+
+def test_contribution_sizes_are_the_mean_vector_lengths():
+    tr, w, _ = example(h=4, d_model=16)
+    contrib = head_contributions(tr, w)
+    fig = F.contribution_size_figure(contrib)
+    expected = [np.mean([np.sqrt((contrib[i, t] ** 2).sum()) for t in range(6)]) for i in range(4)]
+    np.testing.assert_allclose(np.asarray(fig.data[0].y, dtype=float), expected, rtol=1e-6)
+    assert list(fig.data[0].x) == ["head 1", "head 2", "head 3", "head 4"]
+
+
+def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
+    n = 200
+    tr, _, _ = example(h=2, d_model=16, n=n)
+    fig = F.value_mix_figure(tr, 1, 7, [f"t{i}" for i in range(n)])
+    z, rows = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].y)
+    assert len(rows) == F.MIX_KEYS + 1  # 23 keys, the others, the sum
+    heaviest = np.argsort(-tr.weights[1, 7])[:F.MIX_KEYS - 1]
+    assert rows[:-2] == [f"w·v {j + 1} t{j}" for j in sorted(heaviest)]
+    assert rows[-2] == f"w·v of the other {n - F.MIX_KEYS + 1} keys, added up"
+    np.testing.assert_allclose(z[:-1].sum(axis=0), tr.heads[1, 7], atol=1e-6)
+    others = np.setdiff1d(np.arange(n), heaviest)
+    np.testing.assert_allclose(z[-2], (tr.weights[1, 7, others, None] * tr.v[1, others]).sum(axis=0), atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def all_blocked():
+    """A trace in which every key is blocked for every query (the engine gives such rows zero weights)."""
+    cfg = mc.MHAConfig(8, 2, causal=True)
+    x = mc.random_input(4, 8, seed=1)
+    return mc.forward(x, mc.init_weights(cfg, 1), cfg, key_padding_mask=np.ones(4, dtype=bool)), cfg
+
+
+def test_figures_of_a_fully_masked_trace_show_no_nan(all_blocked):
+    trace, cfg = all_blocked
+    tokens = ["a", "b", "c", "d"]
+    assert trace.blocked_rows.all() and not trace.weights.any()
+    made = [F.head_grid_figure(trace, tokens), F.entropy_figure(trace, tokens),
+            F.concat_figure(trace, tokens), F.input_output_figure(trace.x, trace.output, tokens),
+            F.per_head_figure(trace.heads, tokens, "head")]
+    for head in range(cfg.n_heads):
+        made += [F.query_weights_figure(trace, head, 1, tokens),
+                 F.value_mix_figure(trace, head, 1, tokens, cfg.group_size)]
+        made += [F.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in F.STAGES]
+    for fig in made:
+        assert not non_finite_in_figure(fig.to_plotly_json()), non_finite_in_figure(fig.to_plotly_json())
