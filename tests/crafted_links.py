@@ -23,7 +23,9 @@ PAGES = app_pages()
 NOT_WHOLE_NUMBERS = ["inf", "-inf", "+inf", "Infinity", "nan", "NaN", "1e309", "-1e309", "1e3", "8.0", "8.5", "0x10",
                      "", " ", "abc", "٣", "８", "⑧", "½", "8 8", "8;", "None", "null", "true", "[8]", "9" * 40,
                      "-" + "9" * 40, "💥", "8\u200b", "<script>alert(1)</script>"]
-NOT_BOOLEANS = ["True", "FALSE", "1", "0", "yes", "on", "", " ", "tru", "null", "😀"]
+# Spellings no on/off setting accepts (1/0, true/false, yes/no, on/off in any case are accepted).
+NOT_BOOLEANS = ["2", "-1", "", " ", "tru", "null", "oui", "y", "😀"]
+BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 UNKNOWN_NAMES = ["colour", "H", "D_MODEL", "d-model", "heads", "utm_source", "😀", "h ", "__proto__", "<b>x</b>",
                  "x" * 60, "layer[]", "$x$"]
 # Sentences that must be shown exactly as typed (none uses the words nan or inf: those may not reach the screen).
@@ -51,9 +53,10 @@ def valid_values(name: str) -> st.SearchStrategy[str]:
     """Values the setting takes as they are, written as a person might."""
     c, d = control(name), default(name)
     if isinstance(d, bool):
-        return st.sampled_from(["true", "false"])
-    if c.choices:
-        return st.sampled_from(c.choices)
+        return st.sampled_from([*BOOLEANS, "True", "OFF", " yes "])
+    if c.choices:  # a key, its label or an older alias, in any letter case
+        spellings = [*c.choices, *(c.label_of(k) for k in c.choices), *c.aliases]
+        return st.sampled_from(spellings).flatmap(lambda v: st.sampled_from([v, v.upper(), v.lower(), f" {v} "]))
     if isinstance(d, int):
         hi = min(c.hi, HEAVY.get(name, c.hi))
         values = st.one_of(st.sampled_from([c.lo, hi]), st.integers(c.lo, min(hi, c.lo + 64)))
@@ -75,10 +78,11 @@ def refused_values(name: str) -> st.SearchStrategy[str] | None:
     if isinstance(d, bool):
         return st.sampled_from(NOT_BOOLEANS)
     if c.choices:
+        known = {v.casefold() for v in (*c.choices, *(c.label_of(k) for k in c.choices), *c.aliases)}
+
         def near(choice: str) -> list[str]:
-            values = [choice.upper(), choice.lower(), choice + " ", "", "😀", "gpt-" + choice,
-                      choice.replace(" ", "+") + "+"]
-            return [value for value in values if value not in c.choices]  # "GPT-3 175B".upper() is itself
+            values = ["", "😀", "gpt-" + choice, choice.replace(" ", "+") + "+", choice + "s", "x" + choice]
+            return [value for value in values if value.strip().casefold() not in known]
         return st.sampled_from(c.choices).flatmap(lambda choice: st.sampled_from(near(choice)))
     if isinstance(d, int):
         return st.sampled_from([*NOT_WHOLE_NUMBERS, c.lo - 1, c.hi + 1, -c.hi, 10**30, -(2**63)]).map(str)
@@ -126,9 +130,14 @@ def links(draw, pages=PAGES) -> Link:
 
 def parsed(name: str, raw: str):
     """The value a valid link value stands for (written out here, independently of url.py)."""
-    d = default(name)
+    c, d = control(name), default(name)
     if isinstance(d, bool):
-        return raw == "true"
+        return BOOLEANS[raw.strip().casefold()]
+    if c.choices:  # by key, label or alias, any letter case
+        wanted = raw.strip().casefold()
+        by_name = {**{k.casefold(): k for k in c.choices}, **{c.label_of(k).casefold(): k for k in c.choices},
+                   **{a.casefold(): k for a, k in c.aliases.items()}}
+        return by_name[wanted]
     if isinstance(d, int):
         return int(raw.strip())
     if isinstance(d, float):

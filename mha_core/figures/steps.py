@@ -375,7 +375,7 @@ def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None =
 def concat_figure(trace: Trace, tokens: list[str]) -> go.Figure:
     """The n x (h*d_k) concatenation, each head's block of columns outlined and labelled in its colour."""
     n_heads, n, d_k = trace.heads.shape
-    labels = [f"head {i + 1} · c{c + 1}" for i in range(n_heads) for c in range(d_k)]
+    labels = [f"head {i + 1}, c{c + 1}" for i in range(n_heads) for c in range(d_k)]
     z, step = pool(trace.concat, OVERVIEW_CELLS)
     title = f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}"
     fig = heatmap(z, labels, token_labels(tokens), title, x_title="column: head i, component c", y_title="token",

@@ -62,7 +62,7 @@ def test_scaling_figures_hold_both_softmaxes_of_the_raw_scores():
     np.testing.assert_allclose(cmp.unscaled, softmax(raw[2], axis=-1), atol=1e-6)
     np.testing.assert_allclose(cmp.entropy["none"], scipy_entropy(softmax(raw, axis=-1), base=2, axis=-1).mean(1),
                                atol=1e-5)
-    np.testing.assert_allclose(cmp.peak["1/√d_k"], softmax(raw / np.sqrt(cfg.d_k), axis=-1).max(-1).mean(1),
+    np.testing.assert_allclose(cmp.peak["sqrt_dk"], softmax(raw / np.sqrt(cfg.d_k), axis=-1).max(-1).mean(1),
                                atol=1e-6)
     assert cmp.raw_std == pytest.approx(raw.std(), rel=1e-5)
     fig = X.scale_weights_figure(cmp, TOKENS)

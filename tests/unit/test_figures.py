@@ -140,7 +140,7 @@ def test_concat_columns_are_named_without_the_multiplication_dot():
     tr, _, _ = example(h=4, d_model=16)
     fig = F.concat_figure(tr, TOKENS)
     labels = list(fig.data[0].x)
-    assert labels[:2] == ["h1 d1", "h1 d2"] and labels[4] == "h2 d1"
+    assert labels[:2] == ["head 1, c1", "head 1, c2"] and labels[4] == "head 2, c1"
     assert not any("·" in label for label in labels) and "·" not in fig.layout.xaxis.title.text
     assert fig.layout.xaxis.showticklabels is not False
 
@@ -372,6 +372,6 @@ def test_figures_of_a_fully_masked_trace_show_no_nan(all_blocked):
     for head in range(cfg.n_heads):
         made += [F.query_weights_figure(trace, head, 1, tokens),
                  F.value_mix_figure(trace, head, 1, tokens, cfg.group_size)]
-        made += [F.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in F.STAGES]
+        made += [F.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in pooling.STAGES]
     for fig in made:
         assert not non_finite_in_figure(fig.to_plotly_json()), non_finite_in_figure(fig.to_plotly_json())

@@ -32,6 +32,6 @@ def test_attention_shows_the_scale_used_and_always_adds_M():
 def test_M_is_defined_whether_or_not_anything_is_masked():
     for blocked in (None, np.zeros((2, 3, 3), bool), np.triu(np.ones((2, 3, 3), bool), 1)):
         text = formulas.mask(blocked)
-        assert r"-\infty" in text and "M_{jk}" in text and "0 &" in text
+        assert r"-\infty" in text and "M_{ts}" in text and "0 &" in text
     assert "M = 0" in formulas.mask(None) and "M = 0" in formulas.mask(np.zeros((2, 3, 3), bool))
     assert "M = 0" not in formulas.mask(np.triu(np.ones((2, 3, 3), bool), 1))

@@ -45,16 +45,16 @@ def test_every_answer_matches_a_formula_written_out_here(shape):
 
 
 def test_the_issues_examples():
-    assert _answers("Transformer base")["d_k"].answer == 64
-    assert _answers("GPT-3 175B")["d_k"].answer == 128
-    llama = _answers("Llama 2 70B")
+    assert _answers("transformer-base")["d_k"].answer == 64
+    assert _answers("gpt-3-175b")["d_k"].answer == 128
+    llama = _answers("llama-2-70b")
     assert llama["kv_token"].answer == 2 * 80 * 8 * 128 * 2 == 327_680 and llama["kv_token"].unit == "bytes"
     assert llama["group"].answer == 8
     assert llama["kv_batch"].answer == pytest.approx(10.0) and llama["kv_batch"].unit == "GiB"
 
 
 def test_right_and_wrong_answers():
-    q = _answers("Transformer base")["d_k"]
+    q = _answers("transformer-base")["d_k"]
     assert q.check(64) == (True, "Right: 64.")
     assert q.check(64.0)[0]
     right, message = q.check(65)
@@ -63,7 +63,7 @@ def test_right_and_wrong_answers():
 
 
 def test_common_slips_are_named():
-    q = _answers("Llama 2 70B")["kv_token"]
+    q = _answers("llama-2-70b")["kv_token"]
     right, message = q.check(163_840)  # K only, or 1 byte a number
     assert not right and "2 times too small" in message
     right, message = q.check(1_310_720)
@@ -71,12 +71,12 @@ def test_common_slips_are_named():
 
 
 def test_an_answer_in_gib_takes_three_significant_digits():
-    q = _answers("GPT-3 175B")["kv_batch"]  # 4,718,592 bytes a token x 2048 tokens x 8 sequences = 72 GiB
+    q = _answers("gpt-3-175b")["kv_batch"]  # 4,718,592 bytes a token x 2048 tokens x 8 sequences = 72 GiB
     assert q.answer == pytest.approx(72.0)
     assert q.check(72)[0] and q.check(72.3)[0] and not q.check(74)[0]
     assert "2 times too small" in q.check(36)[1]
 
 
 def test_encoders_get_no_cache_questions():
-    assert "kv_token" not in _answers("BERT-base") and "kv_batch" not in _answers("all-MiniLM-L6-v2")
-    assert "kv_token" in _answers("Transformer base")  # its decoder generates token by token
+    assert "kv_token" not in _answers("bert-base") and "kv_batch" not in _answers("all-MiniLM-L6-v2")
+    assert "kv_token" in _answers("transformer-base")  # its decoder generates token by token

@@ -55,7 +55,7 @@ def test_every_question_is_answered_from_the_example(mode):
     assert f"**{h * d_k}**" in width and f"d_model = {d_model} again" in width
     biases = sum(b.size for b in (w.b_O,) if b is not None)
     answer = questions.w_o_size(w).answer
-    assert f"**{d_model * d_model:,}** weights" in answer
+    assert f"**{d_model * d_model:,}** numbers" in answer
     assert (f"{d_model * d_model + biases:,} numbers" in answer) == (biases > 0)
 
 

@@ -6,9 +6,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from mha_app.lesson import SCREENS
 from mha_app.settings import Settings, default, to_url
 from mha_app.text import quote
-from mha_app.url import check, closest_head_count, head_options
+from mha_app.url import check
 
 
 def check_query_params(params: dict) -> list[str]:
@@ -38,20 +39,20 @@ def test_every_share_url_passes_the_check():
     ({"h": "0"}, "outside 1…16"),
     ({"query": "-3"}, "outside 1…2048"),
     ({"seed": "1e99"}, "whole number"),
-    ({"causal": "maybe"}, "must be one of true, false"),
+    ({"causal": "maybe"}, "1 or 0 (also true/false, yes/no, on/off)"),
     ({"seq_len": "0"}, "outside 1…1048576"), ({"batch": "abc"}, "whole number"),
     ({"preset": "GPT-5"}, "must be one of"), ({"key": "-1"}, "outside 1…2048"),
-    ({"present": "2"}, "outside 0…1"), ({"present": "yes"}, "whole number"),
-    ({"screen": "0"}, "outside 1…11"), ({"screen": "1e3"}, "whole number"),
+    ({"present": "2"}, "on or off"),
+    ({"screen": "0"}, f"outside 1…{len(SCREENS)}"), ({"screen": "1e3"}, "whole number"),
     ({"h": "abc"}, "whole number"),
-    ({"d_model": "31", "h": "4"}, "Head counts that work: 1"),
+    ({"d_model": "31", "h": "4"}, "Head counts that work for d_model = 31: 1."),
     ({"d_model": "30", "h": "4"}, "1, 2, 3, 5, 6, 10, 15"),
     ({"n": "999999"}, "outside 1…2048"),
     ({"model": "gpt"}, "must be one of"),
-    ({"pe": "yes"}, "must be one of"),
+    ({"pe": "perhaps"}, "on or off"),
     ({"colour": "red"}, "unknown setting"),
     ({"head": "9", "h": "8"}, "only 8 heads"),
-    ({"input": "random", "n": "4", "pad": "4"}, "every one of the 4 tokens"),
+    ({"input": "random", "n": "4", "pad": "4"}, "last 4 of 4 tokens"),
     ({"text": "x" * 5000}, "longer than"),
 ])
 def test_bad_parameters_are_explained(params, words):
@@ -75,18 +76,6 @@ def test_user_values_reach_markdown_inside_a_code_span():
     assert len(quote("x" * 100)) < 40
     assert quote("a`b") == "``a`b``" and quote("`") == "`` ` ``"  # a longer fence; padding that CommonMark strips
     assert ":material/" not in quote(":material/home:")  # Streamlit would turn it into an icon, even in code
-
-
-def test_head_options_divide_d_model_and_stop_at_16():
-    assert head_options(30) == [1, 2, 3, 5, 6, 10, 15]
-    assert head_options(1024) == [1, 2, 4, 8, 16]
-    assert all(768 % h == 0 for h in head_options(768))
-
-
-def test_closest_head_count():
-    assert closest_head_count(30, 4) == 5  # 3 and 5 are equally close: the larger wins
-    assert closest_head_count(31, 8) == 1
-    assert closest_head_count(64, 8) == 8
 
 
 def test_list_and_fractional_settings_are_spelled_as_typed_in_links():

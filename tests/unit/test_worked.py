@@ -58,11 +58,11 @@ def test_tiny_cell_by_pencil_and_paper():
     assert cell.score == pytest.approx(s, abs=1e-15)
     assert cell.weight == pytest.approx(e[2] / sum(e), abs=1e-15)
     assert latex_lines(cell) == [
-        r"q \cdot k = \sum_{j=1}^{2} q_j\,k_j = 1 \times 1 + 0 \times 0 = 1",
-        r"s = \frac{q \cdot k}{\sqrt{d_k}} = \frac{1}{\sqrt{2}} = 0.7071",
-        r"e^{s - \max_j s_j} = e^{0.7071 - 0.7071} = 1",
-        r"\sum_j e^{s_j - \max_j s_j} = 0.4931 + 1 + 1 = 2.4931",
-        r"w = \frac{1}{2.4931} = 0.4011",
+        r"q_t \cdot k_s = \sum_{c=1}^{2} q_{t,c}\,k_{s,c} = 1 \times 1 + 0 \times 0 = 1",
+        r"z_{ts} = \frac{q_t \cdot k_s}{\sqrt{d_k}} = \frac{1}{\sqrt{2}} = 0.7071",
+        r"e^{z_{ts} - \max_{s'} z_{ts'}} = e^{0.7071 - 0.7071} = 1",
+        r"\sum_{s'} e^{z_{ts'} - \max_{s''} z_{ts''}} = 0.4931 + 1 + 1 = 2.4931",
+        r"\alpha_{ts} = \frac{1}{2.4931} = 0.4011",
     ]
 
 
