@@ -27,12 +27,15 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in MHA_PORTS={span}")
 
 
-def run_app(params: dict | None = None, page: str | None = None, answered: bool = True, context: dict | None = None):
+def run_app(params: dict | None = None, page: str | None = None, answered: bool = True, context: dict | None = None,
+            opened: dict | None = None):
     """Run app.py in AppTest with these URL query parameters, optionally switching to a page file; `context` seeds
     what a browser would report in st.context (e.g. {"theme": "dark"}).
 
     answered: the page's prediction questions are taken as answered, so the page shows everything (as it does for
     a student who has answered); False shows a page whose questions still wait (tests/app/test_questions_wait.py).
+    opened: the lazy tabs and expanders to open, by key (mha_app.toolkit.tabs and expander compute only what is
+    open): {"attention_tab": "The mask", "input_box": True}. Closed, their content is not on the page.
     """
     from streamlit.testing.v1 import AppTest
 
@@ -42,6 +45,8 @@ def run_app(params: dict | None = None, page: str | None = None, answered: bool 
     at.query_params.update(params or {})
     for kind in KINDS if answered else ():
         at.session_state[f"answered_{kind}"] = "revealed"
+    for key, value in (opened or {}).items():
+        at.session_state[key] = value
     at.context.update(context or {})
     at.run()
     if page:
@@ -325,3 +330,34 @@ def llama_without_heads(reference, text: str, layer: int, heads) -> object:
     gates = np.ones((config.num_hidden_layers, config.num_attention_heads))
     gates[layer, list(heads)] = 0.0
     return torch.softmax(llama_gated_logits(reference, text, gates)[-1], -1).numpy()
+
+
+def as_figure(fig):
+    """A figure function's result as plotly's object: a figure dict (mha_core.figures.base) is built into a go.Figure,
+    which checks every property of it against plotly's schema; a go.Figure is returned as it is."""
+    import plotly.graph_objects as go
+
+    return go.Figure(fig) if isinstance(fig, dict) else fig
+
+
+class PlotlyObjects:
+    """A module of figure functions (mha_core.figures or one of its modules) whose figures come back as go.Figure
+    objects (as_figure: a figure dict is checked by plotly on the way); everything else (labels, numbers, a go.Figure,
+    the other parts of a tuple) as the function returns it. Tests of what a figure holds then read plotly's objects,
+    whichever kind the function builds."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name: str):
+        value = getattr(self._module, name)
+        if not callable(value) or isinstance(value, type):
+            return value
+
+        def wrapped(*args, **kwargs):
+            result = value(*args, **kwargs)
+            if isinstance(result, tuple) and result and isinstance(result[0], dict) and "layout" in result[0]:
+                return (as_figure(result[0]), *result[1:])
+            return as_figure(result) if isinstance(result, dict) and "layout" in result else result
+
+        return wrapped

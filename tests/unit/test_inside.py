@@ -19,12 +19,13 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from conftest import biased_weights
-from mha_core import figures
+from conftest import PlotlyObjects, biased_weights
+from mha_core import figures as figure_functions
 from mha_core.analysis import contributions as weighted_norms
 from mha_core.analysis import head_stats
-from mha_core.figures import inside as inside_figures
+from mha_core.figures import inside
 
+figures, inside_figures = PlotlyObjects(figure_functions), PlotlyObjects(inside)  # dict figures as plotly objects
 RNG = np.random.default_rng(21)
 
 
