@@ -36,7 +36,11 @@ def grid(at) -> list[np.ndarray]:
 
 
 def shown_output(at) -> np.ndarray:
-    """The output page's output matrix, as drawn (second panel of "Input and output")."""
+    """The output page's output matrix, as drawn (second panel of "Input and output", in the expander it opens: its
+    content is computed only when open)."""
+    if not at.session_state["contributions_box"]:
+        at.session_state["contributions_box"] = True
+        at.run()
     return as_array(figure_titled(at, "Input and output")["data"][1]["z"])
 
 
@@ -238,7 +242,7 @@ def test_the_cache_key_has_the_layer_only_when_heads_are_off(monkeypatch):
 def test_planted_head_obeys_its_rule_in_the_heatmap():
     params = {"d_model": "128", "h": "8", "plant": "previous", "plant_head": "3", "strength": "4", "head": "3",
               "stage": "scaled scores"}
-    at = run_app(params, "pages/attention.py")
+    at = run_app(params, "pages/attention.py", opened={"attention_tab": "Plant a head"})
     assert_clean(at)
     weights = grid(at)[2]
     m = weights.shape[1]
@@ -254,7 +258,8 @@ def test_planted_head_obeys_its_rule_in_the_heatmap():
 
 
 def test_planting_with_more_keys_than_d_k_says_how_close_it_got():
-    at = run_app({"d_model": "64", "h": "8", "plant": "self", "plant_head": "1"}, "pages/attention.py")
+    at = run_app({"d_model": "64", "h": "8", "plant": "self", "plant_head": "1"}, "pages/attention.py",
+                 opened={"attention_tab": "Plant a head"})
     assert_clean(at)
     assert any("only the closest one" in w.value and "m = 11 > d_k = 8" in w.value for w in at.warning)
 
@@ -277,7 +282,8 @@ def test_plant_controls_change_the_head():
 
 def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     params = {"input": "random", "n": "6", "d_model": "64", "h": "4", "seed": "1", "scale": "none"}
-    at = run_app({**params, "stage": "scaled scores"}, "pages/attention.py")
+    at = run_app({**params, "stage": "scaled scores"}, "pages/attention.py",
+                 opened={"attention_tab": "Why divide by √d_k?"})
     assert_clean(at)
     cfg, x, w = random_example(6, 64, 4, 1, scale=1.0)
     weights, _ = torch_attention(w, cfg, x)
@@ -299,7 +305,7 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
 
 
 def test_scaling_comparison_is_shown_for_the_trained_model_too():
-    at = run_app({"model": REAL, "text": CAT}, "pages/attention.py")
+    at = run_app({"model": REAL, "text": CAT}, "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})
     assert_clean(at)
     assert figure_titled(at, "Every head, with and without 1/√d_k (d_k = 32)")
     assert "scale" not in {w.key for w in at.radio}
@@ -386,6 +392,7 @@ def test_cross_attention_in_the_app_matches_nn_multihead_attention():
     assert any("Cross-attention" in i.value for i in at.info)
     at.switch_page("pages/output.py").run()
     np.testing.assert_allclose(shown_output(at), out[0].numpy(), atol=1e-5)
+    at.session_state["input_box"] = True  # the expander that holds the inputs
     at.switch_page("pages/projection.py").run()
     assert figure_titled(at, "Input Y (keys and values)")
     assert any("Y" in latex.value and "%d" % m in latex.value for latex in at.latex)
