@@ -13,12 +13,14 @@ import pytest
 
 import mha_core as mc
 from app_pages import app_pages, step_pages
-from conftest import run_app
+from conftest import PlotlyObjects, run_app
 from mha_app.settings import APP_MAX_TEXT_CHARS, APP_MAX_TOKENS, MAX_SEED
-from mha_core import figures
+from mha_core import figures as figure_functions
 from mha_core.analysis import pooling
 from mha_core.pretrained import MODELS
 from screen import messages, non_finite_in_figure, non_finite_on_screen
+
+figures = PlotlyObjects(figure_functions)  # dict figures checked by plotly, read as its objects
 
 PAGES = step_pages()
 OWN_EXAMPLE = {p.script: p.own_example for p in app_pages()}  # pages whose token axes are their own examples
