@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib.metadata import PackageNotFoundError, version
 
@@ -13,6 +14,7 @@ PACKAGE = "mha-visualiser"
 _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 
 
+@functools.cache  # the installed package's metadata: read once per process, not on every rerun
 def app_version() -> str:
     try:
         return version(PACKAGE)

@@ -49,9 +49,17 @@ def scroll_to_top(screen: int) -> None:
 
 
 def enlarge(fig):
-    """A figure with fonts large enough to read from the back of a room."""
-    height = min(fig.layout.height or FIGURE_HEIGHT, FIGURE_HEIGHT)
-    return fig.update_layout(font_size=FIGURE_FONT, title_font_size=FIGURE_TITLE_FONT, height=height)
+    """A figure (a figure dict or a go.Figure, which it returns) with fonts large enough to read from the back of a
+    room."""
+    if not isinstance(fig, dict):
+        height = min(fig.layout.height or FIGURE_HEIGHT, FIGURE_HEIGHT)
+        return fig.update_layout(font_size=FIGURE_FONT, title_font_size=FIGURE_TITLE_FONT, height=height)
+    layout = fig["layout"]
+    layout["height"] = min(layout.get("height") or FIGURE_HEIGHT, FIGURE_HEIGHT)
+    layout["font"] = {**layout.get("font", {}), "size": FIGURE_FONT}
+    title = layout.setdefault("title", {})
+    title["font"] = {**title.get("font", {}), "size": FIGURE_TITLE_FONT}
+    return fig
 
 
 def screen_url(settings: Settings, base: str, screen: int, n: int, present: bool = True) -> str:

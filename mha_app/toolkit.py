@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
+import plotly.io as pio
 import streamlit as st
+from plotly.basedatatypes import BaseFigure
 
 from mha_core import figures
 from mha_core.figures import Description, themed
@@ -53,20 +57,59 @@ MAX_TABLE_ROWS = 100  # a chart's table lists this many rows at most (a long tex
 
 
 def plot(fig, key: str | None = None, **select) -> None:
-    """The app's one way to show a figure: in the colours of the page's theme, named for screen readers by its text
-    alternative (figures.describe), with that text and its numbers in a table on request, collapsed; its camera
-    icon saves it in the sidebar's format (PNG or SVG). select: st.plotly_chart's on_select and selection_mode, for
-    a figure whose points can be clicked."""
+    """The app's one way to show a figure (a plotly figure or its plain dict): in the colours of the page's theme,
+    named for screen readers by its text alternative (figures.describe), with that text and its numbers in a table
+    on request, collapsed; its camera icon saves it in the sidebar's format (PNG or SVG). select: st.plotly_chart's
+    on_select and selection_mode, for a figure whose points can be clicked."""
     description = Description.of(fig)
-    fig.layout.meta = None  # the description is shown below; the browser does not need a second copy
+    spec = themed(fig, theme.current())  # a copy: fig itself is left as it is
+    spec["layout"].pop("meta", None)  # the description is shown below; the browser does not need a second copy
+    spec["layout"].setdefault("template", _template(pio.templates.default))  # what a go.Figure carries
     image = st.session_state.get("image_format") or IMAGE_FORMATS[0]
-    st.plotly_chart(themed(fig, theme.current()), width="stretch", key=key,
-                    alt=description.alt if description else None,
+    st.plotly_chart(_Checked(spec), width="stretch", key=key, alt=description.alt if description else None,
                     config={"displaylogo": False, "toImageButtonOptions": {"format": image.lower(), "scale": 2}},
                     **select)
     if description is not None and description.rows:
         with st.expander("This chart in words and numbers", icon=":material/table_view:"):
             chart_table(description)
+
+
+@functools.cache
+def _template(name: str) -> dict:
+    """Plotly's template `name` as JSON: a go.Figure carries its default template, a figure dict does not (plotly.io
+    adds it when it shows one), and Streamlit's chart theme is applied over it."""
+    return pio.templates[name].to_plotly_json()
+
+
+class _Checked(BaseFigure):
+    """A finished figure dict, handed to st.plotly_chart as it is.
+
+    st.plotly_chart checks a dict again by building a plotly figure object from it (plotly.tools.
+    return_figure_from_figure_or_data), which costs as much as building the figure did (10 to 40 ms a chart) and
+    fails on a figure without traces (the pipeline's boxes); a plotly figure object it takes as checked, by its
+    to_dict(). Every figure here was built by figures.* (checked by plotly where built with plotly's objects, by the
+    unit tests where built as a dict) and then only recoloured (figures.theme), so it is taken as it is: nothing of
+    plotly's object tree is built (no BaseFigure.__init__)."""
+
+    def __init__(self, spec: dict):
+        self._spec = spec
+
+    def to_dict(self) -> dict:
+        return self._spec
+
+    to_plotly_json = to_dict
+
+
+def tabs(labels: list[str], key: str) -> list:
+    """st.tabs whose hidden tabs compute nothing: put a tab's content under `if tab.open:`. Choosing a tab reruns
+    the page (Streamlit's lazy tabs), so a first load and every change compute and draw the open tab alone."""
+    return st.tabs(labels, key=key, on_change="rerun")
+
+
+def expander(label: str, key: str, container=st, **kwargs):
+    """A collapsed st.expander whose content is computed only while it is open: put it under `if box.open:`.
+    Opening it reruns the page (Streamlit's lazy expanders)."""
+    return container.expander(label, key=key, on_change="rerun", **kwargs)
 
 
 def image_format() -> None:

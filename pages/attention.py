@@ -5,7 +5,7 @@ import streamlit as st
 from mha_app import compute, experiments, inside
 from mha_app.classroom import predict
 from mha_app.explorer import attention_explorer
-from mha_app.toolkit import code_for_step, next_step, plot, symbols, untrained_note, view
+from mha_app.toolkit import code_for_step, next_step, plot, symbols, tabs, untrained_note, view
 from mha_core import causal_mask, figures
 from mha_core.teaching import formulas
 
@@ -45,45 +45,52 @@ if revealed:
                    "because each has its own queries.")
     extra = ((["Shared keys and values"] if cfg.group_size > 1 else [])
              + (["Plant a head"] if settings.spec.card is None else []))
-    mix_tab, adds_tab, plane_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = st.tabs(
+    mix_tab, adds_tab, plane_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = tabs(
         [f"Head {head + 1}, query {query + 1}: mixing the values", "What each key adds", "Queries and keys as points",
-         "The mask", "How focused is each head?", "Why divide by √d_k?", *extra])
+         "The mask", "How focused is each head?", "Why divide by √d_k?", *extra], key="attention_tab")
     with mix_tab:
-        experiments.switched_off_note(settings, ex)
-        plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
+        if mix_tab.open:
+            experiments.switched_off_note(settings, ex)
+            plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
     with adds_tab:
-        inside.what_each_key_adds(settings, ex)
+        if adds_tab.open:
+            inside.what_each_key_adds(settings, ex)
     with plane_tab:
-        inside.queries_and_keys(settings, ex)
+        if plane_tab.open:
+            inside.queries_and_keys(settings, ex)
     with mask_tab:
-        st.latex(formulas.mask(tr.mask))
-        if blocked:
-            causal = int(causal_mask(n, m).sum()) if cfg.causal else 0
-            parts = ([f"{causal} by the causal mask (every key after its query)"] if causal else []) + (
-                [f"{blocked - causal}{' more' if causal else ''} by the {settings.spec.pad} padded key"
-                 f"{'s' if settings.spec.pad > 1 else ''} (the last keys, blocked for every query)"]
-                if blocked > causal else [])
-            st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere): "
-                       + " and ".join(parts) + ".")
-        else:
-            st.caption("Nothing is blocked in this example: every query may look at every key. Switch on the "
-                       "causal mask or padding in the sidebar to see M at work.")
+        if mask_tab.open:
+            st.latex(formulas.mask(tr.mask))
+            if blocked:
+                causal = int(causal_mask(n, m).sum()) if cfg.causal else 0
+                parts = ([f"{causal} by the causal mask (every key after its query)"] if causal else []) + (
+                    [f"{blocked - causal}{' more' if causal else ''} by the {settings.spec.pad} padded key"
+                     f"{'s' if settings.spec.pad > 1 else ''} (the last keys, blocked for every query)"]
+                    if blocked > causal else [])
+                st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere): "
+                           + " and ".join(parts) + ".")
+            else:
+                st.caption("Nothing is blocked in this example: every query may look at every key. Switch on the "
+                           "causal mask or padding in the sidebar to see M at work.")
     with focus_tab:
-        st.caption("Entropy of each row of attention weights, in bits: 0 means all the weight is on one key"
-                   + ("" if ex.key_tokens is not None else " (which may be the token itself)")
-                   + f"; the most is log2(m) = log2({m}) bits, every key weighted the same"
-                   + (", and less for a row whose keys are partly blocked: log2 of the number of keys it may see"
-                      if blocked else "")
-                   + ". That maximum grows with the number of tokens, so longer sentences give higher entropies: "
-                   "compare heads on the same sentence.")
-        plot(figures.entropy_figure(tr, ex.tokens, compute.entropy(settings.spec, ex.layer)), key="entropy")
+        if focus_tab.open:
+            st.caption("Entropy of each row of attention weights, in bits: 0 means all the weight is on one key"
+                       + ("" if ex.key_tokens is not None else " (which may be the token itself)")
+                       + f"; the most is log2(m) = log2({m}) bits, every key weighted the same"
+                       + (", and less for a row whose keys are partly blocked: log2 of the number of keys it may see"
+                          if blocked else "")
+                       + ". That maximum grows with the number of tokens, so longer sentences give higher entropies: "
+                       "compare heads on the same sentence.")
+            plot(figures.entropy_figure(tr, ex.tokens, compute.entropy(settings.spec, ex.layer)), key="entropy")
     with scale_tab:
-        experiments.scaling_comparison(settings, ex)
+        if scale_tab.open:
+            experiments.scaling_comparison(settings, ex)
     for tab, name in zip(extra_tabs, extra, strict=True):
         with tab:
-            if name == "Shared keys and values":
-                experiments.kv_sharing(ex)
-            else:
-                experiments.planted_head(settings, ex)
+            if tab.open:
+                if name == "Shared keys and values":
+                    experiments.kv_sharing(ex)
+                else:
+                    experiments.planted_head(settings, ex)
 code_for_step(2)
 next_step("pages/concatenation.py", "Step 3: concatenation")

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from mha_app.classroom import predict
-from mha_app.toolkit import code_for_step, next_step, plot, symbols, untrained_note, view
+from mha_app.toolkit import code_for_step, expander, next_step, plot, symbols, untrained_note, view
 from mha_core import figures
 
 settings, ex = view()
@@ -31,8 +31,9 @@ if predict("concat_width"):
     same = all(np.array_equal(tr.concat[:, i * d_v:(i + 1) * d_v], tr.heads[i] * gate[i]) for i in range(h))
     st.caption(f"Check: columns (i−1)·d_v+1 … i·d_v of the concatenation equal head i"
                f"{' times its head-mask factor' if off else ''} exactly: **{same}**.")
-    with st.expander("Each head's output on its own"):
-        plot(figures.per_head_figure(tr.heads, ex.tokens, "head"), key="heads")
+    with (box := expander("Each head's output on its own", key="heads_box")):
+        if box.open:
+            plot(figures.per_head_figure(tr.heads, ex.tokens, "head"), key="heads")
 symbols("\\mathrm{head}_i", "h", "i", "n", "d_v", "d_k", "d_{model}")
 code_for_step(3)
 next_step("pages/output.py", "Step 4: output projection")

@@ -5,7 +5,16 @@ import streamlit as st
 
 from mha_app import decoder, experiments
 from mha_app.classroom import predict
-from mha_app.toolkit import bias_note, code_for_step, plot, reproduce_in_pytorch, symbols, untrained_note, view
+from mha_app.toolkit import (
+    bias_note,
+    code_for_step,
+    expander,
+    plot,
+    reproduce_in_pytorch,
+    symbols,
+    untrained_note,
+    view,
+)
 from mha_core import figures
 from mha_core.analysis.decompose import head_contributions
 from mha_core.teaching import formulas
@@ -36,13 +45,14 @@ if revealed:
 symbols("W^O", "\\mathrm{head}_i", "h", "i", "d_v", "d_{model}", *(["b"] if cfg.bias else []))
 
 if revealed:
-    with st.expander("What each head adds, and the output", expanded=False):
-        plot(figures.contributions_figure(contributions, tr.output, ex.tokens, bias=cfg.bias), key="contrib")
-        bias = 0 if w.b_O is None else w.b_O
-        gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
-        st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias else ''} differs from the "
-                   f"output by at most {gap:.1e} (rounding only).")
-        plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+    with (box := expander("What each head adds, and the output", key="contributions_box")):
+        if box.open:
+            plot(figures.contributions_figure(contributions, tr.output, ex.tokens, bias=cfg.bias), key="contrib")
+            bias = 0 if w.b_O is None else w.b_O
+            gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
+            st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias else ''} differs from the "
+                       f"output by at most {gap:.1e} (rounding only).")
+            plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
 decoder.next_token_section(settings, ex, "The model's prediction for the next token")
 experiments.ablation_results(settings, ex)
 experiments.model_effects(settings, ex)

@@ -5,7 +5,7 @@ import streamlit as st
 from mha_app import compute, decoder, experiments
 from mha_app.cost_table import cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
-from mha_app.toolkit import bias_note, next_step, plot, symbols, untrained_note, view
+from mha_app.toolkit import bias_note, next_step, plot, symbols, tabs, untrained_note, view
 from mha_core import figures
 from mha_core.analysis import reference
 from mha_core.teaching import formulas
@@ -37,48 +37,52 @@ for note in ex.notes:
 experiments.cross_attention_note(ex)
 next_step("pages/projection.py", "Step 1: projection")
 
-formulas_tab, tokens_tab, cost_tab, result_tab = st.tabs(["The formulas", "The tokens", "What it costs",
-                                                          "The result"])
+formulas_tab, tokens_tab, cost_tab, result_tab = tabs(["The formulas", "The tokens", "What it costs", "The result"],
+                                                       key="overview_tab")
 with formulas_tab:
-    st.latex(formulas.multihead(cfg, cross))
-    st.latex(formulas.projection(cfg, cross))
-    st.latex(formulas.mask(tr.mask))
-    if cfg.group_size > 1:
-        st.caption(f"Query head i reads key/value head j = ⌈i / {cfg.group_size}⌉ (grouped-query attention).")
-    st.caption(bias_note(ex))
-    symbols("X", *(["Y"] if cross else []), "h", "i", "d_k", "d_{model}", "W^Q_i, W^K_i, W^V_i", "Q_i, K_i, V_i",
-            "M", "\\mathrm{head}_i", "W^O", *(["h_{kv}", "g", "j"] if cfg.group_size > 1 else []),
-            *(["b"] if cfg.bias else []))
+    if formulas_tab.open:
+        st.latex(formulas.multihead(cfg, cross))
+        st.latex(formulas.projection(cfg, cross))
+        st.latex(formulas.mask(tr.mask))
+        if cfg.group_size > 1:
+            st.caption(f"Query head i reads key/value head j = ⌈i / {cfg.group_size}⌉ (grouped-query attention).")
+        st.caption(bias_note(ex))
+        symbols("X", *(["Y"] if cross else []), "h", "i", "d_k", "d_{model}", "W^Q_i, W^K_i, W^V_i", "Q_i, K_i, V_i",
+                "M", "\\mathrm{head}_i", "W^O", *(["h_{kv}", "g", "j"] if cfg.group_size > 1 else []),
+                *(["b"] if cfg.bias else []))
 with tokens_tab:
-    st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")
-    tokens = {"position": list(range(1, n + 1)), "token": ex.tokens}
-    notes = token_notes(settings.spec, ex.tokens)
-    if any(notes):
-        tokens["what it is"] = notes
-    st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
-    if special_tokens_explained(settings.spec):
-        st.caption(special_tokens_explained(settings.spec))
-    if cross:
-        st.caption("The source sentence's tokens: each becomes one row of Y (keys and values).")
-        st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
-                     height=min(740, 35 * m + 38), key="key_tokens")
+    if tokens_tab.open:
+        st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")
+        tokens = {"position": list(range(1, n + 1)), "token": ex.tokens}
+        notes = token_notes(settings.spec, ex.tokens)
+        if any(notes):
+            tokens["what it is"] = notes
+        st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
+        if special_tokens_explained(settings.spec):
+            st.caption(special_tokens_explained(settings.spec))
+        if cross:
+            st.caption("The source sentence's tokens: each becomes one row of Y (keys and values).")
+            st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
+                         height=min(740, 35 * m + 38), key="key_tokens")
 with cost_tab:
-    st.markdown("Splitting d_model across the heads keeps the parameters and the multiply-adds of the matrix "
-                "products exactly those of one head of full width; what grows with h is the number of attention "
-                "weights, and softmax's exponentials with them."
-                + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, "
-                   "so W_K and W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)."
-                   if cfg.group_size > 1 else ""))
-    st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads, cross), hide_index=True,
-                 width="stretch")
-    rope = rope_note(n, m, cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.rope_theta is not None)
-    st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = "
-               f"{cfg.d_model}. {what_grows(n, m, cfg.n_heads)}" + (f" {rope}" if rope else ""))
-    st.page_link("pages/cost.py", label="The cost of heads in full: a timing, real models, the K/V cache",
-                 icon=":material/calculate:")
+    if cost_tab.open:
+        st.markdown("Splitting d_model across the heads keeps the parameters and the multiply-adds of the matrix "
+                    "products exactly those of one head of full width; what grows with h is the number of attention "
+                    "weights, and softmax's exponentials with them."
+                    + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, "
+                       "so W_K and W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)."
+                       if cfg.group_size > 1 else ""))
+        st.dataframe(cost_rows(n, m, cfg.d_model, cfg.n_heads, cfg.bias, cfg.n_kv_heads, cross), hide_index=True,
+                     width="stretch")
+        rope = rope_note(n, m, cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.rope_theta is not None)
+        st.caption(f"h = {cfg.n_heads}: {cfg.n_heads} heads of d_k = {cfg.d_k} each; h = 1: one head of d_k = "
+                   f"{cfg.d_model}. {what_grows(n, m, cfg.n_heads)}" + (f" {rope}" if rope else ""))
+        st.page_link("pages/cost.py", label="The cost of heads in full: a timing, real models, the K/V cache",
+                     icon=":material/calculate:")
 with result_tab:
-    plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
-    decoder.next_token_section(settings, ex)
+    if result_tab.open:
+        plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+        decoder.next_token_section(settings, ex)
 
 with st.spinner("Checking against PyTorch…"):
     diff = compute.torch_difference(settings.spec, ex.layer)

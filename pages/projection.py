@@ -5,7 +5,7 @@ import streamlit as st
 from mha_app import decoder, experiments
 from mha_app.classroom import predict
 from mha_app.model_text import input_source
-from mha_app.toolkit import bias_note, code_for_step, next_step, plot, symbols, untrained_note, view
+from mha_app.toolkit import bias_note, code_for_step, expander, next_step, plot, symbols, tabs, untrained_note, view
 from mha_core import figures
 from mha_core.teaching import formulas
 
@@ -35,9 +35,11 @@ if predict("q_shape"):
              r"Q_i \in \mathbb{R}^{%d\times%d},\quad K_%s, V_%s \in \mathbb{R}^{%d\times%d}"
              % (n, d_model, j, j, d_model, d_k, n, d_k, j, j, m, d_k)
              + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else ""))
-    tabs = st.tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"])
-    for tab, name, W, per_head in zip(tabs, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):
+    shown = tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"], key="projection_tab")
+    for tab, name, W, per_head in zip(shown, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):
         with tab:
+            if not tab.open:
+                continue
             left, right = st.columns(2)
             with left:
                 plot(figures.projection_weight_figure(W, per_head.shape[0], f"W_{name}", g, kv=name != "Q"),
@@ -53,15 +55,18 @@ symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", 
         "Q_i, K_i, V_i", *(["h_{kv}", "g", "j"] if kv != h else []), *(["b"] if cfg.bias else []),
         *(["p"] if cfg.rope_theta else []))
 
-with st.expander("The input X: where its rows come from"):
-    st.caption(input_source(settings.spec, ex.layer))
-    plot(figures.input_figure(tr.x, ex.tokens, **({"title": "Input X (queries): one row per token"} if cross else {})))
-    if cross:
-        plot(figures.input_figure(tr.x_kv, ex.keys, title="Input Y (keys and values): one row per token"), key="Y")
+with (box := expander("The input X: where its rows come from", key="input_box")):
+    if box.open:
+        st.caption(input_source(settings.spec, ex.layer))
+        plot(figures.input_figure(tr.x, ex.tokens, **({"title": "Input X (queries): one row per token"} if cross
+                                                      else {})), key="X")
+        if cross:
+            plot(figures.input_figure(tr.x_kv, ex.keys, title="Input Y (keys and values): one row per token"), key="Y")
 experiments.cross_attention_note(ex)
 if kv != h:
-    with st.expander("Grouped-query attention: query heads share keys and values"):
-        experiments.kv_sharing(ex)
+    with (box := expander("Grouped-query attention: query heads share keys and values", key="kv_box")):
+        if box.open:
+            experiments.kv_sharing(ex)
 decoder.rope_section(settings, ex)
 code_for_step(1, f"Here `cfg.rope_theta` = {cfg.rope_theta:g}, so the rotation ran." if cfg.rope_theta else
               "Here `cfg.rope_theta` is None: no rotation, q and k are the projections themselves.")

@@ -15,13 +15,16 @@ NOT_A_NUMBER = re.compile(r"(?<![\w`])(nan|-?inf|-?infinity)(?![\w`])", re.IGNOR
 NUMERIC_KEYS = ("x", "y", "z", "values", "customdata")
 
 
-def run_app(params: dict | None = None, page: str | None = None, answered: bool = True, context: dict | None = None):
+def run_app(params: dict | None = None, page: str | None = None, answered: bool = True, context: dict | None = None,
+            opened: dict | None = None):
     """Run app.py in AppTest with these URL query parameters, on this page file (default: the default page).
 
     The page is chosen before the first run, as a link to it does (every url_path is its file's name), so only that
     page runs. answered: the page's prediction questions are taken as answered, so the page shows everything (as it
     does for a student who has answered); False shows a page whose questions still wait. context: what a browser
-    would report in st.context (e.g. {"theme": "dark"})."""
+    would report in st.context (e.g. {"theme": "dark"}). opened: the lazy tabs and expanders to open, by key
+    (mha_app.toolkit.tabs and expander compute only what is open): {"attention_tab": "The mask", "input_box": True};
+    closed, their content is not on the page."""
     from streamlit.testing.v1 import AppTest
 
     from mha_core.teaching.questions import KINDS
@@ -30,6 +33,8 @@ def run_app(params: dict | None = None, page: str | None = None, answered: bool 
     at.query_params.update(params or {})
     for kind in KINDS if answered else ():
         at.session_state[f"answered_{kind}"] = "revealed"
+    for key, value in (opened or {}).items():
+        at.session_state[key] = value
     at.context.update(context or {})
     if page:
         at.switch_page(page)
@@ -85,6 +90,37 @@ def figure_titled(at, prefix: str) -> dict:
     matches = [f for f in figures(at) if f["layout"]["title"]["text"].startswith(prefix)]
     assert matches, f"no figure titled {prefix!r} in {[f['layout']['title']['text'] for f in figures(at)]}"
     return matches[0]
+
+
+def as_figure(fig):
+    """A figure function's result as plotly's object: a figure dict (mha_core.figures.base) is built into a go.Figure,
+    which checks every property of it against plotly's schema; a go.Figure is returned as it is."""
+    import plotly.graph_objects as go
+
+    return go.Figure(fig) if isinstance(fig, dict) else fig
+
+
+class PlotlyObjects:
+    """A module of figure functions (mha_core.figures or one of its modules) whose figures come back as go.Figure
+    objects (as_figure: a figure dict is checked by plotly on the way); everything else (labels, numbers, a go.Figure,
+    the other parts of a tuple) as the function returns it. Tests of what a figure holds then read plotly's objects,
+    whichever kind the function builds."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name: str):
+        value = getattr(self._module, name)
+        if not callable(value) or isinstance(value, type):
+            return value
+
+        def wrapped(*args, **kwargs):
+            result = value(*args, **kwargs)
+            if isinstance(result, tuple) and result and isinstance(result[0], dict) and "layout" in result[0]:
+                return (as_figure(result[0]), *result[1:])
+            return as_figure(result) if isinstance(result, dict) and "layout" in result else result
+
+        return wrapped
 
 
 def as_array(value) -> np.ndarray:

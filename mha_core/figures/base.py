@@ -10,6 +10,12 @@ The colour language, defined here once and used by every figure (each always mea
 Queries are rows and keys are columns in every matrix. A matrix too large to send is pooled first
 (mha_core.analysis.pooling) and every figure that shows block means says so in its title.
 
+Two kinds of figure, both plotly's: the figures of the four steps and every small multiple are plain dicts of
+plotly's JSON ({"data": [trace, ...], "layout": {...}}, built by `figure`, `heatmap` and `panel_grid` below), because
+building plotly's validating objects cost as much as the rest of a rerun; the others are go.Figure objects. Both work
+in a notebook: plotly.io.show(fig) draws a dict as it draws a go.Figure, and go.Figure(fig) turns a dict into one (the
+unit tests build every dict figure that way, so plotly checks each). `layout` and `described` take either kind.
+
 Figures are built in the light palette; figures.theme.themed gives a finished figure the dark one. The scales were
 built in CAM02-UCS (lightness in even steps, hue and chroma kept inside sRGB) and are checked under simulated
 colour-vision deficiencies by tests/unit/test_colours.py, which also holds every contrast ratio.
@@ -21,8 +27,6 @@ import html
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from ..analysis.pooling import OVERVIEW_CELLS, finite_or_nan, grid_budget, pool, shown
 
@@ -183,22 +187,38 @@ def pooled_note(step: int) -> str:
     return f"  (averages over {step}×{step} blocks)"  # short: a long title is cut at the chart's edge
 
 
-def layout(fig: go.Figure, title: str, height: int | None = None, pooled: int = 1) -> go.Figure:
-    """The common layout: a left-aligned title (saying so when the figure shows block means), the font, margins."""
+def figure(data: list[dict] | None = None, **layout) -> dict:
+    """A figure as a plain dict of plotly's JSON: its traces (each a dict with its `type`) and its layout."""
+    return {"data": list(data or []), "layout": layout}
+
+
+def category_axis(title: str = "", **more) -> dict:
+    """An axis of named positions (tokens, dimensions, heads), titled."""
+    return dict(title=dict(text=title), type="category", **more)
+
+
+def layout(fig, title: str, height: int | None = None, pooled: int = 1):
+    """The common layout of a figure (dict or go.Figure, which it returns): a left-aligned title (saying so when the
+    figure shows block means), the font, margins."""
     if pooled > 1:
         title += pooled_note(pooled)
-    # No plotly template: Streamlit's own chart theme applies, and building one costs time on every figure.
-    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), font=FONT, margin=dict(l=10, r=10, t=60, b=10),
-                      height=height)
+    # No template is set here: plotly's default applies, and Streamlit's chart theme replaces its parts.
+    common = dict(title=dict(text=title, x=0, xanchor="left"), font=dict(FONT), margin=dict(l=10, r=10, t=60, b=10),
+                  **({} if height is None else {"height": height}))
+    if isinstance(fig, dict):
+        fig["layout"].update(common)
+    else:
+        fig.update_layout(common)
     return fig
 
 
 def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str, signed: bool = True,
             x_title: str = "", y_title: str = "", zmax: float | None = None, max_cells: int = OVERVIEW_CELLS,
             height: int | None = None, value_name: str = "value", step: int | None = None,
-            blocked: bool = False) -> go.Figure:
-    """One labelled heatmap: diverging around 0 when `signed` (from -zmax to zmax, default the largest |z|), else
-    the 0..1 weight scale. Blank (NaN) cells are blocked pairs when `blocked`: the colour bar says so.
+            blocked: bool = False) -> dict:
+    """One labelled heatmap, as a figure dict: diverging around 0 when `signed` (from -zmax to zmax, default the
+    largest |z|), else the 0..1 weight scale. Blank (NaN) cells are blocked pairs when `blocked`: the colour bar
+    says so.
 
     step: z is already averaged over blocks of step x step cells (see analysis.pooling); None pools it here.
     """
@@ -206,16 +226,15 @@ def heatmap(z: np.ndarray, x_labels: list[str], y_labels: list[str], title: str,
         z, step = pool(finite_or_nan(z), max_cells)
     z = shown(z, step)
     axis = signed_axis(zmax or largest_size(z)) if signed else WEIGHT_AXIS
-    fig = go.Figure(go.Heatmap(
-        z=z, x=pooled_labels(x_labels, step), y=pooled_labels(y_labels, step), colorscale=axis["colorscale"],
-        zmid=0 if signed else None, zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
-        hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
-                      f"{'mean ' if step > 1 else ''}{value_name} = %{{z:.6g}}<extra></extra>",
-        colorbar=colour_bar(value_name, blocked),
-        **cell_numbers(z, axis),
-    ))
-    fig.update_xaxes(title=x_title, type="category", tickangle=-45 if len(x_labels) > 6 else 0, automargin=True)
-    fig.update_yaxes(title=y_title, type="category", autorange="reversed")
+    trace = dict(type="heatmap", z=z, x=pooled_labels(x_labels, step), y=pooled_labels(y_labels, step),
+                 colorscale=axis["colorscale"], zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
+                 hovertemplate=f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
+                               f"{'mean ' if step > 1 else ''}{value_name} = %{{z:.6g}}<extra></extra>",
+                 colorbar=colour_bar(value_name, blocked), **cell_numbers(z, axis))
+    if signed:
+        trace["zmid"] = 0
+    fig = figure([trace], xaxis=category_axis(x_title, tickangle=-45 if len(x_labels) > 6 else 0, automargin=True),
+                 yaxis=category_axis(y_title, autorange="reversed"))
     return layout(fig, title, height, pooled=step)
 
 
@@ -231,19 +250,37 @@ def signed_axis(limit: float) -> dict:
     return dict(colorscale=SIGNED_SCALE, cmid=0, cmin=-limit, cmax=limit)
 
 
+def subplots(rows: int, cols: int, titles: list[str], horizontal_spacing: float, vertical_spacing: float) -> dict:
+    """An empty figure of rows x cols panels, each with its own x and y axes (xaxis, xaxis2, ... row by row), and a
+    title above each of the first len(titles): the layout plotly.subplots.make_subplots makes."""
+    width = (1 - horizontal_spacing * (cols - 1)) / cols
+    height = (1 - vertical_spacing * (rows - 1)) / rows
+    fig = figure(annotations=[])
+    for i in range(rows * cols):
+        r, c = divmod(i, cols)
+        x0, y1 = c * (width + horizontal_spacing), 1 - r * (height + vertical_spacing)
+        suffix = str(i + 1) if i else ""
+        fig["layout"][f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=[x0, x0 + width])
+        fig["layout"][f"yaxis{suffix}"] = dict(anchor=f"x{suffix}", domain=[y1 - height, y1])
+        if i < len(titles):
+            fig["layout"]["annotations"].append(dict(
+                font=dict(size=16), showarrow=False, text=titles[i], x=x0 + width / 2, xanchor="center", xref="paper",
+                y=y1, yanchor="bottom", yref="paper"))
+    return fig
+
+
 def panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_labels: list[str], cols: int,
                coloraxis: dict, hover: str, spacing: float = 0.03, step: int | None = None,
-               value_name: str = "value", blocked: bool = False) -> tuple[go.Figure, int, int]:
+               value_name: str = "value", blocked: bool = False) -> tuple[dict, int, int]:
     """Small multiples: one heatmap per (title, z) panel on one shared colour axis (colorscale, cmin, cmax), tick
-    labels on the outer panels only; returns (figure, rows, step). Blank cells are blocked pairs when `blocked`.
+    labels on the outer panels only; returns (figure dict, rows, step). Blank cells are blocked pairs when `blocked`.
 
     `hover` is the plotly hover text of a cell, e.g. "query %{y}<br>key %{x}<br>weight = %{z:.6g}". step: every z
     is already averaged over blocks of step x step cells (see analysis.pooling.pool_heads); None pools each here
     (the panels share one shape, so one step).
     """
     rows = -(-len(panels) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[title for title, _ in panels],
-                        horizontal_spacing=spacing, vertical_spacing=0.08 / rows + 0.03)
+    fig = subplots(rows, cols, [title for title, _ in panels], spacing, 0.08 / rows + 0.03)
     given, largest = step, 1
     for i, (title, z) in enumerate(panels):
         if given is None:
@@ -251,58 +288,62 @@ def panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_labe
         z = shown(z, step)
         largest = max(largest, step)
         name = f"{title}, mean of a {step}×{step} block" if step > 1 else title
-        fig.add_trace(go.Heatmap(z=z, x=pooled_labels(x_labels, step), y=pooled_labels(y_labels, step),
-                                 coloraxis="coloraxis", hoverongaps=False,
-                                 hovertemplate=f"{name}<br>{hover}<extra></extra>",
-                                 **cell_numbers(z, coloraxis, len(panels))),
-                      row=i // cols + 1, col=i % cols + 1)
-    fig.update_layout(coloraxis=dict(colorbar=colour_bar(value_name, blocked), **coloraxis))
+        suffix = str(i + 1) if i else ""
+        fig["data"].append(dict(type="heatmap", z=z, x=pooled_labels(x_labels, step), y=pooled_labels(y_labels, step),
+                                coloraxis="coloraxis", hoverongaps=False,
+                                hovertemplate=f"{name}<br>{hover}<extra></extra>", xaxis=f"x{suffix}",
+                                yaxis=f"y{suffix}", **cell_numbers(z, coloraxis, len(panels))))
+    fig["layout"]["coloraxis"] = dict(colorbar=colour_bar(value_name, blocked), **coloraxis)
     _label_outer_panels(fig, rows, cols)
     return fig, rows, largest
 
 
-def _label_outer_panels(fig: go.Figure, rows: int, cols: int, show_x: bool = True, show_y: bool = True) -> None:
+def _label_outer_panels(fig: dict, rows: int, cols: int, show_x: bool = True, show_y: bool = True) -> None:
     """Tick labels only under the bottom row and left of the first column of small multiples, so none overlap.
 
-    make_subplots numbers its axes row by row (xaxis, xaxis2, ...). On a long axis the browser shows every k-th
-    label (plotly's automatic ticks, fitted to the drawn width): thinned, never dropped.
+    subplots numbers the axes row by row (xaxis, xaxis2, ...). On a long axis the browser shows every k-th label
+    (plotly's automatic ticks, fitted to the drawn width): thinned, never dropped.
     """
-    axes = {}  # one layout update for every axis: plotly's per-row/column selectors are slow
     for r in range(1, rows + 1):
         for c in range(1, cols + 1):
             suffix = "" if (r - 1) * cols + c == 1 else str((r - 1) * cols + c)
-            axes[f"xaxis{suffix}"] = dict(type="category", showticklabels=show_x and r == rows, tickangle=-45,
-                                          automargin=True, tickmode="auto")
-            axes[f"yaxis{suffix}"] = dict(type="category", autorange="reversed", showticklabels=show_y and c == 1,
-                                          tickmode="auto")
-    fig.update_layout(axes)
+            fig["layout"][f"xaxis{suffix}"].update(type="category", showticklabels=show_x and r == rows,
+                                                   tickangle=-45, automargin=True, tickmode="auto")
+            fig["layout"][f"yaxis{suffix}"].update(type="category", autorange="reversed",
+                                                   showticklabels=show_y and c == 1, tickmode="auto")
 
 
-def mark_head_blocks(fig: go.Figure, n_heads: int, d_k: float, axis: str, span: int, row=None, col=None,
-                     names: list[str] | None = None, colours: list[str] | None = None) -> None:
-    """Coloured outlines around each head's block of d_k columns (axis="x") or rows (axis="y").
+def mark_head_blocks(fig: dict, n_heads: int, d_k: float, axis: str, span: int, names: list[str] | None = None,
+                     colours: list[str] | None = None) -> None:
+    """Coloured outlines around each head's block of d_k columns (axis="x") or rows (axis="y") of a one-panel
+    figure dict.
 
     names and colours default to "head i" in head i's colour.
     """
     names = names or [f"head {i + 1}" for i in range(n_heads)]
     colours = colours or [head_colour(i) for i in range(n_heads)]
+    shapes, notes = fig["layout"].setdefault("shapes", []), fig["layout"].setdefault("annotations", [])
     for i in range(n_heads):
         lo, hi = i * d_k - 0.5, (i + 1) * d_k - 0.5
         box = dict(x0=lo, x1=hi, y0=-0.5, y1=span - 0.5) if axis == "x" else dict(x0=-0.5, x1=span - 0.5, y0=lo, y1=hi)
-        fig.add_shape(type="rect", **box, line=dict(color=colours[i], width=2), row=row, col=col)
+        shapes.append(dict(type="rect", **box, line=dict(color=colours[i], width=2)))
         label = dict(x=(lo + hi) / 2, y=-0.5, yshift=10) if axis == "x" else dict(x=span - 0.5, y=(lo + hi) / 2,
                                                                                      xanchor="left", xshift=4)
-        fig.add_annotation(**label, text=names[i], showarrow=False, font=dict(color=colours[i], size=11),
-                           row=row, col=col)
+        notes.append(dict(**label, text=names[i], showarrow=False, font=dict(color=colours[i], size=11)))
 
 
-def outline(fig: go.Figure, r0: float, r1: float, c0: float, c1: float, colour: str = HIGHLIGHT) -> None:
-    """A rectangle around cells r0..r1-1 x c0..c1-1 of a heatmap on category axes (cell i is centred at i)."""
-    fig.add_shape(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r0 - 0.5, y1=r1 - 0.5, line=dict(color=colour, width=2))
+def outline(fig: dict, r0: float, r1: float, c0: float, c1: float, colour: str = HIGHLIGHT) -> None:
+    """A rectangle around cells r0..r1-1 x c0..c1-1 of a heatmap (a figure dict) on category axes (cell i is centred
+    at i)."""
+    fig["layout"].setdefault("shapes", []).append(
+        dict(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r0 - 0.5, y1=r1 - 0.5, line=dict(color=colour, width=2)))
 
 
-def described(fig: go.Figure, description) -> go.Figure:
-    """fig carrying its text alternative (a figures.describe.Description) in layout.meta, where the app's plotting
-    helper reads it (figures.describe.Description.of) and a notebook can too."""
-    fig.layout.meta = description.as_meta()
+def described(fig, description):
+    """fig (dict or go.Figure, which it returns) carrying its text alternative (a figures.describe.Description) in
+    layout.meta, where the app's plotting helper reads it (figures.describe.Description.of) and a notebook can too."""
+    if isinstance(fig, dict):
+        fig["layout"]["meta"] = description.as_meta()
+    else:
+        fig.layout.meta = description.as_meta()
     return fig

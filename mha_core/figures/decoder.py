@@ -34,7 +34,7 @@ def next_token_label(token) -> str:
     return token.token
 
 
-def rope_figure(trace: Trace, head: int, tokens: list[str], group_size: int = 1) -> go.Figure:
+def rope_figure(trace: Trace, head: int, tokens: list[str], group_size: int = 1) -> dict:
     """Query head `head` (0-based) and the key head it reads, before and after the RoPE rotation, and the change
     (after − before): one row of three panels each, on one signed colour scale."""
     kv = head // group_size

@@ -40,8 +40,8 @@ class Description:
 
     @classmethod
     def of(cls, fig) -> Description | None:
-        """The description a figure carries (figures.base.described), or None."""
-        meta = fig.layout.meta
+        """The description a figure (a plotly figure or its plain dict) carries (figures.base.described), or None."""
+        meta = fig.get("layout", {}).get("meta") if isinstance(fig, dict) else fig.layout.meta
         if not isinstance(meta, dict) or "alt" not in meta:
             return None
         return cls(meta["alt"], tuple(meta["columns"]), tuple(tuple(r) for r in meta["rows"]),

@@ -21,7 +21,7 @@ SCALE_COLOURS = {SCALES[0]: head_colour(0), SCALES[1]: head_colour(1)}  # with 1
 
 
 def _weights_side_by_side(panels: list[tuple[str, np.ndarray]], tokens: list[str], key_tokens: list[str] | None,
-                          title: str, mask: np.ndarray | None = None) -> go.Figure:
+                          title: str, mask: np.ndarray | None = None) -> dict:
     """Two (n, m) matrices of attention weights next to each other on the shared 0..1 scale; mask (n, m): True =
     blocked, blank."""
     n = panels[0][1].shape[0]
@@ -75,7 +75,7 @@ def kv_groups_figure(n_heads: int, n_kv_heads: int) -> go.Figure:
 # --- The 1/sqrt(d_k) switch ------------------------------------------------------------------------------------
 
 def scale_weights_figure(comparison: ScaleComparison, tokens: list[str], key_tokens: list[str] | None = None,
-                         mask: np.ndarray | None = None) -> go.Figure:
+                         mask: np.ndarray | None = None) -> dict:
     """The compared head's weights with 1/sqrt(d_k) and without, side by side; mask (n, m): that head's blocked pairs
     (True), left blank."""
     d_k, head = comparison.d_k, comparison.head
@@ -112,7 +112,7 @@ def scale_summary_figure(comparison: ScaleComparison) -> go.Figure:
 # --- Planted heads ---------------------------------------------------------------------------------------------
 
 def plant_figure(trace: Trace, head: int, fit: PlantFit, tokens: list[str],
-                 key_tokens: list[str] | None = None) -> go.Figure:
+                 key_tokens: list[str] | None = None) -> dict:
     """The weights the rule asks for next to the planted head's real weights."""
     return _weights_side_by_side(
         [("the rule's weights: softmax(strength · rule)", fit.target_weights),

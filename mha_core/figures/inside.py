@@ -136,7 +136,7 @@ def _marker_axis() -> dict:
 
 def query_row_figure(trace: Trace, head: int, query: int, tokens: list[str], stage: str = "scaled",
                      scale: float = 1.0, key_tokens: list[str] | None = None,
-                     pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
+                     pooled: tuple[np.ndarray, int] | None = None) -> dict:
     """figures.attention_figure with the chosen query's row outlined in the plane's red, so the two figures show
     the same query. A pooled overview outlines the block row that holds it."""
     pooled = pooled if pooled is not None else pool_stage(trace, head, stage)
@@ -149,7 +149,7 @@ def query_row_figure(trace: Trace, head: int, query: int, tokens: list[str], sta
 def contribution_grid_figure(shares: np.ndarray, tokens: list[str], key_tokens: list[str] | None = None,
                              group_size: int = 1, cols: int | None = None, title: str | None = None,
                              panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None,
-                             mask: np.ndarray | None = None) -> go.Figure:
+                             mask: np.ndarray | None = None) -> dict:
     """Every head's contribution shares (weighted_norms.contribution_shares: ‖α_ts v_s W_O,iᵀ‖ over its row's sum)
     on the same grid, 0..1 scale and pooling as figures.head_grid_figure's weights, so a switch can swap the two.
 
@@ -192,7 +192,7 @@ def rollout_layers(n_layers: int, most: int = MAX_ROLLOUT_PANELS) -> list[int]:
 
 
 def rollout_figure(rollout: np.ndarray, tokens: list[str], layers: list[int] | None = None,
-                   residual: float = 0.5) -> go.Figure:
+                   residual: float = 0.5) -> dict:
     """attention_rollout.rollout (layers, n, n) after some layers (0-based; default rollout_layers), one 0..1 panel
     each: row t says how much of each input token (column) has reached position t."""
     layers = rollout_layers(rollout.shape[0]) if layers is None else list(layers)
@@ -210,7 +210,7 @@ def rollout_figure(rollout: np.ndarray, tokens: list[str], layers: list[int] | N
 
 
 def special_share_figure(weight_share: np.ndarray, contribution_share: np.ndarray,
-                         parts: Parts = ENCODER) -> go.Figure:
+                         parts: Parts = ENCODER) -> dict:
     """Each head's share on the parking tokens (weighted_norms.parked_share), of its weight beside of its
     contribution, as two (layers, heads) panels on the one 0..1 scale."""
     tokens = " + ".join(parts.labels[name] for name in parts.parked)
@@ -221,10 +221,10 @@ def special_share_figure(weight_share: np.ndarray, contribution_share: np.ndarra
                            heads, layers, 2, WEIGHT_AXIS, "%{y}, %{x}<br>share = %{z:.3f}", spacing=0.08,
                            value_name="share")
     # Where the cells show their numbers (small models), two decimals fit in a cell.
-    for trace, values in zip(fig.data, (weight_share, contribution_share), strict=True):
-        if trace.text is not None:
+    for trace, values in zip(fig["data"], (weight_share, contribution_share), strict=True):
+        if trace.get("text") is not None:
             trace.update(**cell_numbers(values, WEIGHT_AXIS, panels=2, fmt="{:.2f}"))
-            trace.textfont.size = 10
+            trace["textfont"]["size"] = 10
     title = f"Each head's share on {tokens}: of its weight (left), of what it really adds (right)"
     layout(fig, title, height=120 + (45 if n_layers <= 12 else 26) * n_layers)
     return described(fig, describe.grouped_bars(

@@ -77,15 +77,16 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
         rows))
 
 
-def dot_product_figure(cell: WorkedCell, query_label: str, key_label: str) -> go.Figure:
+def dot_product_figure(cell: WorkedCell, query_label: str, key_label: str) -> dict:
     """The query's and the key's d_k numbers and their products, one column per dimension (the terms of q·k)."""
     rows = np.vstack([cell.q, cell.k, cell.products])
     names = [f"q_t: query {query_label}", f"k_s: key {key_label}", "q_t,c × k_s,c"]
     title = f"Head {cell.head + 1}: q_t · k_s term by term: the products add up to {fmt(cell.dot)}"
     fig = heatmap(rows, dim_labels(cell.d_k, "c="), names, title, x_title="component c, from 1 to d_k", height=260)
     if cell.d_k <= MAX_PRINTED_TERMS:  # every term, in the worked example's own digits
-        axis = dict(colorscale=fig.data[0].colorscale, cmin=fig.data[0].zmin, cmax=fig.data[0].zmax)
-        fig.update_traces(text=cell_text(rows, [[fmt(v) for v in row] for row in rows], axis), texttemplate="%{text}")
+        trace = fig["data"][0]
+        axis = dict(colorscale=trace["colorscale"], cmin=trace["zmin"], cmax=trace["zmax"])
+        trace.update(text=cell_text(rows, [[fmt(v) for v in row] for row in rows], axis), texttemplate="%{text}")
     return described(fig, describe.values(rows, [describe.plain(name) for name in names], dim_labels(cell.d_k, "c="),
                                           describe.plain(title), full_up_to=16, text_rows=True))
 

@@ -1,13 +1,13 @@
 """The figures of the four steps: the pipeline, the projections, attention per head, concatenation and W_O.
 
-Pure functions (a trace or arrays in, a plotly figure out) that work in a notebook as in the app, on the colour
-language of figures.base.
+Pure functions (a trace or arrays in, a figure out) that work in a notebook as in the app, on the colour language of
+figures.base. Every figure here is a plain dict of plotly's JSON (figures.base: building them with plotly's
+validating objects was most of a step page's rerun); plotly.io.show(fig) draws one, go.Figure(fig) makes it an object.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from ..analysis.pooling import OVERVIEW_CELLS, finite_or_nan, pool, pool_heads, pool_stage, stage_values
 from ..analysis.stats import row_entropy
@@ -19,10 +19,12 @@ from .base import (
     TEXT,
     WEIGHT_AXIS,
     amount_axis,
+    category_axis,
     cell_numbers,
     colour_bar,
     described,
     dim_labels,
+    figure,
     group_rows,
     head_colour,
     heatmap,
@@ -43,7 +45,7 @@ STEP_COLOURS = (MUTED, head_colour(0), head_colour(3), head_colour(1), head_colo
 
 def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None = None, scaled: bool = True,
                     cross: bool = False, bias: bool = False, kv_heads: int | None = None,
-                    rope: bool = False) -> go.Figure:
+                    rope: bool = False) -> dict:
     """The whole pipeline as boxes and arrows, with the live shape under every box.
 
     scaled=False: the scores are not divided by √d_k; cross=True: keys and values come from a second input Y;
@@ -74,24 +76,24 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
         ("3. Concatenate", "[head<sub>1</sub> … head<sub>h</sub>]", f"{n} × {n_heads * d_k}", STEP_COLOURS[3]),
         ("4. Project", f"Concat W<sup>O</sup>{b('O', '')}", f"output {n} × {d_model}", STEP_COLOURS[4]),
     ]
-    fig = go.Figure()
+    shapes, notes = [], []
     width, gap = 1.0, 0.32
     for i, (name, formula, shape, colour) in enumerate(steps):
         x0 = i * (width + gap)
-        fig.add_shape(type="rect", x0=x0, x1=x0 + width, y0=0, y1=1, line=dict(color=colour, width=2),
-                      fillcolor=rgba(colour, 0.08))
-        fig.add_annotation(x=x0 + width / 2, y=0.85, text=f"<b>{name}</b>", showarrow=False,
-                           font=dict(size=13, color=colour))
-        fig.add_annotation(x=x0 + width / 2, y=0.55, text=formula, showarrow=False, font=dict(size=11, color=TEXT))
-        fig.add_annotation(x=x0 + width / 2, y=0.15, text=shape, showarrow=False, font=dict(size=12, color=MUTED))
+        shapes.append(dict(type="rect", x0=x0, x1=x0 + width, y0=0, y1=1, line=dict(color=colour, width=2),
+                           fillcolor=rgba(colour, 0.08)))
+        notes.append(dict(x=x0 + width / 2, y=0.85, text=f"<b>{name}</b>", showarrow=False,
+                          font=dict(size=13, color=colour)))
+        notes.append(dict(x=x0 + width / 2, y=0.55, text=formula, showarrow=False, font=dict(size=11, color=TEXT)))
+        notes.append(dict(x=x0 + width / 2, y=0.15, text=shape, showarrow=False, font=dict(size=12, color=MUTED)))
         if i:
-            fig.add_annotation(x=x0 - 0.02, y=0.5, ax=x0 - gap + 0.02, ay=0.5, xref="x", yref="y", axref="x",
-                               ayref="y", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2,
-                               arrowcolor=MUTED, text="")
+            notes.append(dict(x=x0 - 0.02, y=0.5, ax=x0 - gap + 0.02, ay=0.5, xref="x", yref="y", axref="x",
+                              ayref="y", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2, arrowcolor=MUTED,
+                              text=""))
     total = len(steps) * width + (len(steps) - 1) * gap
-    fig.update_xaxes(visible=False, range=[-0.02, total + 0.02])
-    fig.update_yaxes(visible=False, range=[-0.05, 1.05])
-    fig.update_layout(showlegend=False)
+    fig = figure(shapes=shapes, annotations=notes, showlegend=False,
+                 xaxis=dict(visible=False, range=[-0.02, total + 0.02]),
+                 yaxis=dict(visible=False, range=[-0.05, 1.05]))
     kv = f" ({kv_heads} key/value heads)" if kv_heads != n_heads else ""
     title = f"The pipeline for d_model = {d_model}, h = {n_heads}{kv}, d_k = {d_k} (live shapes)"
     flow = " → ".join(f"{describe.plain(name)}: {describe.plain(shape)}" for name, _, shape, _ in steps)
@@ -103,13 +105,13 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
 
 # --- Step 1: projections --------------------------------------------------------------------------------
 
-def input_figure(x: np.ndarray, tokens: list[str], title: str = "Input X: one row per token") -> go.Figure:
+def input_figure(x: np.ndarray, tokens: list[str], title: str = "Input X: one row per token") -> dict:
     fig = heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension", y_title="token")
     return described(fig, describe.values(x, describe.names(tokens), dim_labels(x.shape[1]), title))
 
 
 def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size: int = 1,
-                             kv: bool = False) -> go.Figure:
+                             kv: bool = False) -> dict:
     """W_name as used in X W (d_model x h*d_k), each head's slice of columns outlined in its colour.
 
     PyTorch stores the transpose, (h*d_k, d_model); this shows the paper's orientation. With grouped-query
@@ -134,7 +136,7 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
 
 
 def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16, group_size: int = 1,
-                    kv: bool = False) -> go.Figure:
+                    kv: bool = False) -> dict:
     """Small multiples of a per-head array (heads, tokens, width), e.g. Q_i for every head i.
 
     The width is d_k for queries and keys, d_v for values and head outputs (name "V" or "head"). With grouped-query
@@ -150,8 +152,8 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
                                  signed_axis(float(np.abs(a).max()) or 1.0),
                                  "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04)
     if group_size > 1:
-        for i, annotation in enumerate(fig.layout.annotations[:len(panels)]):
-            annotation.font = dict(color=head_colour(i if kv else i // group_size))
+        for i, annotation in enumerate(fig["layout"]["annotations"][:len(panels)]):
+            annotation["font"] = dict(color=head_colour(i if kv else i // group_size))
     heads = "key/value head" if index == "j" else "head"
     title = f"{name}_{index} for each {heads}: {n} tokens × {width_name} = {width} (one colour scale for all)"
     return described(layout(fig, title, height=max(260, 230 * rows), pooled=step),
@@ -180,13 +182,16 @@ def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
 
 
 def _stage_figure(z: np.ndarray, keys: list[str], queries: list[str], title: str, stage: str, blocked: bool,
-                  height: int, step: int) -> go.Figure:
+                  height: int, step: int) -> dict:
     """One head's matrix at a stage: scores on the signed scale, weights on the 0..1 scale, the mask as kept (one
     grey) or blank; blocked pairs always blank."""
     fig = heatmap(z, keys, queries, title, signed=stage in ("raw", "scaled"), x_title="key", y_title="query",
                   value_name=STAGE_VALUES[stage], height=height, step=step, blocked=blocked and stage != "raw")
     if stage == "mask":  # not a value scale: one grey for a kept pair (M = 0), the background for a blocked one
-        fig.update_traces(colorscale=[[0, PALE], [1, PALE]], showscale=False, text=None, texttemplate=None)
+        trace = fig["data"][0]
+        trace.update(colorscale=[[0, PALE], [1, PALE]], showscale=False)
+        trace.pop("text", None)
+        trace.pop("texttemplate", None)
     return fig
 
 
@@ -202,7 +207,7 @@ def _describe_stage(z: np.ndarray, queries: list[str], keys: list[str], stage: s
 
 def attention_figure(trace: Trace, head: int, tokens: list[str], stage: str = "weights", scale: float = 1.0,
                      key_tokens: list[str] | None = None, pooled: tuple[np.ndarray, int] | None = None,
-                     window: tuple[int, int, int, int] | None = None) -> go.Figure:
+                     window: tuple[int, int, int, int] | None = None) -> dict:
     """One head, large: rows are queries, columns are keys, exact values on hover; `scale` is named in the title.
 
     A long input is shown in blocks (their mean); pooled = pool_stage(...) when it is already computed. window =
@@ -232,7 +237,7 @@ def zoom_window(n: int, m: int, query: int, key: int, size: int = ZOOM) -> tuple
 
 
 def zoom_figure(trace: Trace, head: int, tokens: list[str], stage: str, window: tuple[int, int, int, int],
-                scale: float = 1.0, key_tokens: list[str] | None = None) -> go.Figure:
+                scale: float = 1.0, key_tokens: list[str] | None = None) -> dict:
     """The cells of one head's matrix in `window` (zoom_window), exactly as the engine computed them, each named
     by its query and key token on hover."""
     r0, r1, c0, c1 = window
@@ -248,7 +253,7 @@ def zoom_figure(trace: Trace, head: int, tokens: list[str], stage: str, window: 
 
 def head_panels(z: np.ndarray, step: int, tokens: list[str], key_tokens: list[str] | None, title: str,
                 group_size: int = 1, cols: int | None = None, panel_height: int = 260,
-                value_name: str = "weight", blocked: bool = False) -> go.Figure:
+                value_name: str = "weight", blocked: bool = False) -> dict:
     """One 0..1 panel per head of z (h, rows, cols), already pooled over step x step blocks: queries as rows, keys as
     columns, on one shared colour axis; blank cells are blocked pairs when `blocked`.
 
@@ -263,14 +268,14 @@ def head_panels(z: np.ndarray, step: int, tokens: list[str], key_tokens: list[st
                                  f"query %{{y}}<br>key %{{x}}<br>{value_name} = %{{z:.6g}}", step=step,
                                  value_name=value_name.split(" ")[0], blocked=blocked)
     if group_size > 1:
-        for i, annotation in enumerate(fig.layout.annotations[:n_heads]):
-            annotation.font = dict(color=head_colour(i // group_size))
+        for i, annotation in enumerate(fig["layout"]["annotations"][:n_heads]):
+            annotation["font"] = dict(color=head_colour(i // group_size))
     return layout(fig, title, height=max(280, panel_height * rows), pooled=step)
 
 
 def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | None = None,
                      cols: int | None = None, title: str | None = None, group_size: int = 1,
-                     panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> go.Figure:
+                     panel_height: int = 260, pooled: tuple[np.ndarray, int] | None = None) -> dict:
     """All heads' attention weights side by side, on the one shared 0..1 scale (see head_panels), blocked pairs blank.
 
     Long inputs are shown in blocks (their mean); pooled = pool_heads(trace.weights, trace.mask) when it is already
@@ -286,17 +291,17 @@ def head_grid_figure(trace: Trace, tokens: list[str], key_tokens: list[str] | No
 
 
 def query_weights_figure(trace: Trace, head: int, query: int, tokens: list[str],
-                         key_tokens: list[str] | None = None) -> go.Figure:
+                         key_tokens: list[str] | None = None) -> dict:
     """How much query token `query` attends to each key, in one head (a bar per key); a blocked key says so."""
     w = trace.weights[head, query]
     keys = key_tokens or tokens
     labels = token_labels(keys)
     blocked = trace.mask[head, query] if trace.mask is not None else np.zeros(len(w), bool)
-    fig = go.Figure(go.Bar(x=labels, y=w, marker_color=head_colour(head),
-                           text=["blocked" if b else "" for b in blocked], textposition="outside",
-                           hovertemplate="key %{x}<br>weight = %{y:.6g}<extra></extra>"))
-    fig.update_xaxes(title="key", type="category", tickangle=-45 if len(labels) > 6 else 0)
-    fig.update_yaxes(title="weight", range=[0, 1])
+    fig = figure([dict(type="bar", x=labels, y=w, marker=dict(color=head_colour(head)),
+                       text=["blocked" if b else "" for b in blocked], textposition="outside",
+                       hovertemplate="key %{x}<br>weight = %{y:.6g}<extra></extra>")],
+                 xaxis=category_axis("key", tickangle=-45 if len(labels) > 6 else 0),
+                 yaxis=dict(title=dict(text="weight"), range=[0, 1]))
     fig = layout(fig, f"Head {head + 1}, query {token_labels(tokens)[query]}: its weights sum to "
                       f"{w.sum():.4f}", height=320)
     return described(fig, describe.weight_row(np.where(blocked, np.nan, w), describe.names(tokens)[query],
@@ -307,7 +312,7 @@ MIX_KEYS = 24  # the value mix shows a row per key up to this many keys (every r
 
 
 def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], group_size: int = 1,
-                     key_tokens: list[str] | None = None) -> go.Figure:
+                     key_tokens: list[str] | None = None) -> dict:
     """α_ts · v_s for every key s (one row each) and their sum, which is head_i's output row for the query t.
 
     With more than MIX_KEYS keys, the MIX_KEYS - 1 keys of largest weight get a row each (in key order) and one
@@ -336,12 +341,12 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
                   x_title=f"dimension of V_{head // group_size + 1}" if group_size > 1 else "dimension of V_i",
                   y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
     if "<br>" in title:
-        fig.update_layout(margin_t=84)  # room for the title's second line
+        fig["layout"]["margin"]["t"] = 84  # room for the title's second line
     what = f"{describe.plain(title)}, query {describe.names(tokens)[query]}"
     return described(fig, describe.values(z, names + ["sum: the head's output"], dim_labels(v.shape[1]), what))
 
 
-def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> go.Figure:
+def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> dict:
     """Row entropy (bits) per query (rows) and head (columns): 0 = focused on one key, log2(m) = spread evenly, on the
     sequential scale from 0 to log2(m).
 
@@ -355,14 +360,14 @@ def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None =
     z = z.astype(np.float32)  # shown to 4 decimals: float32's 7 digits are plenty, at half the bytes
     ticks = [float(t) for t in range(int(top)) if top - t > 0.3 or t == 0] + [top]
     axis = amount_axis(max(top, 1e-9))
-    fig = go.Figure(go.Heatmap(
-        z=z, x=pooled_labels(heads, step), y=pooled_labels(token_labels(tokens), step), colorscale=axis["colorscale"],
-        zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
+    fig = figure([dict(
+        type="heatmap", z=z, x=pooled_labels(heads, step), y=pooled_labels(token_labels(tokens), step),
+        colorscale=axis["colorscale"], zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
         colorbar=colour_bar("bits", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks[:-1]] + [f"max {top:.2f}"]),
         hovertemplate=f"query %{{y}}<br>%{{x}}<br>{'mean ' if step > 1 else ''}entropy = %{{z:.4f}} bits"
-                      "<extra></extra>", **cell_numbers(z, axis)))
-    fig.update_xaxes(title="head", type="category", tickangle=-45 if len(heads) > 4 else 0)
-    fig.update_yaxes(title="query token", type="category", autorange="reversed")
+                      "<extra></extra>", **cell_numbers(z, axis))],
+        xaxis=category_axis("head", tickangle=-45 if len(heads) > 4 else 0),
+        yaxis=category_axis("query token", autorange="reversed"))
     title = (f"How focused each head is: entropy of each weight row in bits (at most log2(m) = log2({m}) = "
              f"{top:.2f})")
     fig = layout(fig, title, height=min(700, max(260, 24 * z.shape[0] + 180)), pooled=step)
@@ -372,7 +377,7 @@ def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None =
 
 # --- Step 3: concatenation ------------------------------------------------------------------------------
 
-def concat_figure(trace: Trace, tokens: list[str]) -> go.Figure:
+def concat_figure(trace: Trace, tokens: list[str]) -> dict:
     """The n x (h*d_k) concatenation, each head's block of columns outlined and labelled in its colour."""
     n_heads, n, d_k = trace.heads.shape
     labels = [f"head {i + 1}, c{c + 1}" for i in range(n_heads) for c in range(d_k)]
@@ -386,7 +391,7 @@ def concat_figure(trace: Trace, tokens: list[str]) -> go.Figure:
 
 # --- Step 4: output projection --------------------------------------------------------------------------
 
-def output_weight_figure(W_O: np.ndarray, n_heads: int) -> go.Figure:
+def output_weight_figure(W_O: np.ndarray, n_heads: int) -> dict:
     """W_O as used in concat @ W_O (h*d_k x d_model): head i's block of d_k rows outlined in its colour."""
     Wt = W_O.T                                                  # (h*d_k, d_model)
     d_k = Wt.shape[0] // n_heads
@@ -400,7 +405,7 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> go.Figure:
 
 
 def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: list[str],
-                         bias: bool = True) -> go.Figure:
+                         bias: bool = True) -> dict:
     """Each head's share head_i W_O[block i] side by side, then their sum plus the bias, if any (= the output)."""
     n_heads, n, d_model = contributions.shape
     total = "sum + b_O = output" if bias else "sum = output"
@@ -413,20 +418,19 @@ def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: 
                      describe.head_values([z for _, z in panels], [name for name, _ in panels], title))
 
 
-def contribution_size_figure(contributions: np.ndarray) -> go.Figure:
+def contribution_size_figure(contributions: np.ndarray) -> dict:
     """How much each head adds to the output: the mean length of its contribution vectors, one bar per head."""
     size = np.linalg.norm(contributions, axis=2).mean(axis=1)  # (h,)
     labels = [f"head {i + 1}" for i in range(len(size))]
-    fig = go.Figure(go.Bar(x=labels, y=size, marker_color=[head_colour(i) for i in range(len(size))],
-                           hovertemplate="%{x}<br>mean length = %{y:.4g}<extra></extra>"))
-    fig.update_xaxes(title="head", type="category")
-    fig.update_yaxes(title="mean length")
+    fig = figure([dict(type="bar", x=labels, y=size, marker=dict(color=[head_colour(i) for i in range(len(size))]),
+                       hovertemplate="%{x}<br>mean length = %{y:.4g}<extra></extra>")],
+                 xaxis=category_axis("head"), yaxis=dict(title=dict(text="mean length")))
     fig = layout(fig, "How much each head adds to the output (mean length of its contribution)", height=300)
     return described(fig, describe.bars(labels, size, "Mean length of each head's contribution to the output",
                                         column="mean length"))
 
 
-def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> go.Figure:
+def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> dict:
     """Input X and the attention output side by side: same shape, n x d_model, each on its own centred scale.
 
     Their sizes can differ a lot (an embedding may reach 4 where the output stays below 1), so one shared scale
@@ -436,9 +440,9 @@ def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) ->
     fig, _, step = panel_grid([("input X", x), ("output MultiHead(X)", output)], dim_labels(x.shape[1]),
                               token_labels(tokens), 2, signed_axis(x_limit),
                               "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.16)
-    fig.data[1].coloraxis = "coloraxis2"
-    fig.update_layout(coloraxis=dict(colorbar=colour_bar("X", x=0.43)),
-                      coloraxis2=dict(colorbar=colour_bar("output", x=1.0), **signed_axis(out_limit)))
+    fig["data"][1]["coloraxis"] = "coloraxis2"
+    fig["layout"]["coloraxis"]["colorbar"] = colour_bar("X", x=0.43)
+    fig["layout"]["coloraxis2"] = dict(colorbar=colour_bar("output", x=1.0), **signed_axis(out_limit))
     title = f"Input and output, both {x.shape[0]} × {x.shape[1]}, each on its own colour scale"
     return described(layout(fig, title, height=min(640, max(300, 22 * len(tokens) + 160)), pooled=step),
                      describe.head_values([x, output], ["input X", "output MultiHead(X)"], title))

@@ -10,7 +10,6 @@ theming twice is harmless. Fonts and sizes are left alone (Streamlit's chart the
 from __future__ import annotations
 
 import base64
-import copy
 import re
 
 import numpy as np
@@ -45,21 +44,19 @@ def scale_map(target: Palette) -> dict[tuple[str, ...], tuple[str, ...]]:
     return out
 
 
-def themed(fig: go.Figure | dict, theme: str) -> go.Figure:
-    """A copy of fig (a figure, or its plotly JSON) in the colours of `theme` ("light" or "dark"); fig itself is
-    left as it is. Colours outside the palettes (none in figures.*) are kept as they are.
+def themed(fig: go.Figure | dict, theme: str) -> dict:
+    """A copy of fig in the colours of `theme` ("light" or "dark"), as a plain figure dict (plotly's JSON, which
+    st.plotly_chart, plotly.io.show and go.Figure take); fig itself is left as it is.
 
-    The copy is built from JSON without validating it again: every value in it came from a figure plotly has
-    validated already, and a validated copy costs ten times as much as drawing the change. It must be a Figure,
-    not a dict, for the same reason: st.plotly_chart validates every dict it is given and only serialises a Figure.
-    plotly's `_validate=False` is its one way to do that (plotly/plotly.py#1812, #5514).
+    Plain JSON, not a new go.Figure: validating it again would cost as much as building the figure did. A go.Figure
+    comes as its to_plotly_json(), a figure dict (figures.base) as plotly_json's copy. Colours outside the palettes
+    (none in figures.*) are kept as they are.
     """
     if theme not in PALETTES:
         raise ValueError(f"unknown theme {theme!r}; choose from {', '.join(THEMES)}")
     target = PALETTES[theme]
     recolour = _Recolour(colour_map(target), scale_map(target))
-    spec = copy.deepcopy(fig) if isinstance(fig, dict) else fig.to_plotly_json()  # a copy (arrays as plotly's
-    # base64 typed arrays, which plotly.js reads)
+    spec = plotly_json(fig) if isinstance(fig, dict) else fig.to_plotly_json()  # a copy, arrays as typed arrays
     layout = spec["layout"]
     bar = {"title": {"font": {"color": target.text}}, "tickfont": {"color": target.muted}}
     for trace in spec["data"]:
@@ -105,7 +102,33 @@ def themed(fig: go.Figure | dict, theme: str) -> go.Figure:
             axis = layout[trace["coloraxis"]] if trace.get("coloraxis") else {
                 "colorscale": trace["colorscale"], "cmin": trace["zmin"], "cmax": trace["zmax"]}
             trace["text"] = cell_text(_values(trace["z"]), _plain(trace["text"]), axis)
-    return go.Figure(spec, _validate=False)
+    return spec
+
+
+# NumPy dtypes plotly.js reads as typed arrays, by the name plotly's JSON gives them.
+TYPED = {"f8": "f8", "f4": "f4", "i4": "i4", "u4": "u4", "i2": "i2", "u2": "u2", "i1": "i1", "u1": "u1"}
+
+
+def plotly_json(value):
+    """A copy of a figure dict (or any part of one) as plotly's JSON, as go.Figure.to_plotly_json writes it: numeric
+    NumPy arrays as plotly.js typed arrays (base64 of their little-endian bytes, a fraction of the size of a list of
+    numbers in JSON), other arrays as lists, NumPy numbers as Python numbers. The figure itself is left as it is."""
+    if isinstance(value, dict):
+        return {key: plotly_json(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plotly_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        code = value.dtype.str[1:]
+        if code not in TYPED or value.size == 0:
+            return plotly_json(value.tolist())
+        data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
+        spec = {"dtype": TYPED[code], "bdata": base64.b64encode(data.tobytes()).decode("ascii")}
+        if value.ndim > 1:
+            spec["shape"] = ", ".join(map(str, value.shape))
+        return spec
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 class _Recolour:

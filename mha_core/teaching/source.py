@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import textwrap
 
 from ..attention import engine
 
 
+@functools.cache  # the source of a loaded module does not change: read it once, not on every rerun
 def step_source(step: int) -> str:
     """The lines of engine.attention_steps under the comment "# Step {step}:" (1 to 4), dedented."""
     lines = inspect.getsource(engine.attention_steps).splitlines()

@@ -15,8 +15,9 @@ TEXT = "The *cat* sat on $5 mat"  # Markdown and math that must stay text in the
 
 @pytest.fixture(scope="module")
 def attention():
-    return {theme: run_app({"text": TEXT}, "pages/attention.py", context={"theme": theme})
-            for theme in ("light", "dark")}
+    """Step 2 with its entropy tab open (tabs compute only the open one)."""
+    return {theme: run_app({"text": TEXT}, "pages/attention.py", context={"theme": theme},
+                           opened={"attention_tab": "How focused is each head?"}) for theme in ("light", "dark")}
 
 
 def test_every_chart_is_named_by_its_text_alternative(attention):

@@ -25,7 +25,7 @@ def test_changing_h_changes_the_number_of_head_heatmaps():
 
 
 def test_changing_d_model_changes_the_shapes_shown():
-    at = run_app(page="pages/projection.py")
+    at = run_app(page="pages/projection.py", opened={"input_box": True})
     x_fig = figure_titled(at, "Input X")
     assert as_array(x_fig["data"][0]["z"]).shape[1] == 128
     at.number_input(key="d_model").set_value(32).run()
@@ -52,8 +52,8 @@ def test_url_parameters_set_widgets_and_figures():
 
 
 def test_seed_in_url_changes_the_numbers():
-    a = figure_titled(run_app({"seed": "1"}, "pages/projection.py"), "Input X")
-    b = figure_titled(run_app({"seed": "2"}, "pages/projection.py"), "Input X")
+    a = figure_titled(run_app({"seed": "1"}, "pages/projection.py", opened={"input_box": True}), "Input X")
+    b = figure_titled(run_app({"seed": "2"}, "pages/projection.py", opened={"input_box": True}), "Input X")
     assert not np.allclose(as_array(a["data"][0]["z"]), as_array(b["data"][0]["z"]))
 
 

@@ -28,7 +28,11 @@ def grid(at) -> list[np.ndarray]:
 
 
 def shown_output(at) -> np.ndarray:
-    """The output page's output matrix, as drawn (second panel of "Input and output")."""
+    """The output page's output matrix, as drawn (second panel of "Input and output", in the expander it opens: its
+    content is computed only when open)."""
+    if not at.session_state["contributions_box"]:
+        at.session_state["contributions_box"] = True
+        at.run()
     return as_array(figure_titled(at, "Input and output")["data"][1]["z"])
 
 
@@ -192,7 +196,7 @@ def test_the_cache_key_has_the_layer_only_when_heads_are_off(monkeypatch):
 def test_planted_head_obeys_its_rule_in_the_heatmap():
     params = {"d_model": "128", "h": "8", "plant": "previous", "plant_head": "3", "strength": "4", "head": "3",
               "stage": "scaled scores"}
-    at = run_app(params, "pages/attention.py")
+    at = run_app(params, "pages/attention.py", opened={"attention_tab": "Plant a head"})
     assert_clean(at)
     weights = grid(at)[2]
     m = weights.shape[1]
@@ -208,7 +212,8 @@ def test_planted_head_obeys_its_rule_in_the_heatmap():
 
 
 def test_planting_with_more_keys_than_d_k_says_how_close_it_got():
-    at = run_app({"d_model": "64", "h": "8", "plant": "self", "plant_head": "1"}, "pages/attention.py")
+    at = run_app({"d_model": "64", "h": "8", "plant": "self", "plant_head": "1"}, "pages/attention.py",
+                 opened={"attention_tab": "Plant a head"})
     assert_clean(at)
     assert any("only the closest one" in w.value and "m = 11 > d_k = 8" in w.value for w in at.warning)
 
@@ -231,7 +236,8 @@ def test_plant_controls_change_the_head():
 
 def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     params = {"input": "random", "n": "6", "d_model": "64", "h": "4", "seed": "1", "scale": "none"}
-    at = run_app({**params, "stage": "scaled scores"}, "pages/attention.py")
+    at = run_app({**params, "stage": "scaled scores"}, "pages/attention.py",
+                 opened={"attention_tab": "Why divide by √d_k?"})
     assert_clean(at)
     trace = example(at).trace
     raw = trace.q.astype(np.float64) @ trace.k.astype(np.float64).transpose(0, 2, 1)  # (4, 6, 6), unscaled
@@ -258,7 +264,7 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
 
 
 def test_scaling_comparison_is_shown_for_the_trained_model_too():
-    at = run_app({"model": REAL, "text": CAT}, "pages/attention.py")
+    at = run_app({"model": REAL, "text": CAT}, "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})
     assert_clean(at)
     assert figure_titled(at, "Every head, with and without 1/√d_k (d_k = 32)")
     assert "scale" not in {w.key for w in at.radio}
@@ -277,6 +283,7 @@ def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
     assert len(grid(at)) == 6 and example(at).trace.k.shape == (2, 6, 8)  # 6 query heads read 2 K/V heads
     at.switch_page("pages/output.py").run()
     np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
+    at.session_state["input_box"] = True  # the expander that holds the inputs
     at.switch_page("pages/overview.py").run()
     assert any("Matches F.scaled_dot_product_attention" in s.value for s in at.success)
 
@@ -329,6 +336,7 @@ def test_cross_attention_in_the_app_reads_keys_and_values_from_the_second_senten
     assert any("Cross-attention" in i.value for i in at.info)
     at.switch_page("pages/output.py").run()
     np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
+    at.session_state["input_box"] = True  # the expander that holds the inputs
     at.switch_page("pages/projection.py").run()
     assert figure_titled(at, "Input Y (keys and values)")
     assert any("Y" in latex.value and "%d" % m in latex.value for latex in at.latex)

@@ -51,12 +51,13 @@ def run(smollm2_run):
 
 @pytest.fixture(scope="module")
 def pages(model):
-    """run_app per page with SMOL, run once and shared by the tests that only read them."""
+    """run_app per page with SMOL, run once and shared by the tests that only read them (the output page with its
+    contributions open)."""
     cache = {}
 
     def get(page):
         if page not in cache:
-            cache[page] = run_app(SMOL, page)
+            cache[page] = run_app(SMOL, page, opened={"contributions_box": True} if page == "pages/output.py" else None)
         return cache[page]
 
     return get
@@ -158,7 +159,8 @@ def test_projection_shows_rope_as_its_own_step_with_the_models_numbers(pages, mo
 
 def test_projection_groups_the_query_heads_by_their_key_value_head(pages):
     at = pages("pages/projection.py")
-    w_k = figure_titled(at, "W_K (576 × 192): 3 key/value heads, each shared by 3 query heads")
+    w_k = figure_titled(run_app(SMOL, "pages/projection.py", opened={"projection_tab": "W_K → K_j"}),
+                        "W_K (576 × 192): 3 key/value heads, each shared by 3 query heads")
     assert [a["text"] for a in w_k["layout"]["annotations"]] == ["K/V 1", "K/V 2", "K/V 3"]
     q_heads = figure_titled(at, "Q_i for each head")
     colours = [a["font"]["color"] for a in q_heads["layout"]["annotations"][:9]]
@@ -224,7 +226,7 @@ def test_switching_heads_off_shows_the_next_token_with_and_without_them(model, r
 
 def test_the_pytorch_script_reproduces_the_layer_with_rope_and_causal_gqa(model):
     for params, layer in (({**SMOL, "ablate": "2"}, 18), ({"model": MODEL, "text": "Hi there!", "layer": "1"}, 1)):
-        at = run_app(params, "pages/output.py")
+        at = run_app(params, "pages/output.py", opened={"contributions_box": True})
         script = next(c.value for c in at.code if "enable_gqa=True" in c.value)
         assert "nn.MultiheadAttention(" not in script and "is_causal=True" in script and "def rope" in script
         namespace, printed = {}, io.StringIO()

@@ -38,7 +38,8 @@ def cost_page():
 ])
 def test_a_planted_rule_cites_who_found_it_or_says_nobody_did(rule, cited, not_cited):
     """Was: "Trained models have heads like this one (Voita et al. 2019)" for every rule."""
-    text = text_of(revealed(run_app({"plant": rule, "plant_head": "3"}, "pages/attention.py")))
+    text = text_of(revealed(run_app({"plant": rule, "plant_head": "3"}, "pages/attention.py",
+                                    opened={"attention_tab": "Plant a head"})))
     planted = text[text.index("Head 3, planted"):]
     assert cited in planted and not_cited not in planted.split("To plant it")[0]
 
@@ -88,13 +89,14 @@ def test_rope_keeps_content_in_the_score():
 
 def test_the_scale_is_the_papers_one_suspicion():
     """Was: "The scale 1/√d_k has two reasons (Vaswani et al. 2017)"."""
-    text = text_of(revealed(run_app({}, "pages/attention.py")))
+    text = text_of(revealed(run_app({}, "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})))
     assert "two reasons" not in text and "We suspect that for large values of d_k" in text
 
 
 def test_a_trained_models_scale_switch_says_what_it_cannot_show():
     """Was: the same comparison on a trained model, silent on training."""
-    at = revealed(run_app({"model": "all-MiniLM-L6-v2"}, "pages/attention.py"))
+    at = revealed(run_app({"model": "all-MiniLM-L6-v2"}, "pages/attention.py",
+                          opened={"attention_tab": "Why divide by √d_k?"}))
     assert "not how a model trained without it would behave" in text_of(at)
 
 

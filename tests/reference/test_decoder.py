@@ -13,14 +13,16 @@ import pytest
 
 import mha_core as mc
 from mha_app.sentences import DECODER_SENTENCES
-from mha_core import figures as F
+from mha_core import figures
 from mha_core.analysis import head_stats, reference
 from mha_core.attention import rope
 from mha_core.experiments import ablation
-from mha_core.figures import decoder as dfig
+from mha_core.figures import decoder
 from mha_core.teaching import formulas
 from references import complex_rope, llama_without_heads
+from screen import PlotlyObjects
 
+F, dfig = PlotlyObjects(figures), PlotlyObjects(decoder)  # dict figures checked by plotly, read as its objects
 INDUCTION = DECODER_SENTENCES["Repeated phrase (induction heads)"]
 FACT = DECODER_SENTENCES["A fact to complete"]
 

@@ -9,11 +9,12 @@ from scipy.special import softmax
 from scipy.stats import entropy as scipy_entropy
 
 import mha_core as mc
-from mha_core import figures as F
+from mha_core import figures
 from mha_core.experiments import ablation, plant, scaling
-from mha_core.figures import experiments as X
-from screen import as_array
+from mha_core.figures import experiments
+from screen import PlotlyObjects, as_array
 
+F, X = PlotlyObjects(figures), PlotlyObjects(experiments)  # dict figures checked by plotly, read as its objects
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 
 

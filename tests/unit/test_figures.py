@@ -9,11 +9,12 @@ import pytest
 from scipy.stats import entropy as scipy_entropy
 
 import mha_core as mc
-from mha_core import figures as F
+from mha_core import figures
 from mha_core.analysis import pooling
 from mha_core.analysis.decompose import head_contributions
-from screen import as_array, mosaic_outline, mosaic_panels, non_finite_in_figure
+from screen import PlotlyObjects, as_array, mosaic_outline, mosaic_panels, non_finite_in_figure
 
+F = PlotlyObjects(figures)  # dict figures checked by plotly, read as its objects
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 
 

@@ -19,12 +19,14 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from mha_core import figures
+from mha_core import figures as figure_functions
 from mha_core.analysis import contributions as weighted_norms
 from mha_core.analysis import head_stats
-from mha_core.figures import inside as inside_figures
+from mha_core.figures import inside
 from references import biased_weights
+from screen import PlotlyObjects
 
+figures, inside_figures = PlotlyObjects(figure_functions), PlotlyObjects(inside)  # dict figures as plotly objects
 RNG = np.random.default_rng(21)
 
 

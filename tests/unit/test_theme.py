@@ -7,8 +7,10 @@ import json
 import re
 
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
+from conftest import as_figure
 from figure_catalogue import catalogue
 from mha_core.figures import base
 from mha_core.figures.theme import themed as themed_json
@@ -36,7 +38,7 @@ def palette_colours(palette: base.Palette) -> set[str]:
 
 def colours_in(fig) -> set[str]:
     """Every colour a figure's JSON names, as lower-case hex (rgba fills by their rgb), cell ink left out."""
-    spec = fig.to_plotly_json()
+    spec = as_figure(fig).to_plotly_json()
     spec["layout"].pop("template", None)  # plotly's default template, never what the app sends
     spec["layout"].pop("meta", None)      # the text alternative: words, not colours
     text = re.sub(r'<span style=\\"color:#[0-9a-f]{6}\\">', "", json.dumps(spec, default=str))  # as JSON writes it
@@ -69,16 +71,17 @@ def test_the_dark_theme_turns_the_weight_scale_round_and_keeps_the_signed_one_ce
     assert [c for _, c in raw.colorscale] == list(base.DARK.diverging) and raw.zmin == -raw.zmax
 
 
-def test_themed_leaves_the_figure_it_was_given_alone(figures):
-    fig = figures["attention weights"]
-    before = fig.to_plotly_json()
+@pytest.mark.parametrize("name", ["attention weights", "head grid", "model grid"])  # dicts and a go.Figure
+def test_themed_leaves_the_figure_it_was_given_alone(figures, name):
+    fig = figures[name]
+    before = pio.to_json(fig, validate=False)
     themed_json(fig, "dark")
-    assert fig.to_plotly_json() == before
+    assert pio.to_json(fig, validate=False) == before
 
 
 def test_numbers_in_cells_change_ink_with_their_cells(figures):
     """On the dark theme's weight scale small weights are dark cells: their numbers turn from black to white."""
-    light = figures["attention weights"].data[0]
+    light = as_figure(figures["attention weights"]).data[0]
     dark = themed(figures["attention weights"], "dark").data[0]
     inks = [(CELL_INK.match(a), CELL_INK.match(b)) for a, b in zip(
         [t for row in light.text for t in row], [t for row in dark.text for t in row], strict=True) if a]
