@@ -11,6 +11,10 @@ from modes import MODES, PRESENTATION
 from screen import run_app
 
 
+# Lazy boxes the shared runs open: the output page's sum of the heads' contributions and the output itself.
+OPENED = {"pages/output.py": {"contributions_box": True}}
+
+
 @pytest.fixture(scope="session")
 def page_run():
     """page_run(mode, page) -> the AppTest run of that page in that mode (a name in MODES, or "presentation"), run
@@ -23,7 +27,7 @@ def page_run():
         if params.get("model") in CARDS:
             load_pretrained(CARDS[params["model"]].load)
         if (mode, page) not in runs:
-            runs[mode, page] = run_app(params, page)
+            runs[mode, page] = run_app(params, page, opened=OPENED.get(page))
         return runs[mode, page]
 
     return get

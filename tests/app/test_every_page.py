@@ -16,15 +16,15 @@ import pytest
 
 from app_pages import app_pages
 from modes import MINILM, MODES
-from screen import as_array, assert_clean, figure_titled, figures, messages, mosaic_panels, non_finite_on_screen
+from screen import as_array, assert_clean, explorer, figure_titled, figures, messages, mosaic_panels, non_finite_on_screen
 
 PAGES = app_pages()
 STEPS = {p.script for p in PAGES if p.step}
 # The main figure of each page: the start of its title, and the example's arrays its heatmaps show, in order.
 MAIN = {
-    "pages/overview.py": ("Input and output", lambda ex: [ex.trace.x, ex.trace.output]),
+    "pages/overview.py": ("The pipeline", None),
     "pages/projection.py": ("Q_i for each head", lambda ex: list(ex.trace.q)),
-    "pages/attention.py": ("Attention weights of all", lambda ex: list(ex.trace.weights)),
+    "pages/attention.py": (None, None),                # the explorer: checked against the trace below
     "pages/concatenation.py": ("Concat(", lambda ex: [ex.trace.concat]),
     "pages/output.py": ("Input and output", lambda ex: [ex.trace.x, ex.trace.output]),
     "pages/model_view.py": ("All ", None),           # checked panel by panel below
@@ -33,10 +33,12 @@ MAIN = {
     "pages/by_hand.py": ("Head ", None),              # "Head i: q · k term by term"
     "pages/practice.py": ("", None),                  # "<preset>: the four matrices of one attention layer"
     "pages/lesson.py": ("Input X", lambda ex: [ex.trace.x]),
+    "pages/heads_learn.py": ("Step 0", None),         # its own model: reference/test_training_reference.py
 }
 LEAKS = re.compile(r"\bNone\b|Traceback|\w+Error\b")
 # Code, and what the explanations of code say of it ("`cfg.rope_theta` is None").
 CODE = re.compile(r"`[^`]*`( is None\b)?")
+GLUED = re.compile(r"\\(?!(?:quad|qquad|cdot|cdots|times|dots|ldots)(?![A-Za-z]))(?:quad|qquad|cdot|times|dots)")
 SHOWN = ("title", "header", "subheader", "markdown", "caption", "latex", "info", "success", "warning")
 
 
@@ -46,12 +48,18 @@ def leaked_words(at) -> list[str]:
     return [text[:120] for text in texts if LEAKS.search(CODE.sub("", text))]
 
 
+def assert_weights_drawn(drawn: np.ndarray, weights: np.ndarray) -> None:
+    """Attention weights as drawn: every value, and blocked pairs (weight 0) left empty (NaN) or drawn as 0."""
+    assert (weights[np.isnan(drawn)] == 0).all(), "only blocked pairs are left empty"
+    np.testing.assert_allclose(np.nan_to_num(drawn), weights, atol=1e-6)
+
+
 def check_page(at, page, params: dict) -> None:
     assert_clean(at)
     assert not non_finite_on_screen(at, params.get("text", "")), non_finite_on_screen(at, params.get("text", ""))
     assert not leaked_words(at), leaked_words(at)
     for latex in at.latex:  # a LaTeX command glued to the next word (\quadQ) renders as an error
-        assert not re.search(r"\\(quad|qquad|cdot|times|dots)[A-Za-z]", latex.value), latex.value
+        assert not GLUED.findall(latex.value), latex.value
     settings, example = at.session_state["view"]
     if page.pretrained and settings.spec.card is None:  # a trained model's page, with random weights: the way there
         assert any(MINILM in i for i in messages(at, "info")), messages(at, "info")
@@ -62,6 +70,10 @@ def check_page(at, page, params: dict) -> None:
     if page.step:
         assert [c.value for c in at.code if "=" in c.value and "(" in c.value], "a step shows the code that computed it"
     title, arrays = MAIN[page.script]
+    if title is None:  # the explorer draws the focused layer's weights, every head
+        _, shown, view = explorer(at)
+        assert_weights_drawn(shown[f"{view['layer']}/weights"], example.trace.weights)
+        return
     figure = figure_titled(at, title)
     if arrays:
         shown = [as_array(trace["z"]) for trace in figure["data"] if "z" in trace]
@@ -73,7 +85,7 @@ def check_page(at, page, params: dict) -> None:
         panels = mosaic_panels(figure)
         assert len(panels) == example.run.attentions.shape[0] * example.run.attentions.shape[1]
         for (layer, head), z in panels.items():
-            np.testing.assert_allclose(z, example.run.attentions[layer - 1, head - 1], atol=1e-6)
+            assert_weights_drawn(z, example.run.attentions[layer - 1, head - 1])
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -44,10 +44,25 @@ def minilm():
 
 # --- the attention page ---------------------------------------------------------------------------------------------
 
+ATTENTION = {"causal": "true", "head": "3", "query": "6"}  # the default example (random weights, causal)
+
+
 @pytest.fixture(scope="module")
 def attention():
-    """The default example (random weights, causal), head 3, query 6."""
-    return run_app({"causal": "true", "head": "3", "query": "6"}, "pages/attention.py")
+    """The attention page on head 3, query 6."""
+    return run_app(ATTENTION, "pages/attention.py")
+
+
+@pytest.fixture(scope="module")
+def adds():
+    """The same, its tab "What each key adds" open."""
+    return run_app(ATTENTION, "pages/attention.py", opened={"attention_tab": "What each key adds"})
+
+
+@pytest.fixture(scope="module")
+def plane():
+    """The same, its tab "Queries and keys as points" open."""
+    return run_app(ATTENTION, "pages/attention.py", opened={"attention_tab": "Queries and keys as points"})
 
 
 def test_the_explorer_offers_contributions_of_this_example(attention):
@@ -62,8 +77,8 @@ def test_the_explorer_offers_contributions_of_this_example(attention):
     np.testing.assert_allclose(arrays["1/contributions/totals"], expected.sum(axis=-1), rtol=1e-12)
 
 
-def test_what_each_key_adds_lists_the_focused_querys_keys(attention):
-    at = attention
+def test_what_each_key_adds_lists_the_focused_querys_keys(adds):
+    at = adds
     settings, ex = shown(at)
     tab = next(t for t in at.tabs if t.label == "What each key adds")
     table = tab.dataframe[0].value
@@ -78,8 +93,8 @@ def test_what_each_key_adds_lists_the_focused_querys_keys(attention):
     assert "Kobayashi et al. (2020)" in " ".join(c.value for c in tab.caption)
 
 
-def test_queries_and_keys_as_points_shows_the_focused_head_and_query(attention):
-    at = attention
+def test_queries_and_keys_as_points_shows_the_focused_head_and_query(plane):
+    at = plane
     _, ex = shown(at)
     plane = mc.qk_plane(ex.trace, 2)
     fig = figure_titled(at, "Head 3: queries and keys in the plane")
@@ -103,7 +118,8 @@ def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
     from mha_core.pretrained import load_smollm2
 
     load_pretrained(load_smollm2)
-    at = run_app({"model": "SmolLM2-135M-Instruct", "layer": "3", "head": "2", "query": "5"}, "pages/attention.py")
+    at = run_app({"model": "SmolLM2-135M-Instruct", "layer": "3", "head": "2", "query": "5"}, "pages/attention.py",
+                 opened={"attention_tab": "Queries and keys as points"})
     assert not at.exception, [e.value for e in at.exception]
     _, ex = shown(at)
     plane = mc.qk_plane(ex.run.layers[2], 1)

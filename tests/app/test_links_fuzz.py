@@ -53,10 +53,12 @@ def contradicted(link: Link, shown, example) -> set[str]:
     # The experiments on heads: what a trained model or the tiny example cannot take, and heads that do not exist.
     if "ablate" in valid and max(valid["ablate"]) > heads:
         out.add("ablate")
-    if "kv_heads" in valid and (card or spec.input == "tiny" or valid["kv_heads"] and spec.h % valid["kv_heads"]):
+    # A trained model and the tiny example keep their own shapes and scale: asking for the default is no conflict.
+    changed = {name for name in ("kv_heads", "scale", "plant") if name in valid and valid[name] != default(name)}
+    if "kv_heads" in changed and (card or spec.input == "tiny" or spec.h % valid["kv_heads"]):
         out.add("kv_heads")
     if card:
-        out |= {"scale", "plant"} & set(valid)
+        out |= {"scale", "plant"} & changed
     if "plant_head" in valid and valid["plant_head"] > heads:
         out.add("plant_head")
     if spec.input == "pair" and valid.get("causal"):

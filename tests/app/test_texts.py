@@ -31,15 +31,16 @@ def pages(page_run):
 def test_step_page_texts_hold_in_every_mode(pages, page, mode):
     at = pages(mode, page)
     assert_clean(at)
-    info = texts(at, "info")
+    captions = texts(at, "caption")
     # Random weights: the patterns mean nothing, and the trained model is one click away.
-    untrained = "random, not trained, so the patterns on this page mean nothing" in info
-    assert untrained == (mode in RANDOM_MODES), info
+    untrained = "**Random weights**: every number and shape is exact, but the patterns mean nothing" in captions
+    assert untrained == (mode in RANDOM_MODES), captions
     assert (f"Switch to {PRETRAINED}" in [b.proto.label for b in at.button]) == (mode in RANDOM_MODES)
-    # The attention formula adds M: M is defined on the same page, and says when nothing is masked.
+    # The attention formula adds M: M is defined on the same page (its formula, or the page's symbols).
     latex = texts(at, "latex")
     if "+ M" in latex:
-        assert "M_{jk}" in latex and r"-\infty" in latex and "M = 0" in latex, latex
+        defined = "M_{ts}" in latex and r"-\infty" in latex and "M = 0" in latex
+        assert defined or "the mask: $M_{ts} = 0$" in texts(at, "markdown"), latex
     # Biases appear exactly when the weights have them (the tiny example has none), and the page says what they are.
     if page in BIAS_PAGES:
         assert ("b^{" in latex) == (mode != "tiny"), latex
@@ -67,7 +68,7 @@ def test_tiny_formulas_have_no_bias_and_random_ones_do(pages):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_overview_counts_the_cost_of_h_heads_against_one(pages, mode):
-    at = pages(mode, "pages/overview.py")
+    at = run_app(PARAMS[mode], "pages/overview.py", opened={"overview_tab": "What it costs"})
     assert "keeps the total cost close" not in texts(at, "markdown")
     table = at.dataframe[0].value
     n = int(re.search(r"(\d+) tokens", texts(at, "caption")).group(1))
@@ -83,7 +84,7 @@ def test_overview_counts_the_cost_of_h_heads_against_one(pages, mode):
             f"{v:,}" for v in [n * d_model * d_model] * 3 + [products, products, 0, n * d_model * d_model]]
         assert column[f"parameters, h = {heads}"][-1] == f"{4 * projection:,}"
     grows = texts(at, "caption")
-    assert f"{h} weight matrices of {n} × {n}, {h * n * n:,} numbers in all" in grows, grows
+    assert f"{h} matrices of attention weights of {n} × {n}, {h * n * n:,} numbers in all" in grows, grows
 
 
 @pytest.mark.parametrize("mode, layer, words", [
@@ -92,8 +93,10 @@ def test_overview_counts_the_cost_of_h_heads_against_one(pages, mode):
     ("trained", 3, "X of layer 3 is the output of layer 2"),
 ])
 def test_overview_and_projection_say_where_x_comes_from(pages, mode, layer, words):
+    opened = {"pages/overview.py": {"overview_tab": "The tokens"}, "pages/projection.py": {"input_box": True}}
     for page in ("pages/overview.py", "pages/projection.py"):
-        at = run_app({"model": PRETRAINED, "layer": str(layer)}, page) if mode == "trained" else pages(mode, page)
+        params = {"model": PRETRAINED, "layer": str(layer)} if mode == "trained" else PARAMS[mode]
+        at = run_app(params, page, opened=opened[page])
         captions = texts(at, "caption")
         assert words in captions, captions
     if layer > 1:
@@ -109,24 +112,26 @@ def test_the_sentence_box_says_how_each_model_splits_text(pages):
 
 
 def test_special_tokens_and_word_pieces_are_explained_where_they_first_appear():
-    at = run_app({"model": PRETRAINED, "text": "Tokenization matters."})
+    at = run_app({"model": PRETRAINED, "text": "Tokenization matters."}, opened={"overview_tab": "The tokens"})
     assert_clean(at)
-    tokens = at.dataframe[1].value
+    tokens = at.dataframe[0].value
     notes = dict(zip(tokens["token"], tokens["what it is"], strict=True))
     assert list(tokens["token"]) == ["[CLS]", "token", "##ization", "matters", ".", "[SEP]"]
     assert "added at the start" in notes["[CLS]"] and "added at the end" in notes["[SEP]"]
     assert "word piece" in notes["##ization"] and notes["matters"] == ""
     assert "“classification”" in texts(at, "caption") and "“separator”" in texts(at, "caption")
     assert any("Query token 1: `[CLS]` (special token" in c.value for c in at.caption)
-    plain = run_app()
-    assert list(plain.dataframe[1].value.columns) == ["position", "token"]
+    plain = run_app(opened={"overview_tab": "The tokens"})
+    assert list(plain.dataframe[0].value.columns) == ["position", "token"]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_attention_page_gives_both_reasons_for_the_scale_and_reads_entropy_right(pages, mode):
-    at = pages(mode, "pages/attention.py")
-    markdown, captions = texts(at, "markdown"), texts(at, "caption")
-    assert "variance d_k" in markdown and "gradients are tiny" in markdown and "Vaswani et al. 2017" in markdown
+def test_attention_page_gives_both_reasons_for_the_scale_and_reads_entropy_right(mode):
+    scale = run_app(PARAMS[mode], "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})
+    markdown = texts(scale, "markdown")
+    assert "variance d_k" in markdown and "extremely small gradients" in markdown and "Vaswani et al." in markdown
+    focus = run_app(PARAMS[mode], "pages/attention.py", opened={"attention_tab": "How focused is each head?"})
+    captions = texts(focus, "caption")
     assert "which may be the token itself" in captions and "longer sentences give higher entropies" in captions
 
 
@@ -186,11 +191,12 @@ def test_formulas_follow_the_experiments(page_run, mode, wanted, unwanted):
             wanted = [w for w in wanted if "W^{K}" not in w and "MultiHead" not in w]
         assert all(w in latex for w in wanted), (page, latex)
         assert not any(u in latex for u in unwanted), (page, latex)
-        assert "M_{jk}" in latex
+        if page == "pages/overview.py":  # its formulas tab, open first; the attention page's mask is in a tab
+            assert "M_{ts}" in latex
 
 
 def test_a_planted_head_is_named_in_the_random_weights_note_and_its_bias_explained():
     at = run_app({"plant": "previous", "plant_head": "3"}, "pages/projection.py")
     assert_clean(at)
-    assert "all but head 3, planted by hand" in texts(at, "info")
+    assert "(but head 3, planted by hand)" in texts(at, "caption")
     assert "planted head's part of b_Q" in texts(at, "caption")

@@ -51,7 +51,7 @@ def test_the_encoder_ranking_never_speaks_of_a_bar_below_zero(minilm_output):
 
 def test_cls_and_sep_are_added_by_the_tokenizer():
     """Was: "BERT-style models are trained … to close each sentence with [SEP]"."""
-    at = run_app({"model": "all-MiniLM-L6-v2"})
+    at = run_app({"model": "all-MiniLM-L6-v2"}, opened={"overview_tab": "The tokens"})
     text = text_of(at)
     assert "close each sentence with [SEP]" not in text and "the model does not choose them" in text
 
@@ -112,5 +112,5 @@ def test_one_cache_length_for_every_model_is_named_with_their_contexts(cost_page
 
 def test_the_overview_says_what_grows_with_h():
     """Was: "costs exactly the parameters and multiply-adds of one head" (softmax's exponentials grow with h)."""
-    text = text_of(run_app({}))
+    text = text_of(run_app({}, opened={"overview_tab": "What it costs"}))
     assert "costs exactly the" not in text and "softmax's exponentials" in text

@@ -15,7 +15,7 @@ import torch
 
 import mha_core as mc
 from mha_core import figures
-from screen import non_finite_in_figure
+from screen import as_figure, non_finite_in_figure
 
 BACKENDS = ["numpy", "torch"]
 
@@ -518,7 +518,7 @@ def test_large_inputs_give_finite_numbers(backend, scale):
     trace = mc.forward(x, mc.init_weights(cfg, 0).astype(np.float64), cfg, backend=backend)
     assert np.isfinite(trace.weights).all() and np.isfinite(trace.output).all()
     np.testing.assert_allclose(trace.weights.sum(axis=-1), 1, rtol=1e-12)
-    assert not non_finite_in_figure(figures.entropy_figure(trace, list("abcdef")).to_plotly_json())
+    assert not non_finite_in_figure(as_figure(figures.entropy_figure(trace, list("abcdef"))).to_plotly_json())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -10,10 +10,10 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from conftest import as_figure
 from figure_catalogue import catalogue
 from mha_core.figures import base
 from mha_core.figures.theme import themed as themed_json
+from screen import as_figure
 
 
 def themed(fig, theme: str) -> go.Figure:
