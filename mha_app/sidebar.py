@@ -200,6 +200,8 @@ def spec_controls() -> tuple[Spec, int]:
     spec = Spec(model=model, input=input_mode, text=text, n=int(n), d_model=int(d_model), h=int(h), seed=int(seed),
                 pe=bool(pe), causal=bool(causal), pad=int(pad), backend=backend, text_kv=text_kv,
                 kv_heads=kv_heads, **experiments)
+    for problem in spec.problems():  # a control's value that the others rule out (padding every token): say so
+        st.warning(problem.message, icon=":material/warning:")
     return spec.normalised(), int(layer)
 
 

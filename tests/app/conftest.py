@@ -10,7 +10,6 @@ from mha_core.pretrained import MODELS as CARDS
 from modes import MODES, PRESENTATION
 from screen import run_app
 
-
 # Lazy boxes the shared runs open: the output page's sum of the heads' contributions and the output itself.
 OPENED = {"pages/output.py": {"contributions_box": True}}
 

@@ -13,6 +13,7 @@ from helpers import load_pretrained
 from mha_app.lesson import SCREENS
 from mha_app.present import LARGE_TYPE
 from mha_app.settings import MODELS
+from mha_app.style import COMPACT
 from mha_core.pretrained import MODELS as MODELS_BY_NAME
 from screen import as_array, assert_clean, explorer_matrix, figure_titled, figures, run_app, texts
 
@@ -21,7 +22,8 @@ SMALL = {"input": "random", "n": "5", "d_model": "32", "h": "4"}
 
 
 def injected(at) -> set[str]:
-    """The HTML the app injects (st.html): presentation mode's style, and its scroll to the top of a new screen."""
+    """The HTML the app injects (st.html): its compact stylesheet on every page, presentation mode's style, and its
+    scroll to the top of a new screen."""
     return {h.proto.body for h in at.get("html")}
 
 
@@ -62,7 +64,7 @@ def test_cost_page_for_the_tiny_example_and_the_trained_model():
 
 
 def test_cost_page_kv_cache_follows_its_controls():
-    at = run_app({"preset": "Llama 2 70B", "seq_len": "4096", "batch": "1"}, "pages/cost.py")
+    at = run_app({"preset": "llama-2-70b", "seq_len": "4096", "batch": "1"}, "pages/cost.py")
     assert_clean(at)
     table = at.dataframe[3].value
     llama = table[(table["model"] == "Llama 2 70B") & (table["attention"] == "GQA")].iloc[0]
@@ -71,13 +73,13 @@ def test_cost_page_kv_cache_follows_its_controls():
     formula = r"2 \cdot 80 \cdot 8 \cdot 128 \cdot 4{,}096 \cdot 1 \cdot 2 = 1{,}342{,}177{,}280"
     assert any(formula in latex.value for latex in at.latex)
     at.number_input(key="batch").set_value(4).run()
-    at.selectbox(key="preset").set_value("GPT-3 175B").run()
+    at.selectbox(key="preset").set_value("gpt-3-175b").run()
     assert_clean(at)
     assert 2 * 96 * 96 * 128 * 4096 * 4 * 2 == 77_309_411_328
     gpt3 = r"2 \cdot 96 \cdot 96 \cdot 128 \cdot 4{,}096 \cdot 4 \cdot 2 = 77{,}309{,}411{,}328"
     assert any(gpt3 in latex.value for latex in at.latex)
     links = [c.value for c in at.code if c.value.startswith("http")]
-    assert "batch=4" in links[0] and "preset=GPT-3+175B" in links[0]
+    assert "batch=4" in links[0] and "preset=gpt-3-175b" in links[0]  # the preset's stable key
 
 
 def test_measuring_runs_on_click_only():
@@ -102,10 +104,10 @@ def test_bad_link_values_of_the_classroom_settings_warn_and_fall_back():
         assert not at.exception, [e.value for e in at.exception]
         shown = " ".join(w.value for w in at.warning)
         assert all(f"`{name}`" in shown for name in bad), shown
-        assert not at.get("html"), "a bad present value never turns presentation mode on"
+        assert injected(at) == {COMPACT}, "a bad present value never turns presentation mode on"
     cost = run_app(bad, "pages/cost.py")
     assert cost.number_input(key="seq_len").value == 4096 and cost.number_input(key="batch").value == 1
-    assert cost.selectbox(key="preset").value == "Transformer base"
+    assert cost.selectbox(key="preset").value == "transformer-base"
 
 
 # --- one weight by hand -------------------------------------------------------------------------------------
@@ -114,12 +116,13 @@ def test_by_hand_writes_out_the_tiny_cell_and_matches_the_engine():
     at = run_app({"input": "tiny", "head": "2", "key": "3"}, "pages/by_hand.py")
     assert_clean(at)
     lines = [latex.value.strip("$\n") for latex in at.latex]
-    assert r"q \cdot k = \sum_{j=1}^{2} q_j\,k_j = 1 \times 1 + 0 \times 0 = 1" in lines
-    assert r"w = \frac{1}{2.4931} = 0.4011" in lines
+    assert r"q_t \cdot k_s = \sum_{c=1}^{2} q_{t,c}\,k_{s,c} = 1 \times 1 + 0 \times 0 = 1" in lines
+    # softmax of the row's scores 0, 1/√2, 1/√2: e^(1/√2) / (1 + 2 e^(1/√2)) = 0.4011
+    assert r"\alpha_{ts} = \frac{1}{2.4931} = 0.4011" in lines
     assert any("The same to the last digit shown" in s.value for s in at.success)
     row = at.dataframe[0].value
-    assert list(row["weight w_j"]) == ["0.1978", "0.4011", "0.4011"] and list(row[""])[2] == "◀ this cell"
-    dot = figure_titled(at, "Head 2: q · k term by term")
+    assert list(row["attention weight α_ts"]) == ["0.1978", "0.4011", "0.4011"] and list(row[""])[2] == "◀ this cell"
+    dot = figure_titled(at, "Head 2: q_t · k_s term by term")
     np.testing.assert_array_equal(as_array(dot["data"][0]["z"]), [[1, 0], [1, 0], [1, 0]])
 
 
@@ -131,7 +134,7 @@ def test_by_hand_pickers_move_the_selection():
     assert_clean(at)
     assert at.selectbox(key="head").value == 3 and at.number_input(key="query").value == 2
     assert figure_titled(at, "Head 3, query 2 t2")
-    assert any(r"w_{2,5}" in latex.value for latex in at.latex)
+    assert any(r"t = 2,\; s = 5" in latex.value and r"q_t = Q_{3}[t]" in latex.value for latex in at.latex)
     links = [c.value for c in at.code if c.value.startswith("http")]
     assert "key=5" in links[0] and "head=3" in links[0]
 
@@ -150,7 +153,7 @@ def test_by_hand_in_cross_attention_with_shared_kv_heads_and_no_scaling():
     assert_clean(at)
     keys = at.selectbox(key="cell_key").options
     assert keys[0].startswith("1 · ") and len(keys) == len(at.dataframe[0].value)
-    assert any(r"k_j = K_{2}[j]" in latex.value for latex in at.latex), "query heads 3 and 4 read K/V head 2 of 2"
+    assert any(r"k_s = K_{2}[s]" in latex.value for latex in at.latex), "query heads 3 and 4 read K/V head 2 of 2"
     assert any(r"\times \mathrm{scale}" in latex.value and r"\times 1 =" in latex.value for latex in at.latex)
     assert not any(r"\sqrt{" in latex.value for latex in at.latex)
     assert any("The same to the last digit shown" in s.value for s in at.success)
@@ -160,37 +163,42 @@ def test_by_hand_in_cross_attention_with_shared_kv_heads_and_no_scaling():
 # --- predict, then reveal -----------------------------------------------------------------------------------
 
 def test_reveal_shows_the_strongest_key_of_the_row_on_click_only():
-    at = run_app({**SMALL, "head": "2", "query": "3"}, "pages/attention.py")
+    at = run_app({**SMALL, "head": "2", "query": "3"}, "pages/attention.py", answered=False)
     assert_clean(at)
     assert any("which token will query 3 `t3` attend to most" in m.value for m in at.markdown)
     assert not any(m.value.startswith("Answer:") for m in at.markdown)
-    at.button(key="revealed_strongest_key_button").click().run()
+
+    def answers_with_the_strongest_key(head: int) -> bool:
+        best = int(np.argmax(explorer_matrix(at, "weights", head)[2]))  # query 3's weights, as the explorer draws
+        answer = next(m.value for m in at.markdown if m.value.startswith("Answer:"))
+        return f"**{best + 1} `t{best + 1}`**" in answer
+
+    at.button(key="answered_strongest_key_reveal").click().run()
     assert_clean(at)
-    bars = explorer_matrix(at, "weights", 2)[2]  # query 3's weights, as the explorer draws its bars
-    best = int(np.argmax(bars))
-    answer = next(m.value for m in at.markdown if m.value.startswith("Answer:"))
-    assert f"**{best + 1} `t{best + 1}`**" in answer
+    assert answers_with_the_strongest_key(2)
     at.selectbox(key="head").set_value(1).run()
-    assert not any(m.value.startswith("Answer:") for m in at.markdown), "another head: the answer hides again"
+    assert_clean(at)
+    assert answers_with_the_strongest_key(1), "revealed for the session: another head's answer is that head's own"
 
 
 @pytest.mark.parametrize("page, kind, answer", [
     ("pages/projection.py", "q_shape", "**5 × 8**"),
-    ("pages/concatenation.py", "concat_width", "**32** = h · d_k = 4 · 8, which is d_model = 32 again."),
-    ("pages/output.py", "w_o_size", "32 × 32 = **1,024** weights, plus 32 biases: 1,056 numbers."),
+    ("pages/concatenation.py", "concat_width", "**32** = h · d_v = 4 · 8, which is d_model = 32 again."),
+    ("pages/output.py", "w_o_size", "32 × 32 = **1,024** numbers, plus 32 biases: 1,056 numbers."),
 ])
 def test_every_step_page_asks_before_its_figure(page, kind, answer):
-    at = run_app(SMALL, page)
+    at = run_app(SMALL, page, answered=False)
     assert any(m.value.startswith(":material/lightbulb: **Predict first.**") for m in at.markdown)
-    at.button(key=f"revealed_{kind}_button").click().run()
+    assert not any(answer in m.value for m in at.markdown)
+    at.button(key=f"answered_{kind}_reveal").click().run()
     assert_clean(at)
     assert any(answer in m.value for m in at.markdown), [m.value for m in at.markdown]
 
 
 def test_revealed_answers_fit_the_tiny_example():
-    at = run_app({"input": "tiny"}, "pages/output.py")
-    at.button(key="revealed_w_o_size_button").click().run()
-    assert any("4 × 4 = **16** weights." in m.value for m in at.markdown)
+    at = run_app({"input": "tiny"}, "pages/output.py", answered=False)
+    at.button(key="answered_w_o_size_reveal").click().run()
+    assert any("4 × 4 = **16** numbers." in m.value for m in at.markdown)
 
 
 # --- practice -----------------------------------------------------------------------------------------------
@@ -208,7 +216,7 @@ def assert_clean_but_errors(at):
 
 def test_practice_accepts_right_answers_and_explains_wrong_ones():
     at = run_app({}, "pages/practice.py")
-    assert at.selectbox(key="preset").value == "Transformer base"
+    assert at.selectbox(key="preset").value == "transformer-base"
     _check(at, "d_k@Transformer base", 64)
     assert any(s.value == "Right: 64." for s in at.success)
     _check(at, "d_k@Transformer base", 32)
@@ -254,16 +262,21 @@ def test_presentation_steps_through_every_screen_and_back(params):
     if params.get("model") in MODELS_BY_NAME:
         load_pretrained(MODELS_BY_NAME[params["model"]].load)  # a skip when its package is not installed
     at = run_app({"present": "1", **params})
+    trained = params.get("model") in MODELS_BY_NAME
     for number, (name, title) in enumerate(SCREENS, start=1):
         assert_clean(at)
         assert at.title[0].value == f"{number} · {title}"
-        assert injected(at) == {LARGE_TYPE} | ({scroll(number)} if number > 1 else set())
+        assert injected(at) == {COMPACT, LARGE_TYPE} | ({scroll(number)} if number > 1 else set())
         assert at.button(key="back").disabled == (number == 1)
         assert at.button(key="next").disabled == (number == len(SCREENS))
         assert at.query_params.get("screen", "1") == str(number), "each screen is its own link"
-        assert at.latex or figures(at)
-        if name != "by_hand":
-            assert figures(at), name
+        if name == "rollout" and not trained:  # rollout follows a trained model's layers: one layer offers one
+            assert any("Rollout follows attention through the layers of a trained model" in i.value for i in at.info)
+            assert at.button(key="switch_0").label.startswith("Switch to ")
+        else:
+            assert at.latex or figures(at)
+            if name != "by_hand":
+                assert figures(at), name
         if number < len(SCREENS):
             at.button(key="next").click().run()
     if params:
@@ -272,7 +285,7 @@ def test_presentation_steps_through_every_screen_and_back(params):
         at.button(key="back").click().run()
         assert_clean(at)
         assert at.title[0].value.startswith(f"{number} · ")
-        assert injected(at) == {LARGE_TYPE, scroll(number)}
+        assert injected(at) == {COMPACT, LARGE_TYPE, scroll(number)}
     assert at.query_params["screen"] == "1"
 
 
@@ -296,29 +309,29 @@ def test_presentation_mode_can_be_left():
     at = run_app({"present": "1", "screen": "3"}, "pages/lesson.py")
     at.button(key="leave").click().run()
     assert_clean(at)
-    assert "present" not in at.query_params and not at.get("html")
+    assert "present" not in at.query_params and injected(at) == {COMPACT}
     assert at.title[0].value.startswith("3 · "), "the same screen, now with the app around it"
 
 
 def test_the_lesson_page_links_every_screen_in_presentation_mode():
     at = run_app({"h": "4", "query": "2"}, "pages/lesson.py")
     assert_clean(at)
-    assert not at.get("html"), "large type only in presentation mode"
+    assert injected(at) == {COMPACT}, "large type only in presentation mode"
     present = at.get("link_button")[0].proto.url
-    assert parse_qs(urlsplit(present).query) == {"present": ["1"], "h": ["4"], "query": ["2"]}
+    assert parse_qs(urlsplit(present).query) == {"present": ["true"], "h": ["4"], "query": ["2"]}
     plan = next(c.value for c in at.code if "screen=2" in c.value)
     urls = re.findall(r"http\S+", plan)
     assert len(urls) == len(SCREENS)
     for number, url in enumerate(urls, start=1):
         query = parse_qs(urlsplit(url).query)
-        assert query["present"] == ["1"] and query["h"] == ["4"] and query.get("screen", ["1"]) == [str(number)]
+        assert query["present"] == ["true"] and query["h"] == ["4"] and query.get("screen", ["1"]) == [str(number)]
 
 
 def test_presentation_css_never_holds_user_text():
     markup = "<style>body{display:none}</style>"
     at = run_app({"present": "1", "text": markup})
     assert_clean(at)
-    assert injected(at) == {LARGE_TYPE}
+    assert injected(at) == {COMPACT, LARGE_TYPE}
     assert "display:none" not in texts(at, "markdown", "caption", "success", "error", "info", "warning")
     at.button(key="next").click().run()
-    assert injected(at) == {LARGE_TYPE, scroll(2)}
+    assert injected(at) == {COMPACT, LARGE_TYPE, scroll(2)}

@@ -16,7 +16,16 @@ import pytest
 
 from app_pages import app_pages
 from modes import MINILM, MODES
-from screen import as_array, assert_clean, explorer, figure_titled, figures, messages, mosaic_panels, non_finite_on_screen
+from screen import (
+    as_array,
+    assert_clean,
+    explorer,
+    figure_titled,
+    figures,
+    messages,
+    mosaic_panels,
+    non_finite_on_screen,
+)
 
 PAGES = app_pages()
 STEPS = {p.script for p in PAGES if p.step}

@@ -207,7 +207,7 @@ def test_planted_head_obeys_its_rule_in_the_heatmap():
     scores = explorer_matrix(at, "scaled", 3)
     np.testing.assert_allclose(scores, 4 * np.eye(m, k=-1), atol=1e-4)
     assert any("The fit is exact" in s.value for s in at.success)
-    assert any("rows 33–48 of W_Q" in m.value for m in at.markdown)
+    assert any("columns 33–48 of W_Q" in m.value for m in at.markdown)  # head 3's block, d_k = 16
     assert figure_titled(at, "Head 3, planted: the rule and the result")
 
 
@@ -258,7 +258,7 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     metrics = {m.label: m.value for m in at.metric}
     peak = float(metrics["largest weight, without"])
     assert peak == pytest.approx(weights.max(axis=-1).mean(), abs=1e-3)
-    at.radio(key="scale").set_value("1/√d_k").run()
+    at.radio(key="scale").set_value("sqrt_dk").run()
     assert "scale=" not in share_link(at)
     assert any(r"\sqrt{16}" in latex.value for latex in at.latex)
 
@@ -285,26 +285,28 @@ def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
     np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
     at.session_state["input_box"] = True  # the expander that holds the inputs
     at.switch_page("pages/overview.py").run()
-    assert any("Matches F.scaled_dot_product_attention" in s.value for s in at.success)
+    assert any("Matches F.scaled_dot_product_attention" in c.value for c in at.caption)
 
 
 def test_gqa_projection_shows_narrow_w_k_and_the_savings():
-    at = run_app(GQA, "pages/projection.py")
+    at = run_app(GQA, "pages/projection.py", opened={"projection_tab": "W_K → K_j", "kv_box": True})
     assert_clean(at)
     d_k = 8
     assert as_array(figure_titled(at, "W_K (48 × 16)")["data"][0]["z"]).shape == (48, 2 * d_k)
-    assert as_array(figure_titled(at, "W_Q (48 × 48)")["data"][0]["z"]).shape == (48, 6 * d_k)
     assert figure_titled(at, "6 query heads, 2 key/value heads")
     metrics = {m.label: m.value for m in at.metric}
     # W_K and W_V (2*d_k x 48) and their biases (2*d_k,): written out.
     assert metrics["K and V parameters"] == f"{2 * (2 * d_k * 48 + 2 * d_k):,}"
     # K and V, 2 heads of d_k numbers, 2 bytes each, for one token in one layer.
-    assert metrics["KV-cache per token and layer (16-bit)"] == f"{2 * 2 * d_k * 2} bytes"
+    assert metrics["K/V cache per token and layer (16-bit)"] == f"{2 * 2 * d_k * 2} bytes"
     assert metrics["Saving on K, V and the cache"] == "3×"
+    at.session_state["projection_tab"] = "W_Q → Q_i"  # the tab of W_Q: its content is computed only when open
+    at.run()
+    assert as_array(figure_titled(at, "W_Q (48 × 48)")["data"][0]["z"]).shape == (48, 6 * d_k)
 
 
 def test_kv_heads_control_offers_the_divisors_of_h_and_resets_when_h_changes():
-    at = run_app({"d_model": "48", "h": "6"}, "pages/projection.py")
+    at = run_app({"d_model": "48", "h": "6"}, "pages/projection.py", opened={"kv_box": True})
     box = at.selectbox(key="kv_heads")
     assert box.value == 6 and [int(o) for o in box.options] == [6, 3, 2, 1]
     box.set_value(1).run()
@@ -362,10 +364,10 @@ def test_pair_input_controls():
       "input": "pair", "causal": "true"},
      ["`ablate` lists", "`kv_heads` should be a whole number", "`strength` should be a number",
       "`plant_head` = 99 is outside 1…16", "`scale` must be one of", "causal mask is off"],
-     {"ablate": [2], "kv_heads": 8, "plant": "previous", "strength": 4.0, "plant_head": 1, "scale": "1/√d_k",
+     {"ablate": [2], "kv_heads": 8, "plant": "previous", "strength": 4.0, "plant_head": 1, "scale": "sqrt_dk",
       "causal": False}),
     ({"plant": "foo", "kv_heads": "5", "ablate": "9", "plant_head": "9"},
-     ["`plant` must be one of none, previous", "`kv_heads` = 5 does not divide h = 8", "only 8 heads"],
+     ["`plant` must be one of none, previous", "must divide h = 8; 5 does not", "only 8 heads"],
      {"plant": "none", "kv_heads": 8, "ablate": []}),
     ({"input": "tiny", "kv_heads": "1", "ablate": "3"}, ["applies to random weights", "only 2 heads"], {"ablate": []}),
     ({"model": REAL, "plant": "previous", "scale": "none", "ablate": "13"},

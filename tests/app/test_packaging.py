@@ -94,9 +94,11 @@ def test_mha_viz_from_an_installed_wheel_runs_the_app(wheel, tmp_path):
         session = Session(base)
         try:
             runs = [await session.open("attention", {"h": "4"})]
+            # the page's question waits before the explorer (mha_app.classroom.predict): reveal it, as a student can
+            runs.append(await session.click("answered_strongest_key_reveal"))
             runs += [await session.goto(p.url_path) for p in app_pages()]
             problems = [e for run in runs for e in run.exceptions + run.errors]
-            explorer = [e.bytes for e in runs[0].of_kind("bidi_component") if e.bytes]  # the explorer's data
+            explorer = [e.bytes for e in runs[1].of_kind("bidi_component") if e.bytes]  # the explorer's data
             assert explorer and read_payload(explorer[0])[0]["heads"] == 4
             assert any(re.fullmatch(r"MHA Visualiser \d+\.\d+\.\d+.*", t) for t in runs[-1].texts())
             return problems

@@ -51,14 +51,17 @@ def run(smollm2_run):
 
 @pytest.fixture(scope="module")
 def pages(model):
-    """run_app per page with SMOL, run once and shared by the tests that only read them (the output page with its
-    contributions open)."""
+    """pages(page, **opened): run_app per page with SMOL and these tabs and boxes open (the output page with its
+    contributions open unless told), run once and shared by the tests that only read them."""
     cache = {}
 
-    def get(page):
-        if page not in cache:
-            cache[page] = run_app(SMOL, page, opened={"contributions_box": True} if page == "pages/output.py" else None)
-        return cache[page]
+    def get(page, **opened):
+        if page == "pages/output.py":
+            opened = {"contributions_box": True, **opened}
+        key = (page, tuple(sorted(opened.items())))
+        if key not in cache:
+            cache[key] = run_app(SMOL, page, opened=opened)
+        return cache[key]
 
     return get
 
@@ -81,7 +84,8 @@ def test_sidebar_says_what_the_decoder_is_and_offers_its_own_examples(model):
     at = run_app(SMOL)  # its own run: this test changes the text
     assert at.radio(key="model").value == MODEL
     captions = texts(at, "caption")
-    assert "fixes d_model = 576 and h = 9 (d_k = 64, 3 key/value heads). Its weights here are 4-bit" in captions
+    assert "fixes d_model = 576 and h = 9 (d_k = 64, 3 key/value heads). Its weights here are rounded to 4 bits" \
+        in captions
     assert "each token sees only itself and the tokens before it" in captions and "always on" in captions
     assert "next token it predicts" in captions  # which experiments this model offers, and why
     keys = {w.key for w in [*at.number_input, *at.selectbox, *at.radio, *at.checkbox]}
@@ -95,32 +99,34 @@ def test_sidebar_says_what_the_decoder_is_and_offers_its_own_examples(model):
 # --- overview -----------------------------------------------------------------------------------------------------
 
 def test_overview_checks_the_layer_with_rope_and_grouped_sdpa(pages, model, run):
-    at = pages("pages/overview.py")
-    assert any("Matches RoPE as complex rotations in torch, F.scaled_dot_product_attention" in s.value
-               for s in at.success)
-    shown = as_array(figure_titled(at, "Input and output")["data"][1]["z"])
-    np.testing.assert_allclose(shown, run.layers[17].output, atol=1e-6)
+    at = pages("pages/overview.py")  # its first tab, the formulas, is open
+    assert any("Matches RoPE as complex rotations in torch, F.scaled_dot_product_attention" in c.value
+               for c in at.caption)
     latex = texts(at, "latex")
     assert r"\mathrm{RoPE}(X\,W^{Q}_i)" in latex and r"K_{\lceil i/3 \rceil}" in latex and "b^" not in latex
-    info = texts(at, "info")
-    assert "Q4_1" in info and "Q8_0" in info and "approximate the released" in info
+    weights = texts(at, "caption")
+    assert "Q4_1" in weights and "Q8_0" in weights and "close to the original's, not equal to it" in weights
     pipeline = " ".join(a["text"] for a in figure_titled(at, "The pipeline")["layout"]["annotations"])
     assert "RoPE(X W<sup>Q</sup>" in pipeline and "K, V: 3 × (16 × 64)" in pipeline
-    assert "RoPE turns every number of Q and K by its position, 2 multiplications each (24,576 here)" in \
-        texts(at, "caption")
+    shown = as_array(figure_titled(pages("pages/overview.py", overview_tab="The result"), "Input and output")
+                     ["data"][1]["z"])
+    np.testing.assert_allclose(shown, run.layers[17].output, atol=1e-6)
+    # 2 multiplications for each of the 16 · 9 · 64 numbers of Q and the 16 · 3 · 64 of K
+    assert f"RoPE turns every number of Q and K by its position, 2 multiplications each ({2 * 16 * 12 * 64:,} here)" \
+        in texts(pages("pages/overview.py", overview_tab="What it costs"), "caption")
 
 
 def test_overview_shows_the_next_token_the_model_predicts(pages, run):
-    at = pages("pages/overview.py")
+    at = pages("pages/overview.py", overview_tab="The result")
     bars = figure_titled(at, "The 5 most likely next tokens after “Ġred”")["data"][0]
     assert list(bars["x"]) == pytest.approx([t.probability for t in run.next_tokens])
-    assert bars["y"][0] == "1  ␣lighthouse"
+    assert bars["y"][0] == "1  Ġlighthouse"  # spelled as the token tables spell it: Ġ is a space
 
 
 def test_overview_explains_the_byte_level_tokens(model):
-    at = run_app({"model": MODEL, "text": "Tokenization of 2024 <|im_start|>"})
+    at = run_app({"model": MODEL, "text": "Tokenization of 2024 <|im_start|>"}, opened={"overview_tab": "The tokens"})
     assert_clean(at)
-    table = at.dataframe[1].value
+    table = next(d.value for d in at.dataframe if "what it is" in d.value.columns)
     notes = dict(zip(table["token"], table["what it is"], strict=True))
     assert list(table["token"]) == model.tokenize("Tokenization of 2024 <|im_start|>").tokens
     assert notes["Token"] == "" and "word piece" in notes["ization"] and "next digit" in notes["0"]
@@ -174,8 +180,11 @@ def test_attention_page_shows_the_causal_grouped_heads_of_the_layer(pages, run):
     header, arrays, view = explorer(at)
     assert header["heads"] == 9 and header["group_size"] == 3  # the explorer's grid: a row per K/V group
     np.testing.assert_allclose(arrays[f"{view['layer']}/weights"], run.layers[17].weights, atol=1e-6)
-    assert "the causal mask blocks every key after its query" in texts(at, "caption")
-    assert "log2(j)" in texts(at, "caption")
+    # 16 tokens: the causal mask blocks the 16 · 15 / 2 pairs of a key after its query
+    assert "The mask M blocks 120 of the 256 query–key pairs (M = −∞ there, 0 elsewhere): 120 by the causal mask " \
+           "(every key after its query)." in texts(pages("pages/attention.py", attention_tab="The mask"), "caption")
+    focus = texts(pages("pages/attention.py", attention_tab="How focused is each head?"), "caption")
+    assert "log2(m) = log2(16)" in focus and "log2 of the number of keys it may see" in focus
 
 
 def test_attention_mask_stage_is_the_causal_triangle(model):
@@ -366,7 +375,7 @@ def test_cost_by_hand_and_lesson_say_what_the_decoder_does(pages, model, run):
     assert "RoPE turns every number of Q and K by its position" in texts(pages("pages/cost.py"), "caption")
     at = pages("pages/by_hand.py")
     assert "q and k are the rotated ones (RoPE, Step 1b)" in texts(at, "caption")
-    assert r"k_j = K_{2}[j]" in texts(at, "latex")  # query head 5 reads key/value head 2
+    assert r"k_s = K_{2}[s]" in texts(at, "latex")  # query head 5 reads key/value head 2
     heads = run_app({**SMOL, "screen": "2"}, "pages/lesson.py")
     assert_clean(heads)
     assert r"Q_i = \mathrm{RoPE}(X W^Q_i)" in texts(heads, "latex") and "RoPE" in texts(heads, "markdown")

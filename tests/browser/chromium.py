@@ -20,7 +20,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
-LOAD_MS = 60_000     # first load of a page (the very first one imports torch and computes the example)
+LOAD_MS = 90_000     # first load of a page (the very first one imports torch and computes the example)
 CHANGE_MS = 30_000   # one rerun after a widget change
 SMALL = {"width": 1280, "height": 800}
 
@@ -76,6 +76,14 @@ def wait_settled(page, timeout_ms: int = LOAD_MS, quiet_ms: int = 400) -> None:
     """Wait (bounded) until the app has been idle, as IDLE_JS defines it, for quiet_ms in a row."""
     page.evaluate("window.__settledSince = null")
     page.wait_for_function(SETTLED_JS, arg=quiet_ms, timeout=timeout_ms, polling="raf")
+
+
+def reveal(page) -> None:
+    """Press "Reveal the answer" on the page's prediction question, as a student may: what it hides then shows."""
+    button = page.get_by_role("button", name="Reveal the answer")
+    if button.count():
+        button.first.click()
+        wait_settled(page, CHANGE_MS)
 
 
 def grid(page) -> dict | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,21 +12,15 @@ import urllib.request
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, free_port
 
 SERVER_START_S = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
 def server(request, tmp_path_factory) -> str:
     """`streamlit run app.py` on a free local port; the base URL. The process group is ended afterwards."""
-    port = _free_port()
+    port = free_port()
     log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
@@ -74,18 +67,21 @@ def browser():
 
 @pytest.fixture
 def open_page(browser):
-    """open_page(url) -> a settled page in a fresh context (a new Streamlit session), closed after the test."""
-    from chromium import CHANGE_MS, LOAD_MS, SMALL, wait_settled
+    """open_page(url) -> a settled page in a fresh context (a new Streamlit session), closed after the test; with
+    `answered`, its prediction question answered by Reveal, so the whole page shows."""
+    from chromium import CHANGE_MS, LOAD_MS, SMALL, reveal, wait_settled
 
     contexts = []
 
-    def _open(url: str):
+    def _open(url: str, answered: bool = True):
         context = browser.new_context(viewport=SMALL)
         context.set_default_timeout(CHANGE_MS)
         contexts.append(context)
         page = context.new_page()
         page.goto(url, timeout=LOAD_MS)
         wait_settled(page)
+        if answered:
+            reveal(page)
         return page
 
     yield _open

@@ -10,11 +10,7 @@ MHA_PORTS (e.g. 8620-8629) when set, else on any free one. Screenshots go to scr
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -25,31 +21,13 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from helpers import free_port
+from chromium import CHANGE_MS, LOAD_MS, SCREENSHOTS, expect, reveal
 from mha_core.analysis.contributions import contribution_shares
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
-LOAD_MS, CHANGE_MS = 90_000, 30_000
 VIEWPORT = {"width": 1280, "height": 1000}
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."  # the app's default example: d_model 128, h 8, seed 0
 
 pytestmark = pytest.mark.browser
-
-if not Path(CHROMIUM).exists():
-    if REQUIRED:
-        pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing", pytrace=False)
-    pytest.skip(f"{CHROMIUM} is missing (set REQUIRE_BROWSER=1 to make this a failure)", allow_module_level=True)
-try:
-    from playwright.sync_api import expect, sync_playwright
-except ImportError:
-    if REQUIRED:
-        pytest.fail("REQUIRE_BROWSER=1 but playwright is not installed", pytrace=False)
-    pytest.skip("playwright is not installed (pip install -e .[test])", allow_module_level=True)
 
 # The app has finished its run (Streamlit's own e2e hook), is connected, and nothing on it is stale or loading.
 IDLE_JS = """() => {
@@ -63,49 +41,7 @@ ROOT_JS = ("[...document.querySelectorAll('[data-testid=stBidiComponentIsolated]
            ".map(h => h.shadowRoot && h.shadowRoot.querySelector('.mha-explorer')).find(Boolean)")
 
 
-# --- the server, the browser, the websocket ------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def server(request, tmp_path_factory) -> str:
-    port = free_port()
-    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
-         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def stop() -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-        log.close()
-
-    request.addfinalizer(stop)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"streamlit exited with {proc.returncode}; see {log.name}")
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
-                return base
-        except OSError:
-            time.sleep(0.3)
-    pytest.fail(f"streamlit did not answer on port {port}; see {log.name}")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
+# --- the websocket ------------------------------------------------------------------------------------------------
 
 class Socket:
     """Streamlit's websocket, routed through the test: every message from the server is counted, and held back while
@@ -183,14 +119,6 @@ def settle(page, timeout: int = CHANGE_MS, quiet_ms: int = 500) -> None:
             since = None
         page.wait_for_timeout(50)  # (a sleep that lets Playwright deliver the websocket)
     raise TimeoutError("the app did not settle")
-
-
-def reveal(page) -> None:
-    """Press Reveal on step 2's prediction question, as a student may: the explorer waits for the answer."""
-    button = page.get_by_role("button", name="Reveal the answer")
-    if button.count():
-        button.first.click()
-        settle(page)
 
 
 def state(page) -> dict:

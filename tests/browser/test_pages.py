@@ -224,7 +224,7 @@ def test_malformed_url_warns_without_exception(server, open_page):
     # d_model = 31 is kept; only h = 1 divides it, so the grid shows one head.
     expect(page.get_by_role("spinbutton", name="d_model")).to_have_value("31")
     expect(page.get_by_role("combobox", name="Heads h")).to_have_value("1")
-    assert grid(page) == {"title": 1, "annotations": 1, "heatmaps": 1, "traces": 1}
+    assert grid(page) == {"heads": 1, "drawn": True}
 
 
 def test_unknown_page_says_so_and_shows_the_overview(server, open_page):
@@ -258,7 +258,7 @@ def test_presentation_mode_is_large_and_steps_by_button_key_and_link(server, ope
     normal = open_page(f"{server}/lesson").evaluate(PRESENT_JS)
     page = open_page(f"{server}/attention?present=1&h=4")  # present=1 opens the lesson, whatever the page
     shown = page.evaluate(PRESENT_JS)
-    assert shown["path"] == "/lesson" and parse_qs(shown["query"][1:])["present"] == ["1"], shown
+    assert shown["path"] == "/lesson" and parse_qs(shown["query"][1:])["present"] == ["true"], shown
     assert shown["heading"].startswith("1 · ") and shown["nav"] == 0 and shown["sidebarWidth"] < 5, shown
     assert shown["text"] >= 22 and shown["text"] >= 1.4 * normal["text"], (shown, normal)
     no_exception(page)

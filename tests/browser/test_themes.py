@@ -9,21 +9,14 @@ import re
 from urllib.parse import urlencode
 
 import pytest
-from test_browser import (  # noqa: F401
-    CHANGE_MS,
-    DECODER,
-    LOAD_MS,
-    SMALL,
-    browser,
-    screenshot,
-    server,
-    wait_settled,
-)
 
+from chromium import CHANGE_MS, LOAD_MS, SMALL, screenshot, wait_settled
+from mha_app.settings import MODELS
 from mha_core.figures import base
 
 pytestmark = pytest.mark.browser
 
+DECODER = MODELS[2]
 PALETTES = {"light": base.LIGHT, "dark": base.DARK}
 APP_BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(14, 17, 23)"}  # .streamlit/config.toml
 CHARTS = "() => [...document.querySelectorAll('.js-plotly-plot')]"
@@ -76,7 +69,7 @@ def labels_read(page) -> list[str]:
             if contrast(fill, chart["background"]) < 4.5]
 
 
-def test_charts_follow_a_theme_switch_while_the_page_is_open(server, browser):  # noqa: F811
+def test_charts_follow_a_theme_switch_while_the_page_is_open(server, browser):
     context, page = open_in(browser, f"{server}/attention", "light")
     try:
         charts_in(page, "light")
@@ -98,7 +91,7 @@ def test_charts_follow_a_theme_switch_while_the_page_is_open(server, browser):  
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_a_page_opened_in_either_theme_draws_its_charts_in_it_at_once(server, browser, theme):  # noqa: F811
+def test_a_page_opened_in_either_theme_draws_its_charts_in_it_at_once(server, browser, theme):
     """A trained decoder's model view: every head's causal mask leaves its upper triangle blank, not weight 0."""
     context, page = open_in(browser, f"{server}/model_view?{urlencode({'model': DECODER})}", theme)
     try:
@@ -111,7 +104,7 @@ def test_a_page_opened_in_either_theme_draws_its_charts_in_it_at_once(server, br
         context.close()
 
 
-def test_a_screen_reader_finds_each_chart_by_its_words_and_its_numbers_in_a_table(server, browser):  # noqa: F811
+def test_a_screen_reader_finds_each_chart_by_its_words_and_its_numbers_in_a_table(server, browser):
     context, page = open_in(browser, f"{server}/attention?text=The+*cat*+sat", "light")
     try:
         figures = page.get_by_role("figure")

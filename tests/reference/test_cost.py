@@ -92,10 +92,10 @@ def test_multiply_adds_match_torchs_flop_counter(n, m, d_model, h, kv):
     assert sum(flops.values()) == _counted_multiply_adds(n, m, d_model, h, kv)
 
 
-@pytest.mark.parametrize("name", ["GPT-3 175B", "Llama 2 70B"])
-def test_multiply_adds_of_real_sizes_match_torchs_flop_counter(name):
+@pytest.mark.parametrize("key", ["gpt-3-175b", "llama-2-70b"])
+def test_multiply_adds_of_real_sizes_match_torchs_flop_counter(key):
     # On the meta device torch only follows shapes, so a 2048-token GPT-3 layer costs nothing to count.
-    s = published.preset(name)
+    s = published.preset(key)
     flops = mc.cost.attention_flops(s.context, s.context, s.d_model, s.n_heads, s.n_kv_heads)
     assert sum(flops.values()) == _counted_multiply_adds(s.context, s.context, s.d_model, s.n_heads, s.n_kv_heads,
                                                          device="meta")

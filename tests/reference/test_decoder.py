@@ -215,13 +215,15 @@ def test_ranking_a_decoders_heads_by_the_next_token_matches_transformers(smollm2
 
 # --- decoder figures --------------------------------------------------------------------------------------------
 
-def test_next_token_figure_shows_the_five_with_visible_spaces(runs):
+def test_next_token_figure_shows_the_five_spelled_as_the_tokenizer_spells_them(runs, smollm2_reference):
     run = runs(FACT)
     fig = dfig.next_token_figure(run.next_tokens, run.tokens[-1])
     assert list(fig.data[0].x) == [t.probability for t in run.next_tokens]
-    assert fig.data[0].y[0] == "1  ␣Paris" and "“Ġis”" in fig.layout.title.text
+    spelled = smollm2_reference.tokenizer.convert_ids_to_tokens([t.id for t in run.next_tokens])
+    assert list(fig.data[0].y) == [f"{i + 1}  {token}" for i, token in enumerate(spelled)]
+    # as the token tables spell them: Ġ is a space, so " Paris" and "Paris" differ on screen
+    assert fig.data[0].y[0] == "1  ĠParis" and "“Ġis”" in fig.layout.title.text
     assert fig.layout.xaxis.range == (0, 1)
-    assert dfig.visible(" a\nb\tc") == "␣a↵b⇥c"
     special = dataclasses.replace(run.next_tokens[0], token="<|im_end|>", text="")
     assert dfig.next_token_label(special) == "<|im_end|>"
 

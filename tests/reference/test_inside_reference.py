@@ -44,7 +44,7 @@ def runs(model):
 @pytest.fixture(scope="module")
 def reference(bert):
     """text -> (attention probabilities, value vectors, dense outputs) per layer, from BertModel's forward pass."""
-    net, tokenizer = bert
+    net, tokenizer = bert.net, bert.tokenizer
     cache = {}
 
     def run(text):
@@ -71,7 +71,7 @@ def reference(bert):
 @pytest.mark.parametrize("text", SENTENCES[:2])
 def test_contributions_match_sizes_made_from_bert_values_weights_and_w_o(model, runs, reference, bert, text):
     attentions, values, _ = reference(text)
-    net, _ = bert
+    net = bert.net
     h, d_k = model.n_heads, model.config.d_k
     for l in range(model.n_layers):
         W_O = net.encoder.layer[l].attention.output.dense.weight.double()        # (d_model, h*d_k)
