@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from chromium import CHANGE_MS, LOAD_MS, SMALL, screenshot, wait_settled
+from chromium import CHANGE_MS, LOAD_MS, SMALL, expect, reveal, screenshot, wait_settled
 from mha_app.settings import MODELS
 from mha_core.figures import base
 
@@ -52,6 +52,7 @@ def open_in(chromium, url: str, scheme: str):
     page = context.new_page()
     page.goto(url, timeout=LOAD_MS)
     wait_settled(page)
+    reveal(page)
     return context, page
 
 
@@ -70,22 +71,22 @@ def labels_read(page) -> list[str]:
 
 
 def test_charts_follow_a_theme_switch_while_the_page_is_open(server, browser):
-    context, page = open_in(browser, f"{server}/attention", "light")
+    context, page = open_in(browser, f"{server}/projection", "light")
     try:
         charts_in(page, "light")
         assert page.evaluate("getComputedStyle(document.querySelector('.stApp')).backgroundColor") == \
             APP_BACKGROUND["light"]
         assert not labels_read(page), labels_read(page)
-        screenshot(page, "theme-attention-light")
+        screenshot(page, "theme-projection-light")
         page.emulate_media(color_scheme="dark")  # the system turns dark: Streamlit restyles the page, no rerun
         charts_in(page, "dark")  # mha_app.theme asked for one
         assert page.evaluate("getComputedStyle(document.querySelector('.stApp')).backgroundColor") == \
             APP_BACKGROUND["dark"]
-        grid = page.evaluate(f"() => {CHARTS[6:]}.find(e => /Attention weights of all/.test(e.layout.title.text))"
-                             ".layout.coloraxis.colorscale.map(s => s[1])")
-        assert grid == list(base.DARK.sequential)  # weight 0 next to the dark background
+        scales = page.evaluate(f"() => {CHARTS[6:]}.filter(e => e.layout.coloraxis?.colorscale)"
+                               ".map(e => e.layout.coloraxis.colorscale.map(s => s[1]))")
+        assert scales and all(scale in (list(base.DARK.sequential), list(base.DARK.diverging)) for scale in scales)
         assert not labels_read(page), labels_read(page)
-        screenshot(page, "theme-attention-dark")
+        screenshot(page, "theme-projection-dark")
     finally:
         context.close()
 
@@ -110,7 +111,8 @@ def test_a_screen_reader_finds_each_chart_by_its_words_and_its_numbers_in_a_tabl
         figures = page.get_by_role("figure")
         names = [figures.nth(i).get_attribute("aria-label") for i in range(figures.count())]
         assert names and all(names), names
-        assert any(name.startswith("Head 1, query 'The' (1): most weight on") for name in names)
+        explorer = page.get_by_role("img", name="Attention explorer, layer 1, head 1, query 'The' (1): most weight on")
+        expect(explorer).to_have_count(1)  # the canvas in words, as the charts are
         assert page.get_by_role("table").count() == 0  # collapsed: nothing to wade through by default
         boxes = page.get_by_text("This chart in words and numbers")
         for i in range(boxes.count()):
