@@ -133,7 +133,7 @@ def row_table(cell: WorkedCell, tokens: list[str]) -> None:
         "score z_ts": [fmt(s) for s in cell.scores],
         "e^(z_ts − max)": [fmt(e) for e in cell.exps],
         "attention weight α_ts": [fmt(w) for w in cell.weights],
-        "": ["◀ this cell" if j == cell.key else "blocked" if cell.blocked[j] else "" for j in range(len(tokens))],
+        "note": ["◀ this cell" if j == cell.key else "blocked" if cell.blocked[j] else "" for j in range(len(tokens))],
     }, hide_index=True, height=min(420, 35 * len(tokens) + 38))
 
 

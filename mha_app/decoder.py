@@ -33,7 +33,7 @@ def rope_section(settings: Settings, ex: Example) -> None:
     d_k, half, g = cfg.d_k, cfg.d_k // 2, cfg.group_size
     freq = rope.frequencies(d_k, cfg.rope_theta)
     name = settings.spec.card.name if settings.spec.card else "This layer"
-    st.subheader("Step 1b · Turn queries and keys by their position (RoPE)")
+    st.header("Step 1b · Turn queries and keys by their position (RoPE)")
     st.markdown(
         f"{name} adds no position signal to X. Instead, right after the projection, every query and key is turned "
         f"by an angle that grows with its position: rotary position embeddings (RoPE, {SU}, “RoFormer”). In each "
@@ -80,7 +80,7 @@ def next_token_section(settings: Settings, ex: Example, heading: str = "What the
     if run is None or not hasattr(run, "next_tokens"):
         return
     n_layers, vocab = len(run.layers), compute.pretrained_model(settings.spec.model).token_embeddings.shape[0]
-    st.subheader(heading)
+    st.header(heading)
     off = run.head_mask is not None
     st.markdown(
         f"After all {n_layers} layers, a final RMSNorm (each vector divided by its root mean square, as before every "

@@ -139,7 +139,7 @@ def planted_head(settings: Settings, ex: Example) -> None:
     fit = plant.fit(tr, head, pattern, strength)
     n, m, d_k = tr.weights.shape[1], tr.weights.shape[2], cfg.d_k
     columns = f"{head * d_k + 1}–{(head + 1) * d_k}"
-    st.subheader(f"Head {head + 1}, planted: {plant.PATTERNS[pattern]}")
+    st.header(f"Head {head + 1}, planted: {plant.PATTERNS[pattern]}")
     if pattern == "uniform":
         aim = ("The scores softmax sees (the *scaled scores* stage) should all read 0: equal scores give every key "
                "the same weight 1/m, whatever the strength")
@@ -218,7 +218,7 @@ def ablation_results(settings: Settings, ex: Example) -> None:
     spec, tr, w = settings.spec, ex.trace, ex.weights
     off = spec.ablate
     where = f" of layer {ex.layer}" if spec.card else ""
-    st.subheader("Switching heads off")
+    st.header("Switching heads off")
     st.markdown(
         f"Many heads of a trained model can be switched off with little loss ({MICHEL})"
         + (". " if spec.card else "; with random weights every head matters about as much as any other, so here "
@@ -280,7 +280,7 @@ def model_effects(settings: Settings, ex: Example) -> None:
         return
     off, layer = spec.ablate, ex.layer
     decoder = spec.card.kind == "decoder"
-    st.subheader("Through the rest of the model")
+    st.header("Through the rest of the model")
     if off:
         full = compute.full_example(spec, layer)
         change = ablation.hidden_change(full.run, ex.run)

@@ -206,10 +206,10 @@ def show_run(run: TrainingRun) -> None:
             "the model says": [p if a >= 0 else "" for p, a in zip(predicted, answers, strict=True)],
             "right?": ["" if a < 0 else "✓" if p == task.vocab[a] else "✗"
                        for p, a in zip(predicted, answers, strict=True)]}
-    st.dataframe([{"": name, **{str(j + 1): value for j, value in enumerate(values)}} for name, values in rows.items()],
-                 hide_index=True)
+    st.dataframe([{"position →": name, **{str(j + 1): value for j, value in enumerate(values)}}
+                  for name, values in rows.items()], hide_index=True)
 
-    st.subheader("Each head's attention, from random to trained")
+    st.header("Each head's attention, from random to trained")
     st.markdown("Move the slider under the figure through training. At step 0 the weights are random and every head "
                 "spreads its attention almost evenly over the tokens it may see (the causal mask hides later ones); "
                 "watch where each head's attention settles.")

@@ -182,7 +182,7 @@ def weight_and_contribution(settings: Settings, ex: Example, parts: Parts, rows:
     weight = parked_share(rows, parts)                                                          # (layers, heads)
     contribution = parked_share(compute.contribution_summary(settings.spec, ex.layer), parts)  # (layers, heads)
     where = parked_tokens(parts)
-    st.subheader(f"What the weight on {where} really adds")
+    st.header(f"What the weight on {where} really adds")
     parking = ("Many heads put most of their weight on the first token (an attention sink)." if parts.kind == "decoder"
                else f"Many heads put most of their weight on {where} (*parks on* in the table).")
     st.markdown(
@@ -240,7 +240,7 @@ def attention_rollout(settings: Settings, ex: Example) -> None:
     """The model view's section: the rollout after some layers, with its assumptions."""
     run = ex.run
     flow = compute.rollout(settings.spec, ex.layer)                                             # (layers, n, n)
-    st.subheader("Across the layers: attention rollout")
+    st.header("Across the layers: attention rollout")
     st.markdown(rollout_intro(len(run.layers)))
     st.latex(ROLLOUT_LATEX)
     st.caption("$\\bar A_l$: the mean of layer $l$'s heads' attention weights; $I$: the identity, which keeps every "

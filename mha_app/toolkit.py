@@ -243,7 +243,7 @@ def _pick_head() -> None:
 
 def open_head_in_step_through(n_layers: int, n_heads: int, settings: Settings) -> None:
     """Layer and head pickers (they move the sidebar's selection), and a link to that head's attention page."""
-    st.subheader("Open one head in the step-through")
+    st.header("Open one head in the step-through")
     left, middle, right = st.columns([1, 1, 2], vertical_alignment="bottom")
     layer, head = settings.view.layer, settings.view.head
     left.selectbox("Layer", list(range(1, n_layers + 1)), index=layer - 1, key="pick_layer", on_change=_pick_head)

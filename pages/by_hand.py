@@ -33,9 +33,9 @@ if predict("strongest_key"):
     if cfg.rope_theta is not None:
         st.caption(f"q and k are the rotated ones (RoPE, Step 1b): the query turned by the angle of position "
                    f"{query + 1}, the key by that of position {key + 1}.")
-    st.subheader(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
+    st.header(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
     show_worked(cell, ex)
-    st.subheader("The whole row")
+    st.header("The whole row")
     st.caption("Softmax needs every score of the row: the attention weight of one key depends on all the others.")
     row_table(cell, ex.keys)
     plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="row")

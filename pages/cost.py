@@ -42,13 +42,13 @@ if predict("heads_cost"):
                 f"mc.cost.kv_cache_bytes(n_layers=80, n_kv_heads=8, d_k=128, seq_len=4096)  # Llama 2 70B, 16 bits",
                 language="python")
 
-st.subheader("What grows with h: the attention weights kept")
+st.header("What grows with h: the attention weights kept")
 one_name, many_name = f"1 head of d_model = {d}", f"{h} head{'s' if h > 1 else ''} of d_k = {d_k}"
 st.markdown(what_grows(n, m, h))
 held_one, held_many = cost.score_values(n, m, 1), cost.score_values(n, m, h)
 size = ex.trace.weights.dtype.itemsize
 st.dataframe({
-    "": ["attention weights (n × m each)", f"their memory at {8 * size} bits"],
+    "what is kept": ["attention weights (n × m each)", f"their memory at {8 * size} bits"],
     one_name: [f"{held_one:,}", cost.human_bytes(held_one * size)],
     many_name: [f"{held_many:,}", cost.human_bytes(held_many * size)],
 }, hide_index=True)
@@ -62,7 +62,7 @@ st.caption(("The parameters do not grow: " if kv == h else
            "(2017, Table 3, rows A) one head scored 0.9 BLEU below the best setting, and quality also fell with too "
            "many heads (h = 32, d_k = 16): more heads is not always better.")
 
-st.subheader("Measured on this machine")
+st.header("Measured on this machine")
 st.markdown(
     "Counting is one thing; the clock is another. This runs the engine on this example's input, once with one head "
     f"of {d} and once with {h} heads of {d_k}, with random weights of those shapes (time does not depend on the "

@@ -27,7 +27,7 @@ plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, 
                                mask=run.layers[0].mask), key="grid")
 st.caption(f"Outlined in red: layer {layer}, head {head}, the one the step-through pages show.")
 
-st.subheader(f"Layer {layer}, large")
+st.header(f"Layer {layer}, large")
 st.caption("The layer chosen in the sidebar (or below), with its tokens on the axes: big enough for a projector."
            + (f" Each row of panels is one key/value group of {g} query heads." if figures.group_rows(g) else ""))
 plot(figures.head_grid_figure(run.layers[layer - 1], run.tokens, cols=g if figures.group_rows(g) else 3,

@@ -33,8 +33,10 @@ st.markdown(
 untrained_note(settings)
 revealed = predict("w_o_size")
 if revealed:
-    st.latex(formulas.output(cfg) + r",\qquad W^O \in \mathbb{R}^{%d\times%d},\; W^O_i \in \mathbb{R}^{%d\times%d}"
-             % (h * d_v, d_model, d_v, d_model))
+    # the shapes on a line of their own: on one line the formula is wider than the column at 1280 px, and a
+    # formula that scrolls sideways cannot be scrolled with the keyboard
+    shapes = rf"W^O \in \mathbb{{R}}^{{{h * d_v}\times{d_model}}},\quad W^O_i \in \mathbb{{R}}^{{{d_v}\times{d_model}}}"
+    st.latex(rf"\begin{{gathered}}{formulas.output(cfg)}\\ {shapes}\end{{gathered}}")
     contributions = head_contributions(tr, w)
     left, right = st.columns(2)
     with left:

@@ -49,10 +49,9 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def work_unit(nodeid: str) -> str:
-    """The browser tests (one app server), the modules that use one of the SHARED fixtures, or the test's module."""
+    """The modules that use one of the SHARED fixtures, or the test's module (a browser module shares its worker's
+    one app server and Chromium)."""
     path = nodeid.split("::")[0]
-    if path.startswith("tests/browser/"):
-        return "browser"
     source = _source(path)
     return next((name for name in SHARED if re.search(rf"def \w+\([^)]*\b{name}\b", source)), path)
 

@@ -75,6 +75,14 @@ def texts(at, *kinds: str) -> str:
     return "\n".join(value for kind in kinds for value in messages(at, kind))
 
 
+SHOWN = ("title", "header", "subheader", "markdown", "caption", "latex", "info", "warning", "error", "success")
+
+
+def page_text(at) -> str:
+    """All the words on the page a student reads: headings, text, formulas and messages."""
+    return texts(at, *SHOWN)
+
+
 def share_link(at) -> str:
     """The sidebar's share link."""
     return next(c.value for c in at.code if c.value.startswith("http"))

@@ -121,7 +121,8 @@ def test_by_hand_writes_out_the_tiny_cell_and_matches_the_engine():
     assert r"\alpha_{ts} = \frac{1}{2.4931} = 0.4011" in lines
     assert any("The same to the last digit shown" in s.value for s in at.success)
     row = at.dataframe[0].value
-    assert list(row["attention weight α_ts"]) == ["0.1978", "0.4011", "0.4011"] and list(row[""])[2] == "◀ this cell"
+    assert list(row["attention weight α_ts"]) == ["0.1978", "0.4011", "0.4011"]
+    assert list(row["note"])[2] == "◀ this cell"
     dot = figure_titled(at, "Head 2: q_t · k_s term by term")
     np.testing.assert_array_equal(as_array(dot["data"][0]["z"]), [[1, 0], [1, 0], [1, 0]])
 

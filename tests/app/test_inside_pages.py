@@ -14,14 +14,9 @@ from mha_app.lesson import SCREENS
 from mha_core.analysis import contributions as weighted_norms
 from mha_core.analysis import head_stats
 from mha_core.figures import base as figure_base
-from screen import as_array, explorer, figure_titled, run_app
+from screen import as_array, explorer, figure_titled, page_text, run_app
 
 MINILM = {"model": "all-MiniLM-L6-v2"}
-
-
-def text_of(at) -> str:
-    kinds = ("title", "subheader", "markdown", "caption", "latex", "info", "warning", "error", "success")
-    return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
 
 
 def shown(at):
@@ -126,7 +121,7 @@ def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
     fig = figure_titled(at, "Head 2 (keys of K/V head 1): queries and keys in the plane")
     before = next(t for t in fig["data"] if t.get("name") == "keys before RoPE")
     np.testing.assert_allclose(as_array(before["x"]), plane.keys_before_rope[:, 0], rtol=1e-9)
-    said = text_of(at)
+    said = page_text(at)
     assert "Keys before and after the rotary turn" in said
     assert f"right for **{plane.order_kept(4, 'distance'):.0%}** of the pairs" in said
 
@@ -143,7 +138,7 @@ def test_the_head_summary_puts_each_heads_share_of_contribution_beside_its_share
     left, right = panels(figure_titled(at, "Each head's share on [CLS] + [SEP]"))
     np.testing.assert_allclose(left, weight, rtol=1e-9)
     np.testing.assert_allclose(right, contribution, rtol=1e-9)
-    said = text_of(at)
+    said = page_text(at)
     assert "What the weight on [CLS] and [SEP] really adds" in said
     assert (f"**{np.nanmean(weight):.0%}** of its weight on [CLS] and [SEP], but they add "
             f"**{np.nanmean(contribution):.0%}**") in said
@@ -158,7 +153,7 @@ def test_the_model_view_rolls_attention_out_and_says_what_that_assumes(minilm):
     assert len(got) == 6
     for l in range(6):
         np.testing.assert_allclose(got[l], flow[l], rtol=1e-9)
-    said = text_of(at)
+    said = page_text(at)
     assert f"position 4 `{run.tokens[3]}` holds {flow[-1, 3, 3]:.0%} of its own token" in said
     for assumption in ("mean of the heads' attention weights", "**half** of each token", "**multiplied**",
                        "feed-forward network", "not a measured cause", "Abnar and Zuidema (2020)"):
@@ -179,7 +174,7 @@ def test_the_lesson_ends_with_the_three_views_each_with_its_source(minilm):
         at = run_app({**MINILM, "screen": str(number), "head": "2", "query": "3"}, "pages/lesson.py")
         assert not at.exception, [e.value for e in at.exception]
         assert at.title[0].value == f"{number} · {SCREENS[number - 1][1]}"
-        assert sources[key] in text_of(at)
+        assert sources[key] in page_text(at)
         fig = figure_titled(at, titles[key])
         if key == "adds":
             ex = shown(at)[1]
@@ -190,6 +185,6 @@ def test_the_lesson_ends_with_the_three_views_each_with_its_source(minilm):
 def test_the_rollout_screen_asks_for_a_trained_model_when_the_weights_are_random():
     at = run_app({"screen": str(NEW_SCREENS["rollout"])}, "pages/lesson.py")
     assert not at.exception, [e.value for e in at.exception]
-    assert "Rollout follows attention through the layers of a trained model" in text_of(at)
+    assert "Rollout follows attention through the layers of a trained model" in page_text(at)
     assert at.button(key="switch_0").label == "Switch to all-MiniLM-L6-v2"
     assert at.button(key="next").disabled, "the last screen"

@@ -139,7 +139,7 @@ def test_overview_explains_the_byte_level_tokens(model):
 
 def test_projection_shows_rope_as_its_own_step_with_the_models_numbers(pages, model, run):
     at = pages("pages/projection.py")
-    assert any(s.value.startswith("Step 1b") for s in at.subheader)
+    assert any(s.value.startswith("Step 1b") for s in at.header)
     trace = run.layers[17]
     panels = [as_array(d["z"]) for d in figure_titled(at, "Query head 5 and key/value head 2")["data"]]
     np.testing.assert_array_equal(panels[0], trace.q_before_rope[4])

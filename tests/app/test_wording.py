@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from screen import run_app
-
-
-def text_of(at) -> str:
-    kinds = ("title", "header", "subheader", "markdown", "caption", "latex", "info", "warning", "error", "success")
-    return "\n".join(str(e.value) for kind in kinds for e in getattr(at, kind))
+from screen import page_text, run_app
 
 
 def revealed(at):
@@ -24,12 +19,12 @@ def revealed(at):
 def minilm_output():
     at = revealed(run_app({"model": "all-MiniLM-L6-v2"}, "pages/output.py"))
     at.button(key="rank").click().run()
-    return text_of(at)
+    return page_text(at)
 
 
 @pytest.fixture(scope="module")
 def cost_page():
-    return text_of(run_app({}, "pages/cost.py"))
+    return page_text(run_app({}, "pages/cost.py"))
 
 
 @pytest.mark.parametrize(("rule", "cited", "not_cited"), [
@@ -38,7 +33,7 @@ def cost_page():
 ])
 def test_a_planted_rule_cites_who_found_it_or_says_nobody_did(rule, cited, not_cited):
     """Was: "Trained models have heads like this one (Voita et al. 2019)" for every rule."""
-    text = text_of(revealed(run_app({"plant": rule, "plant_head": "3"}, "pages/attention.py",
+    text = page_text(revealed(run_app({"plant": rule, "plant_head": "3"}, "pages/attention.py",
                                     opened={"attention_tab": "Plant a head"})))
     planted = text[text.index("Head 3, planted"):]
     assert cited in planted and not_cited not in planted.split("To plant it")[0]
@@ -52,7 +47,7 @@ def test_the_encoder_ranking_never_speaks_of_a_bar_below_zero(minilm_output):
 def test_cls_and_sep_are_added_by_the_tokenizer():
     """Was: "BERT-style models are trained … to close each sentence with [SEP]"."""
     at = run_app({"model": "all-MiniLM-L6-v2"}, opened={"overview_tab": "The tokens"})
-    text = text_of(at)
+    text = page_text(at)
     assert "close each sentence with [SEP]" not in text and "the model does not choose them" in text
 
 
@@ -70,26 +65,26 @@ def test_gqa_heads_of_the_cost_table_as_computed(cost_page):
 
 def test_cross_attention_changes_only_the_attention_weight_matrices():
     """Was: "Every weight matrix is therefore 11 × 12" (W_Q, W_K, W_V stay d_model × d_model)."""
-    text = text_of(run_app({"input": "pair"}, "pages/projection.py"))
+    text = page_text(run_app({"input": "pair"}, "pages/projection.py"))
     assert "Every weight matrix" not in text and "W_Q, W_K, W_V are d_model × d_model as before" in text
 
 
 def test_the_causal_triangle_is_the_masks_not_trainings():
     """Was: "Trained heads are far from random: every square is a lower triangle"."""
-    text = text_of(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/model_view.py"))
+    text = page_text(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/model_view.py"))
     assert "far from random" not in text and "random weights with the mask give the same triangle" in text
 
 
 def test_rope_keeps_content_in_the_score():
     """Was: "the score depends only on the distance … a token 3 places back looks the same to the query at 5 as
     at 50"."""
-    text = text_of(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/projection.py"))
+    text = page_text(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/projection.py"))
     assert "looks the same to the query" not in text and "The content still matters" in text
 
 
 def test_the_scale_is_the_papers_one_suspicion():
     """Was: "The scale 1/√d_k has two reasons (Vaswani et al. 2017)"."""
-    text = text_of(revealed(run_app({}, "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})))
+    text = page_text(revealed(run_app({}, "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})))
     assert "two reasons" not in text and "We suspect that for large values of d_k" in text
 
 
@@ -97,7 +92,7 @@ def test_a_trained_models_scale_switch_says_what_it_cannot_show():
     """Was: the same comparison on a trained model, silent on training."""
     at = revealed(run_app({"model": "all-MiniLM-L6-v2"}, "pages/attention.py",
                           opened={"attention_tab": "Why divide by √d_k?"}))
-    assert "not how a model trained without it would behave" in text_of(at)
+    assert "not how a model trained without it would behave" in page_text(at)
 
 
 def test_more_heads_cost_capacity_too(cost_page):
@@ -112,5 +107,5 @@ def test_one_cache_length_for_every_model_is_named_with_their_contexts(cost_page
 
 def test_the_overview_says_what_grows_with_h():
     """Was: "costs exactly the parameters and multiply-adds of one head" (softmax's exponentials grow with h)."""
-    text = text_of(run_app({}, opened={"overview_tab": "What it costs"}))
+    text = page_text(run_app({}, opened={"overview_tab": "What it costs"}))
     assert "costs exactly the" not in text and "softmax's exponentials" in text
