@@ -1,70 +1,76 @@
-"""How fast the app feels in a real browser: every row of issue 11's table, cold start, and two references.
+"""How fast the app feels in a real browser: every row of issue 19's targets table (and issue 11's), cold start, and
+two references measured in the same run, with PASS or MISS for each target.
 
 Run from the repository root:  python -m benchmarks.browser  [--rows default,n2048,...] [--quick]
-                                 [--loads 3] [--changes 6] [--starts 3] [--no-profile] [--set runner.X=Y ...]
+                                 [--loads 5] [--changes 6] [--starts 3] [--no-profile] [--set runner.X=Y ...]
 (--set passes a Streamlit config option to the app's server, to try a setting without editing .streamlit/config.toml;
---rows picks some of: default, n512, n2048, minilm, minilm-model, minilm64, cold, floor, bertviz.)
+--rows picks some of: default, n64, n512, n2048, minilm, minilm64, smollm2, minilm-model, cold, floor, bertviz.)
+The whole run takes about 20 minutes on 2 quiet cores and stops after --max-minutes (default 40) in any case.
 
-Starts `streamlit run app.py` on a free loopback port and drives Debian's headless Chromium (/usr/bin/chromium)
-through Playwright. Every time is taken inside the page with performance.now(), checked on every animation frame
-(so the resolution is one frame, about 16 ms), and reported as median / min / max, with the issue's target and
-PASS (median within it) or MISS. Every wait has a time limit, and the whole run stops after --max-minutes.
+Starts `streamlit run app.py` on a free loopback port (within MHA_PORTS, e.g. 8680-8699, when set) and drives Debian's
+headless Chromium (/usr/bin/chromium) through Playwright. Every time is taken inside the page with performance.now(),
+checked on every animation frame (so the resolution is one frame, about 16 ms), and reported as median / min / max.
+Every wait has a time limit. At the end, a table of the targets: each with its median, the reference it is judged
+against where there is one (the bare-Streamlit floor, BertViz), and PASS (median within it) or MISS.
 
-The cases (issue 11): the default example, random inputs of n=512 (d_model 768, h 12) and n=2048 (d_model 1024,
-h 16), changing h on the attention page; all-MiniLM-L6-v2 on a text of 150 tokens, changing the layer on the
-attention page and on the model view (and at 64 tokens, to compare with BertViz). The texts are cut from one
-paragraph to exactly that many tokens by the model's own tokenizer, [CLS] and [SEP] included.
+The cases: the default example (a sentence of 11 tokens, d_model 128, h 8) and random inputs of n = 64 (d_model 128,
+h 8), n = 512 (d_model 768, h 12) and n = 2048 (d_model 1024, h 16) on the attention page; all-MiniLM-L6-v2 on texts
+of 64 and 150 tokens, and SmolLM2-135M-Instruct on 150 tokens, on the attention page (and MiniLM's model view). The
+texts are cut from one paragraph to exactly that many tokens by the model's own tokenizer (special tokens included).
 
 What is measured
 - first load: a fresh browser context (new Streamlit session, empty HTTP cache) opens the case's page.
-  "first chart" = navigation start -> the first animation frame in which a plotly chart has drawn its SVG.
-  "ready" = navigation start -> the first frame from which the app stays idle for 500 ms: the script has finished
-  (Streamlit's data-test-script-state = notRunning, websocket CONNECTED), no element is stale or still loading
-  (stSkeleton), no spinner or running indicator, every plotly chart on the page drawn, and the page shows the case's
-  settings (the head grid has the expected heads; with the trained model, the caption names the layer). The
-  warm-up load (first session for these settings: imports, the model, cold caches) is on its own line in the notes
-  and left out of the statistics.
-- change: the sidebar selectbox ("Heads h", or "Layer" with the trained model) is opened, then an option is clicked,
-  as a user does. The clock starts at the option's pointerdown and stops at the first frame in which the page shows
-  the new value (the attention explorer drawn with the new number of heads; or "layer L of 6" in the caption, and on
-  the model view the large grid titled "Layer L") and the app is idle as above; the state must then hold for 300 ms (not
-  counted). Streamlit's "Running..." widget only appears once a run has taken 500 ms, so its absence alone would
-  not show that a run is over; the script-state attribute does. h alternates between two values and the layer
-  cycles 1 -> 2 -> 3 -> 1, so the first changes compute a new example and the later ones come from the caches
-  (every change is listed in the notes). Each change is split in two with Chromium's own network timestamps
-  (DevTools protocol, independent of how busy the page is): "server" = the websocket frame with the rerun request
-  leaves the browser -> the last frame of the rerun arrives; "browser" = the rest (click handling, drawing). "bytes
-  per rerun" = the websocket payload received during the change; it passes only if every rerun stays within 2 MB
-  (a figure the browser already holds is sent as a reference, so the first visit of a value is the big one).
-- explorer (attention page cases, issue 19): in the attention explorer, a head key (2, 1, ...), a click on a query
-  row, a stage button and, on the trained model's cases, its layer picker: from the key or pointer press (as the page
-  sees it) to the first frame in which the explorer has drawn the new view. The server is not waited for: these
-  views are answered in the browser (a layer that is not in the payload comes from the server, and is then waited
-  for); between two changes the state sync that follows is let finish.
+  "ready" = navigation start -> the first animation frame from which the app stays idle for 500 ms: the script has
+  finished (Streamlit's data-test-script-state = notRunning, websocket CONNECTED), no element is stale or still
+  loading (stSkeleton), no spinner or running indicator, every plotly chart on the page drawn, and the page shows the
+  case's settings. On step 2 a fresh session first sees the prediction question (issue 18): its main figure, the
+  attention explorer, waits for an answer. So "ready" is that page as a new student gets it, and "main figure" =
+  navigation start -> the explorer drawn and the app idle (500 ms), with "Reveal the answer" clicked in the page as
+  soon as it can be (the app idle, the button there): the first drawn view, compared with BertViz's. "first figure"
+  = the first frame in which a plotly chart or the explorer has drawn. The warm-up load (first session for these
+  settings: imports, the model, cold caches) is in the notes and left out of the statistics.
+- change (sidebar): the sidebar selectbox ("Heads h", or "Layer" with a trained model) is opened, then an option is
+  clicked, as a user does. The clock starts at the option's pointerdown and stops at the first frame in which the
+  page shows the new value (the explorer drawn with the new number of heads; or "layer L of 6" in the caption, and on
+  the model view the large grid titled "Layer L") and the app is idle as above; the state must then hold for 300 ms
+  (not counted). h alternates between two values and the layer cycles 1 -> 2 -> 3 -> 1, so the first changes compute
+  a new example and the later ones come from the caches (every change is in the notes). Each change is split in two
+  with Chromium's own network timestamps (DevTools protocol): "server" = the websocket frame with the rerun request
+  leaves the browser -> the last frame of the rerun arrives; "browser" = the rest. "bytes per rerun" = the websocket
+  payload received during the change; it passes only if every rerun stays within 2 MB (issue 11).
+- explorer (issue 19): in the attention explorer, a head key (2, 1, ...), a click on a query row, a stage button and,
+  on the trained models, its layer picker: from the key or pointer press (as the page sees it) to the first frame in
+  which the explorer has drawn the new view. The server is not waited for: these views are answered in the browser
+  (a layer that is not in the payload comes from the server, and is then waited for); between two changes the state
+  sync that follows is let finish, and its websocket bytes are counted ("sync bytes").
 - cold start: `streamlit run app.py` is launched (a fresh server each time) and the browser, already running, opens
-  the address it prints as soon as the server answers: launch -> first chart drawn, and -> ready (overview page).
+  the address it prints as soon as the server answers: launch -> first figure, and -> ready (overview page).
 - floor (the reference for our stack): the same cold start, a first load and a rerun of a bare Streamlit page with
-  one plotly heatmap and one selectbox, with the app's .streamlit/config.toml.
-- BertViz (the reference tool, optional: `pip install -e ".[bench]"`): head_view (its default: layer 1, all 12
-  heads) on the attention weights of our engine's run of all-MiniLM-L6-v2 on the same texts, served from a local
-  HTTP server; its scripts (require.js 2.3.6, d3 5.7.0, jQuery, which BertViz loads from a CDN) come from the npm
-  registry once (`npm pack`, kept in ~/.cache/mha-bench) and are answered locally. "drawn" = navigation start ->
+  one plotly heatmap and one selectbox, with the app's .streamlit/config.toml. First loads are judged against
+  1.25 x its first load (issue 19).
+- BertViz 1.4.1 (the reference tool, optional: `pip install -e ".[bench]"`, and npm): head_view (its default: layer
+  1, all 12 heads) on the attention weights of our engine's run of all-MiniLM-L6-v2 on the same texts, served from a
+  local HTTP server; its scripts (require.js 2.3.6, d3 5.7.0, jQuery, which BertViz loads from a CDN) come from the
+  npm registry once (`npm pack`, kept in ~/.cache/mha-bench) and are answered locally. "drawn" = navigation start ->
   the first frame in which every head's lines are in the SVG (stable for 500 ms); "layer change" = the layer <select>
-  changed (its change event) -> the frame in which the new layer is drawn.
-- profile (unless --no-profile): for the default and n=512 cases, the same rerun without a browser
-  (streamlit.testing AppTest, in this process), and the time and JSON size of every figure the attention page
-  builds, with the same inputs.
+  changed (its change event) -> the frame in which the new layer is drawn. Ours: the main figure's first load, and
+  the explorer's layer change, on the same text.
+- profile (unless --no-profile): for the default and n=512 cases, the same rerun without a browser (streamlit.testing
+  AppTest, in this process, the question answered): its median, and the functions of the app and of mha_core that
+  take the most time in it (cProfile, cumulative, per rerun).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import cProfile
 import functools
 import http.server
 import json
 import os
 import platform
+import pstats
 import signal
 import socket
 import statistics
@@ -87,45 +93,68 @@ VIEWPORT = {"width": 1280, "height": 800}
 LOAD_TIMEOUT_MS = 90_000
 CHANGE_TIMEOUT_MS = 60_000
 MINILM = "all-MiniLM-L6-v2"
+SMOLLM2 = "SmolLM2-135M-Instruct"
 MAX_RERUN_BYTES = 2_000_000  # issue 11: bytes sent per rerun <= 2 MB at any n
-# Issue 19: head, query and stage in the explorer <= 100 ms from the click to the drawn frame; the layer too with
-# all-MiniLM-L6-v2 at 64 and 150 tokens (at 150 its layers do not all fit in the payload: the server sends each).
-EXPLORER_TARGET = {"head": 0.1, "query": 0.1, "stage": 0.1, ("layer", "minilm"): 0.1, ("layer", "minilm64"): 0.1}
+FLOOR_FACTOR = 1.25          # issue 19: a first load within 1.25 x the bare-Streamlit floor's, measured in this run
+EXPLORER_TARGET = 0.1        # issue 19: head, query, stage (and a MiniLM layer) <= 100 ms, click to drawn
+REVEAL = "Reveal the answer"  # the prediction question's button (mha_app.classroom.predict)
 
 # What "the page shows value v" means, as a JS expression with {v}; window.__idle() is always part of it.
 HEADS_SHOWN = "window.__idle() && window.__heads({v})"
-LAYER_SHOWN = "window.__idle() && window.__heads(12) && window.__says('layer {v} of 6')"
+LAYER_SHOWN = "window.__idle() && window.__heads({h}) && window.__says('layer {v} of {layers}')"
 MODEL_VIEW_LAYER_SHOWN = "window.__idle() && window.__says('layer {v} of 6') && window.__titled('Layer {v}: all 12')"
+QUESTION_SHOWN = "window.__idle() && window.__asks()"
 
 
 @dataclass(frozen=True)
 class Case:
-    """One row of issue 11's table: a page, its settings, and the sidebar selectbox changed on it."""
+    """One case: a page and its settings; a sidebar selectbox changed on it (control), the explorer's changes, and
+    the targets (seconds, None for no target) of each."""
 
     key: str                  # the name --rows takes
     name: str
     page: str                 # the page's url_path
     params: dict
-    control: str              # the selectbox's label
-    values: tuple             # values[0] is in the URL; the changes cycle through the others
-    shows: str                # JS expression: the page shows value {v}
-    target: float | None      # median change, s
-    load_target: float        # median first load (ready), s
-    tokens: int = 0           # with the trained model: the text's length in tokens
+    control: str | None       # the sidebar selectbox changed ("Heads h", "Layer"), or None
+    values: tuple             # values[0] is in the URL; the sidebar changes cycle through the others
+    shows: str                # JS expression: the page shows value {v} of the control
+    target: float | None      # median sidebar change, s
+    model: str = ""           # a trained model's name: the text is cut to `tokens` of its tokens
+    tokens: int = 0
+    explorer: bool = False    # head, query and stage in the explorer (attention page)
+    layers: tuple = ()        # the explorer's layer picker cycles through these (from layers[0], the URL's)
+    layer_target: float | None = None
+    load_vs_floor: bool = False  # its first load is judged against FLOOR_FACTOR x the floor
+    first_load: bool = False  # its first loads are measured (always with load_vs_floor)
+
+    def shown(self, v) -> str:
+        return self.shows.format(v=v)
+
+
+def _layer_shown(heads: int, layers: int) -> str:
+    return LAYER_SHOWN.replace("{h}", str(heads)).replace("{layers}", str(layers))
 
 
 CASES = (
-    Case("default", "default example (d_model 128)", "attention", {}, "Heads h", (8, 4), HEADS_SHOWN, 0.3, 2.5),
+    Case("default", "default example (11 tokens, d_model 128)", "attention", {}, "Heads h", (8, 4), HEADS_SHOWN, 0.3,
+         explorer=True, load_vs_floor=True),
+    Case("n64", "random n=64, d_model 128", "attention", {"input": "random", "n": "64"}, None, (8,), HEADS_SHOWN,
+         None, explorer=True),
     Case("n512", "random n=512, d_model 768", "attention", {"input": "random", "n": "512", "d_model": "768", "h": "12"},
-         "Heads h", (12, 6), HEADS_SHOWN, 1.0, 2.5),
+         "Heads h", (12, 6), HEADS_SHOWN, 1.0, explorer=True),
     Case("n2048", "random n=2048, d_model 1024", "attention",
-         {"input": "random", "n": "2048", "d_model": "1024", "h": "16"}, "Heads h", (16, 8), HEADS_SHOWN, 2.0, 4.0),
+         {"input": "random", "n": "2048", "d_model": "1024", "h": "16"}, "Heads h", (16, 8), HEADS_SHOWN, 2.0,
+         explorer=True),
     Case("minilm", f"{MINILM}, 150 tokens", "attention", {"model": MINILM, "layer": "1"}, "Layer", (1, 2, 3),
-         LAYER_SHOWN, 0.5, 2.5, tokens=150),
+         _layer_shown(12, 6), 0.5, model=MINILM, tokens=150, explorer=True, layers=(1, 2, 3),
+         layer_target=EXPLORER_TARGET, load_vs_floor=True),
+    Case("minilm64", f"{MINILM}, 64 tokens", "attention", {"model": MINILM, "layer": "1"}, None, (1,),
+         _layer_shown(12, 6), None, model=MINILM, tokens=64, layers=(1, 2, 3), layer_target=EXPLORER_TARGET,
+         first_load=True),  # BertViz's first drawn view
+    Case("smollm2", f"{SMOLLM2}, 150 tokens", "attention", {"model": SMOLLM2, "layer": "1"}, None, (1,),
+         _layer_shown(9, 30), None, model=SMOLLM2, tokens=150, layers=(1, 2, 3), layer_target=0.5),
     Case("minilm-model", f"{MINILM}, 150 tokens, model view", "model_view", {"model": MINILM, "layer": "1"}, "Layer",
-         (1, 2, 3), MODEL_VIEW_LAYER_SHOWN, 1.0, 2.5, tokens=150),
-    Case("minilm64", f"{MINILM}, 64 tokens (vs BertViz)", "attention", {"model": MINILM, "layer": "1"}, "Layer",
-         (1, 2, 3), LAYER_SHOWN, None, 2.5, tokens=64),
+         (1, 2, 3), MODEL_VIEW_LAYER_SHOWN, 1.0, model=MINILM, tokens=150, first_load=True),
 )
 REFERENCES = ("cold", "floor", "bertviz")
 
@@ -146,7 +175,7 @@ PARAGRAPH = (
     "heads can be removed with little loss, while a few carry most of the work that the model needs to do."
 )
 
-# Injected before any page script: the checks used below, and the time of the first drawn chart.
+# Injected before any page script: the checks used below, and the time of the first drawn figure.
 PROBE = r"""
 (() => {
   const charts = () => [...document.querySelectorAll('.js-plotly-plot')];
@@ -162,12 +191,15 @@ PROBE = r"""
                                + '[data-testid="stStatusWidgetRunningIcon"]')) return false;
     if (!document.querySelector('h1')) return false;
     const n = document.querySelectorAll('[data-testid="stPlotlyChart"]').length;
-    return n > 0 && document.querySelectorAll('.js-plotly-plot .main-svg').length >= n;
+    return document.querySelectorAll('.js-plotly-plot .main-svg').length >= n;
   };
   window.__heads = n => { const e = window.__explorer();
-                          return !!e && Number(e.dataset.heads) === n && Number(e.dataset.draws) > 0; };
+                          return !!e && Number(e.dataset.heads) === n && Number(e.dataset.draws) > 0
+                            && e.dataset.loading !== 'true'; };
   window.__says = text => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
     .some(e => e.textContent.includes(text));
+  window.__reveal = () => [...document.querySelectorAll('button')].find(b => b.textContent.trim() === 'REVEAL');
+  window.__asks = () => !!window.__reveal();
   window.__titled = text => charts().some(e => titleOf(e).includes(text) && e.querySelector('.main-svg'));
   // BertViz's head_view: the <select id="layer"> shows layer l (0-based) and the SVG holds h x n x n lines.
   window.__bertviz = (l, h, n) => {
@@ -187,13 +219,25 @@ PROBE = r"""
     };
     requestAnimationFrame(frame);
   };
-  window.__firstChart = null;
-  window.__watch(() => !!document.querySelector('.js-plotly-plot .main-svg'), 0, t => { window.__firstChart = t; });
+  window.__firstFigure = null;
+  window.__watch(() => !!document.querySelector('.js-plotly-plot .main-svg')
+                       || Number(window.__explorer()?.dataset.draws) > 0, 0, t => { window.__firstFigure = t; });
 })();
-"""
+""".replace("REVEAL", REVEAL)
 
-LOADED_JS = """expr => { window.__loaded = null; window.__watch(new Function('return ' + expr), 500,
-  t => { window.__loaded = {firstChart: window.__firstChart, ready: t, origin: performance.timeOrigin}; }); }"""
+# Waits until `expr` has held for 500 ms. With reveal, clicks the prediction question's "Reveal the answer" as soon as
+# the app is idle with the button on the page (once), as a student in a hurry would.
+LOADED_JS = """([expr, reveal]) => {
+  window.__loaded = null;
+  const tick = () => {
+    if (window.__loaded) return;
+    if (window.__idle() && window.__asks()) { window.__reveal().click(); return; }
+    requestAnimationFrame(tick);
+  };
+  if (reveal) requestAnimationFrame(tick);
+  window.__watch(new Function('return ' + expr), 500,
+    t => { window.__loaded = {firstFigure: window.__firstFigure, ready: t, origin: performance.timeOrigin}; });
+}"""
 
 # The explorer: starts the clock at the user's next key or pointer press (the page sees it as it enters the component)
 # and stops it at the first frame in which the explorer has drawn again and shows `view` (its data-view, in part).
@@ -310,26 +354,39 @@ def _page(browser, setup=None):
         context.close()
 
 
-def _open(page, url: str, ready: str) -> dict:
-    """Go to url and wait until `ready` (a JS expression) has held for 500 ms; times in ms from navigation start."""
+def _open(page, url: str, ready: str, reveal: bool = False) -> dict:
+    """Go to url and wait until `ready` (a JS expression) has held for 500 ms, with reveal clicking "Reveal the answer"
+    at once; times in ms from navigation start."""
     page.goto(url, wait_until="commit", timeout=LOAD_TIMEOUT_MS)
     page.wait_for_function("() => typeof window.__watch === 'function'", timeout=LOAD_TIMEOUT_MS)
-    page.evaluate(LOADED_JS, ready)
+    page.evaluate(LOADED_JS, [ready, reveal])
     page.wait_for_function("() => window.__loaded", timeout=LOAD_TIMEOUT_MS, polling=100)
     return page.evaluate("window.__loaded")
 
 
-def first_load(browser, url: str, ready: str, setup=None) -> dict:
-    """One first load in a fresh context: {firstChart, ready} in ms from navigation start, origin (epoch ms)."""
+def first_load(browser, url: str, ready: str, setup=None, reveal: bool = False) -> dict:
+    """One first load in a fresh context: {firstFigure, ready} in ms from navigation start, origin (epoch ms)."""
     with _page(browser, setup) as page:
-        return _open(page, url, ready)
+        return _open(page, url, ready, reveal)
+
+
+def _websocket_frames(page) -> list[tuple[str, float, int]]:
+    """A list that fills with (Sent or Received, Chromium's timestamp in s, payload bytes) of the page's websocket."""
+    frames: list[tuple[str, float, int]] = []
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    for kind in ("Sent", "Received"):
+        cdp.on(f"Network.webSocketFrame{kind}", lambda event, kind=kind: frames.append(
+            (kind, event["timestamp"], len(event["response"]["payloadData"]) * 3 // 4)))
+    return frames
 
 
 def changes(browser, url: str, values: tuple, count: int, control: str = "Heads h", shows: str = HEADS_SHOWN,
             setup=None) -> list[dict]:
     """Change `control` `count` times, cycling through `values` from values[0] (the value in the URL), as a user:
     a Streamlit selectbox of the sidebar by its label (open it, click the option), or, for a control starting with
-    "#", a native <select> by its id. Each change waits until `shows` (with {v}) holds.
+    "#", a native <select> by its id. Each change waits until `shows` (with {v}) holds. A prediction question on the
+    page is answered first (Reveal), so that its figure shows.
 
     Besides the in-page time, the websocket frames are timed by Chromium's network layer (DevTools protocol), so the
     server's share does not depend on how busy the page's main thread is.
@@ -337,13 +394,8 @@ def changes(browser, url: str, values: tuple, count: int, control: str = "Heads 
     native = control.startswith("#")
     with _page(browser, setup) as page:
         page.set_default_timeout(CHANGE_TIMEOUT_MS)
-        frames: list[tuple[str, float, int]] = []
-        cdp = page.context.new_cdp_session(page)
-        cdp.send("Network.enable")
-        for kind in ("Sent", "Received"):
-            cdp.on(f"Network.webSocketFrame{kind}", lambda event, kind=kind: frames.append(
-                (kind, event["timestamp"], len(event["response"]["payloadData"]) * 3 // 4)))
-        _open(page, url, shows.format(v=values[0]))
+        frames = _websocket_frames(page)
+        _open(page, url, shows.format(v=values[0]), reveal=not native)
         box = page.locator(control) if native else \
             page.get_by_test_id("stSidebar").get_by_role("combobox", name=control, exact=True)
         results = []
@@ -377,26 +429,33 @@ def changes(browser, url: str, values: tuple, count: int, control: str = "Heads 
         return results
 
 
-def explorer_changes(browser, url: str, count: int, layers: tuple = ()) -> dict[str, list[float]]:
-    """In the attention page's explorer, `count` times each: a head key (2, 1, ...), a click on a query row (rows 2
-    and 3 in turn), a stage button (raw scores, softmax weights) and, with `layers`, the layer picker (cycling from
-    layers[0], the URL's): seconds from the key or pointer press to the first frame drawn with the new view. Each
-    change waits for the state sync that follows (the app idle) before the next."""
+def explorer_changes(browser, url: str, count: int, ready: str, layers: tuple = (),
+                     kinds: tuple = ("head", "query", "stage")) -> dict[str, list[float]]:
+    """In the attention page's explorer, `count` times each of `kinds`: a head key (2, 1, ...), a click on a query row
+    (rows 2 and 3 in turn), a stage button (raw scores, softmax weights) and, with `layers`, the layer picker
+    (cycling from layers[0], the URL's): seconds from the key or pointer press to the first frame drawn with the new
+    view. Each change waits for the state sync that follows (the app idle) before the next; "sync bytes" holds what
+    the websocket brought from the change's start until then."""
     with _page(browser) as page:
         page.set_default_timeout(CHANGE_TIMEOUT_MS)
-        _open(page, url, "window.__idle() && !!window.__explorer() && Number(window.__explorer().dataset.draws) > 0")
+        frames = _websocket_frames(page)
+        _open(page, url, ready, reveal=True)
         canvas = page.locator(".mha-explorer canvas.plot")
         canvas.focus()
+        out = {kind: [] for kind in (*kinds, "layer", "sync bytes")}
 
-        def timed(act, view: dict) -> float:
+        def timed(kind: str, act, view: dict) -> None:
             page.evaluate(EXPLORER_ARM_JS, view)
+            seen = len(frames)
             act()
             page.wait_for_function("() => window.__change && window.__change.done", polling=50)
             change = page.evaluate("window.__change")
             page.wait_for_function("() => window.__idle()", polling=100)
             page.wait_for_timeout(300)  # the sync's rerun (after the explorer's 200 ms pause) is over too
             page.wait_for_function("() => window.__idle()", polling=100)
-            return (change["t1"] - change["t0"]) / 1000
+            out[kind].append((change["t1"] - change["t0"]) / 1000)
+            if kind != "layer":
+                out["sync bytes"].append(sum(size for k, _, size in frames[seen:] if k == "Received"))
 
         def click_row(row: int):
             region = next(r for r in json.loads(canvas.get_attribute("data-regions")) if r["kind"] == "matrix")
@@ -404,89 +463,113 @@ def explorer_changes(browser, url: str, count: int, layers: tuple = ()) -> dict[
                                    "y": region["y"] + (row + 0.5) * region["h"] / region["rows"]})
 
         stages = (("raw", "raw"), ("weights", "weights"))
-        out = {"head": [], "query": [], "stage": [], "layer": []}
         for i in range(count):
-            head = 2 - i % 2
-            out["head"].append(timed(lambda head=head: page.keyboard.press(str(head)), {"head": head}))
-            row = 1 + i % 2  # another query each time (pooled: one in that block of queries)
-            out["query"].append(timed(lambda row=row: click_row(row), {}))
-            button, stage = stages[i % 2]
-            out["stage"].append(timed(lambda button=button: page.locator(
-                f".mha-explorer .stages button[data-stage={button}]").click(), {"stage": stage}))
+            if "head" in kinds:
+                head = 2 - i % 2
+                timed("head", lambda head=head: page.keyboard.press(str(head)), {"head": head})
+            if "query" in kinds:
+                row = 1 + i % 2  # another query each time (pooled: one in that block of queries)
+                timed("query", lambda row=row: click_row(row), {})
+            if "stage" in kinds:
+                button, stage = stages[i % 2]
+                timed("stage", lambda button=button: page.locator(
+                    f".mha-explorer .stages button[data-stage={button}]").click(), {"stage": stage})
             if layers:
                 layer = layers[(i + 1) % len(layers)]
-                out["layer"].append(timed(lambda layer=layer: page.locator(".mha-explorer select.layer")
-                                          .select_option(str(layer)), {"layer": layer}))
-        return out
+                timed("layer", lambda layer=layer: page.locator(".mha-explorer select.layer")
+                      .select_option(str(layer)), {"layer": layer})
+        return {kind: samples for kind, samples in out.items() if samples}
 
 
 def cold_start(browser, ready: str, path: str = "", command: list[str] | None = None) -> dict:
     """Launch a fresh server, open its page once it answers: seconds from the launch to the server answering,
-    to the first chart and to ready."""
+    to the first figure and to ready."""
     launched = time.time()
     with streamlit_process(command=command) as (base, _):
         up = time.time() - launched
         r = first_load(browser, f"{base}/{path}", ready)
-    return {"up": up, "firstChart": (r["origin"] + r["firstChart"]) / 1000 - launched,
+    return {"up": up, "firstFigure": (r["origin"] + r["firstFigure"]) / 1000 - launched,
             "ready": (r["origin"] + r["ready"]) / 1000 - launched}
 
 
 # --- the cases ----------------------------------------------------------------------------------------------------
 
 @functools.cache
-def minilm():
+def model(name: str):
     from mha_core.pretrained import MODELS
-    return MODELS[MINILM].load()
+    return MODELS[name].load()
+
+
+def minilm():
+    return model(MINILM)
 
 
 @functools.cache
-def minilm_text(tokens: int) -> str:
-    """The longest start of PARAGRAPH that all-MiniLM-L6-v2 reads as exactly `tokens` tokens ([CLS], [SEP] too)."""
+def text_of(name: str, tokens: int) -> str:
+    """The longest start of PARAGRAPH that model `name` reads as exactly `tokens` tokens (special tokens too)."""
     words = PARAGRAPH.split()
     for end in range(len(words), 0, -1):
         text = " ".join(words[:end])
-        if len(minilm().tokenize(text).tokens) == tokens:
+        if len(model(name).tokenize(text).tokens) == tokens:
             return text
-    raise ValueError(f"no start of the paragraph has exactly {tokens} tokens")
+    raise ValueError(f"no start of the paragraph has exactly {tokens} tokens for {name}")
+
+
+def minilm_text(tokens: int) -> str:
+    return text_of(MINILM, tokens)
 
 
 def case_url(base: str, case: Case) -> str:
-    params = {**case.params, **({"text": minilm_text(case.tokens)} if case.tokens else {})}
+    params = {**case.params, **({"text": text_of(case.model, case.tokens)} if case.tokens else {})}
     return f"{base}/{case.page}?{urlencode(params)}" if params else f"{base}/{case.page}"
 
 
+def case_ready(case: Case) -> str:
+    """The page as a fresh session shows it: on step 2, the prediction question (its figure waits for an answer)."""
+    return QUESTION_SHOWN if case.page == "attention" else case.shown(case.values[0])
+
+
 def measure_case(browser, base: str, case: Case, loads: int, count: int, table: Table) -> None:
-    url, ready = case_url(base, case), case.shows.format(v=case.values[0])
-    warm = first_load(browser, url, ready)
-    table.note(f"warm-up load, {case.name}: first chart {warm['firstChart']:.0f} ms, ready {warm['ready']:.0f} ms "
-               "(first session for these settings; not in the table)")
-    runs = [first_load(browser, url, ready) for _ in range(loads)]
-    table.add(f"first load, first chart: {case.name}", [r["firstChart"] / 1000 for r in runs])
-    table.add(f"first load, ready: {case.name}", [r["ready"] / 1000 for r in runs], case.load_target)
-    runs = changes(browser, url, case.values, count, case.control, case.shows)
-    steps = " <-> ".join(map(str, case.values)) if len(case.values) == 2 else \
-        " -> ".join(map(str, (*case.values, case.values[0])))
-    label = f"{case.control} {steps}: {case.name}"
-    table.add(label, [r["total"] for r in runs], case.target)
-    table.add("  server: rerun request sent -> last reply frame", [r["server"] for r in runs])
-    table.add("  browser: the rest (click handling, drawing)", [r["browser"] for r in runs])
-    table.add("  bytes received per rerun", [r["bytes"] for r in runs], MAX_RERUN_BYTES, unit="MB")
-    table.note(f"{label}: each change " + ", ".join(f"{r['to']}: {r['total'] * 1000:.0f}" for r in runs)
-               + " ms (a value's first visit computes it)")
-    if case.page == "attention":
-        layers = case.values if case.control == "Layer" else ()
-        times = explorer_changes(browser, url, count, layers)
+    url, ready, main = case_url(base, case), case_ready(case), case.shown(case.values[0])
+    warm = first_load(browser, url, main, reveal=True)
+    table.note(f"warm-up load, {case.name}: main figure {warm['ready']:.0f} ms (first session for these settings; "
+               "not in the table)")
+    if case.first_load or case.load_vs_floor:
+        runs = [first_load(browser, url, ready) for _ in range(loads)]
+        if case.page != "attention":
+            table.add(f"first load, first figure: {case.name}", [r["firstFigure"] / 1000 for r in runs])
+        table.add(f"first load, ready: {case.name}", [r["ready"] / 1000 for r in runs], key=("load", case.key))
+    if (case.first_load or case.load_vs_floor) and case.page == "attention":
+        runs = [first_load(browser, url, main, reveal=True) for _ in range(loads)]
+        table.add(f"first load, main figure (Reveal at once): {case.name}", [r["ready"] / 1000 for r in runs],
+                  key=("main", case.key))
+    if case.control:
+        runs = changes(browser, url, case.values, count, case.control, case.shows)
+        steps = " <-> ".join(map(str, case.values)) if len(case.values) == 2 else \
+            " -> ".join(map(str, (*case.values, case.values[0])))
+        label = f"sidebar {case.control} {steps}: {case.name}"
+        table.add(label, [r["total"] for r in runs], key=("control", case.key))
+        table.add("  server: rerun request sent -> last reply frame", [r["server"] for r in runs])
+        table.add("  browser: the rest (click handling, drawing)", [r["browser"] for r in runs])
+        table.add("  bytes received per rerun", [r["bytes"] for r in runs], unit="MB", key=("bytes", case.key))
+        table.note(f"{label}: each change " + ", ".join(f"{r['to']}: {r['total'] * 1000:.0f}" for r in runs)
+                   + " ms (a value's first visit computes it)")
+    if case.explorer or case.layers:
+        times = explorer_changes(browser, url, count, main, case.layers,
+                                 ("head", "query", "stage") if case.explorer else ())
         for what, samples in times.items():
-            if samples:
-                steps = " -> ".join(map(str, (*layers, layers[0]))) if what == "layer" else ""
-                table.add(f"explorer {what}{' ' + steps if steps else ''}: {case.name}", samples,
-                          EXPLORER_TARGET.get((what, case.key), EXPLORER_TARGET.get(what)))
+            if what == "sync bytes":
+                table.add("  explorer, sync after a head/query/stage change: bytes received", samples, unit="MB")
+                continue
+            steps = " -> ".join(map(str, (*case.layers, case.layers[0]))) if what == "layer" else ""
+            table.add(f"explorer {what}{' ' + steps if steps else ''}: {case.name}", samples,
+                      key=("explorer", what, case.key))
 
 
 def measure_cold(browser, starts: int, table: Table) -> None:
     runs = [cold_start(browser, "window.__idle()") for _ in range(starts)]
     table.add("cold start: streamlit run -> server answers", [r["up"] for r in runs])
-    table.add("cold start: streamlit run -> first chart (overview)", [r["firstChart"] for r in runs])
+    table.add("cold start: streamlit run -> first figure (overview)", [r["firstFigure"] for r in runs])
     table.add("cold start: streamlit run -> ready (overview)", [r["ready"] for r in runs])
 
 
@@ -509,12 +592,12 @@ def measure_floor(browser, starts: int, loads: int, count: int, table: Table) ->
         script.write_text(FLOOR_APP)
         command = [sys.executable, "-m", "streamlit", "run", str(script)]  # from ROOT: the app's config.toml
         runs = [cold_start(browser, FLOOR_SHOWS.format(v=64), command=command) for _ in range(starts)]
-        table.add("floor, cold start: streamlit run -> first chart", [r["firstChart"] for r in runs])
+        table.add("floor, cold start: streamlit run -> first figure", [r["firstFigure"] for r in runs])
         table.add("floor, cold start: streamlit run -> ready", [r["ready"] for r in runs])
         with streamlit_process(command=command) as (base, _):
             first_load(browser, base, FLOOR_SHOWS.format(v=64))  # warm-up
             runs = [first_load(browser, base, FLOOR_SHOWS.format(v=64)) for _ in range(loads)]
-            table.add("floor, first load, ready", [r["ready"] / 1000 for r in runs])
+            table.add("floor, first load, ready", [r["ready"] / 1000 for r in runs], key=("floor",))
             runs = changes(browser, base, (64, 32), count, "Size", FLOOR_SHOWS)
             table.add("floor, rerun: Size 64 <-> 32", [r["total"] for r in runs])
             table.add("  bytes received per rerun", [r["bytes"] for r in runs], unit="MB")
@@ -593,9 +676,11 @@ def measure_bertviz(browser, loads: int, count: int, table: Table) -> None:
             url, shows = f"{base}/head_view_{tokens}.html", f"window.__bertviz({{v}}, {h}, {n})"
             first_load(browser, url, shows.format(v=0), local_scripts)  # warm-up
             runs = [first_load(browser, url, shows.format(v=0), local_scripts) for _ in range(loads)]
-            table.add(f"BertViz head_view, {tokens} tokens: first load, drawn", [r["ready"] / 1000 for r in runs])
+            table.add(f"BertViz head_view, {tokens} tokens: first load, drawn", [r["ready"] / 1000 for r in runs],
+                      key=("bertviz", "load", tokens))
             runs = changes(browser, url, (0, 1, 2), count, "#layer", shows, local_scripts)
-            table.add(f"BertViz head_view, {tokens} tokens: layer 1 -> 2 -> 3", [r["total"] for r in runs])
+            table.add(f"BertViz head_view, {tokens} tokens: layer 1 -> 2 -> 3", [r["total"] for r in runs],
+                      key=("bertviz", "layer", tokens))
             table.note(f"BertViz head_view, {tokens} tokens: a page of {len(html.encode()) / 1e6:.1f} MB "
                        f"({h} heads x {n} x {n} lines per layer)")
 
@@ -609,23 +694,62 @@ UNITS = {"s": (1, "{:7.2f}"), "MB": (1e-6, "{:7.3f}")}
 class Table:
     rows: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    samples: dict[tuple, list[float]] = field(default_factory=dict)  # by key, for the targets
 
-    HEADER = (f"{'measurement':<66} {'runs':>4} {'median':>7} {'min':>7} {'max':>7} {'unit':>4}  {'target':>7}  "
-              "result")
+    HEADER = f"{'measurement':<72} {'runs':>4} {'median':>7} {'min':>7} {'max':>7} {'unit':>4}"
 
-    def add(self, name: str, samples: list[float], target: float | None = None, unit: str = "s") -> None:
-        """A row; times PASS when their median is within the target, bytes only when every rerun is."""
+    def add(self, name: str, samples: list[float], unit: str = "s", key: tuple | None = None) -> None:
         scale, fmt = UNITS[unit]
         med = statistics.median(samples)
-        judged = max(samples) if unit == "MB" else med
-        verdict = "—" if target is None else ("PASS" if judged <= target else "MISS")
-        tgt = "—" if target is None else "<=" + fmt.format(target * scale).strip()
-        self.rows.append(f"{name:<66} {len(samples):>4} {fmt.format(med * scale)} {fmt.format(min(samples) * scale)} "
-                         f"{fmt.format(max(samples) * scale)} {unit:>4}  {tgt:>7}  {verdict}")
+        self.rows.append(f"{name:<72} {len(samples):>4} {fmt.format(med * scale)} {fmt.format(min(samples) * scale)} "
+                         f"{fmt.format(max(samples) * scale)} {unit:>4}")
         print(self.rows[-1], flush=True)  # as it comes: a long run shows its progress
+        if key is not None:
+            self.samples[key] = samples
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+
+    def median(self, key: tuple) -> float | None:
+        return statistics.median(self.samples[key]) if key in self.samples else None
+
+
+def targets(table: Table) -> list[str]:
+    """Every target of issues 19 and 11 that this run measured: the median, its reference, PASS or MISS."""
+    lines = [f"{'target':<74} {'median':>8} {'limit':>8}  result  reference"]
+
+    def row(what: str, value: float | None, limit: float | None, reference: str = "", unit: str = "s") -> None:
+        if value is None or limit is None:
+            return
+        shown = (lambda v: f"{v:.3f} s") if unit == "s" else (lambda v: f"{v / 1e6:.2f} MB")
+        lines.append(f"{what:<74} {shown(value):>8} {shown(limit):>8}  {'PASS' if value <= limit else 'MISS':<6}  "
+                     f"{reference}")
+
+    med = table.median
+    floor = med(("floor",))
+    for case in CASES:
+        for kind in ("head", "query", "stage"):
+            row(f"19: explorer {kind}, click to drawn: {case.name}", med(("explorer", kind, case.key)),
+                EXPLORER_TARGET)
+        row(f"19: explorer layer, click to drawn: {case.name}", med(("explorer", "layer", case.key)), case.layer_target)
+        issue = "19" if case.key == "default" else "11"
+        row(f"{issue}: sidebar {case.control}, click to drawn: {case.name}", med(("control", case.key)), case.target)
+        if ("bytes", case.key) in table.samples:  # issue 11: every rerun, not the median
+            row(f"11: bytes of every sidebar rerun: {case.name}", max(table.samples[("bytes", case.key)]),
+                MAX_RERUN_BYTES, unit="MB")
+        if case.load_vs_floor and floor is not None:
+            reference = f"{FLOOR_FACTOR} x floor ({floor:.3f} s)"
+            row(f"19: first load, ready (the page a new student sees): {case.name}", med(("load", case.key)),
+                FLOOR_FACTOR * floor, reference)
+            row(f"    first load, main figure (Reveal at once): {case.name}", med(("main", case.key)),
+                FLOOR_FACTOR * floor, reference)
+    for tokens, key in ((64, "minilm64"), (150, "minilm")):
+        for ours, theirs, what in ((("main", key), ("bertviz", "load", tokens), "first drawn view"),
+                                   (("explorer", "layer", key), ("bertviz", "layer", tokens), "layer change")):
+            bertviz = med(theirs)
+            row(f"19: faster than BertViz 1.4.1 head_view, {tokens} tokens: {what}", med(ours), bertviz,
+                f"BertViz {bertviz:.3f} s" if bertviz is not None else "")
+    return lines
 
 
 def browser_benchmark(rows: list[str], loads: int, count: int, starts: int,
@@ -638,14 +762,14 @@ def browser_benchmark(rows: list[str], loads: int, count: int, starts: int,
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
+            if "floor" in rows:  # first: the reference of every first load
+                measure_floor(browser, starts, loads, count, table)
             if cases:
                 with streamlit_server(options) as base:
                     for case in cases:
                         measure_case(browser, base, case, loads, count, table)
             if "cold" in rows:
                 measure_cold(browser, starts, table)
-            if "floor" in rows:
-                measure_floor(browser, starts, loads, count, table)
             if "bertviz" in rows:
                 measure_bertviz(browser, loads, count, table)
         finally:
@@ -655,66 +779,60 @@ def browser_benchmark(rows: list[str], loads: int, count: int, starts: int,
 
 # --- profile without a browser ------------------------------------------------------------------------------------
 
-def profile(cases: list[Case], repeats: int = 5) -> list[str]:
-    """The rerun in AppTest (server side only) and each attention-page figure: build time and JSON size."""
-    import plotly.io as pio
+def profile(cases: list[Case], repeats: int = 5, top: int = 18) -> list[str]:
+    """The rerun after a sidebar change in AppTest (server side only, the question answered): its median, and the
+    functions of the app (app.py, pages/, mha_app, mha_core) that take the most cumulative time per rerun."""
+    from streamlit.runtime.scriptrunner import script_runner
     from streamlit.testing.v1 import AppTest
 
-    from mha_app.example import build_example
-    from mha_app.settings import Spec
-    from mha_core import figures
-    from mha_core.analysis import pooling
+    from mha_core.teaching.questions import KINDS
+
+    profiler = {"on": False, "p": cProfile.Profile()}
+    run_script = script_runner.ScriptRunner._run_script
+
+    def profiled(self, *args, **kwargs):  # the script runs in its own thread: profile it there
+        if not profiler["on"]:
+            return run_script(self, *args, **kwargs)
+        profiler["p"].enable()
+        try:
+            return run_script(self, *args, **kwargs)
+        finally:
+            profiler["p"].disable()
 
     lines = []
-    for case in cases:
-        name, params, values = case.name, case.params, case.values
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-        at.query_params.update(params)
-        at.run()
-        at.switch_page("pages/attention.py").run()
-        times = []
-        for i in range(2 * repeats):
-            start = time.perf_counter()
-            at.selectbox(key="h").set_value(values[(i + 1) % 2]).run()
-            times.append(time.perf_counter() - start)
-        assert not at.exception, at.exception
-        specs = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
-        lines.append(f"{name}: AppTest rerun after changing h (script + figures + serialising, cached example): "
-                     f"median {statistics.median(times[1:]) * 1000:.0f} ms (first change, a cache miss: "
-                     f"{times[0] * 1000:.0f} ms); {len(specs)} charts, "
-                     f"{sum(specs) / 1024:.0f} KiB of plotly JSON")
-        given = {k: (int(v) if v.isdigit() else v) for k, v in params.items() if k != "h"}
-        for h in values:
-            start = time.perf_counter()
-            ex = build_example(Spec(**given, h=h))
-            build = time.perf_counter() - start
-            tr, tokens = ex.trace, ex.tokens
-            builders = {"head_grid_figure": lambda tr=tr, tokens=tokens: figures.head_grid_figure(tr, tokens)}
-            for stage in pooling.STAGES:
-                builders[f"attention_figure[{stage}]"] = (
-                    lambda stage=stage, tr=tr, tokens=tokens, ex=ex:
-                    figures.attention_figure(tr, 0, tokens, stage, ex.cfg.softmax_scale))
-            builders["query_weights_figure"] = lambda tr=tr, tokens=tokens: figures.query_weights_figure(
-                tr, 0, 0, tokens)
-            builders["value_mix_figure"] = lambda tr=tr, tokens=tokens: figures.value_mix_figure(tr, 0, 0, tokens)
-            builders["entropy_figure"] = lambda tr=tr, tokens=tokens: figures.entropy_figure(tr, tokens)
-            parts = []
-            for fname, make in builders.items():
-                t_build, t_json = [], []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    fig = make()
-                    t_build.append(time.perf_counter() - start)
-                    start = time.perf_counter()
-                    spec = pio.to_json(fig, validate=False)
-                    t_json.append(time.perf_counter() - start)
-                parts.append((fname, statistics.median(t_build), statistics.median(t_json), len(spec)))
-            total = sum(b + j for _, b, j, _ in parts)
-            lines.append(f"  h={h}: build_example {build * 1000:.0f} ms; figures {total * 1000:.0f} ms in all "
-                         f"(build + to_json, median of {repeats}):")
-            for fname, b, j, size in parts:
-                lines.append(f"    {fname:<30} build {b * 1000:6.1f} ms  to_json {j * 1000:6.1f} ms  "
-                             f"{size / 1024:7.1f} KiB")
+    script_runner.ScriptRunner._run_script = profiled
+    try:
+        for case in cases:
+            profiler["p"] = cProfile.Profile()
+            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+            at.query_params.update(case.params)
+            for kind in KINDS:
+                at.session_state[f"answered_{kind}"] = "revealed"
+            at.run()
+            at.switch_page(f"pages/{case.page}.py").run()
+            key = {"Heads h": "h", "Layer": "layer"}[case.control]
+            for value in case.values[1:] + case.values[:1]:  # every value once: the caches hold them
+                at.selectbox(key=key).set_value(value).run()
+            times = []
+            for i in range(2 * repeats):
+                profiler["on"] = True
+                start = time.perf_counter()
+                at.selectbox(key=key).set_value(case.values[(i + 1) % len(case.values)]).run()
+                times.append(time.perf_counter() - start)
+                profiler["on"] = False
+            assert not at.exception, at.exception
+            specs = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
+            lines.append(f"{case.name}: AppTest rerun after changing {case.control} (cached example): median "
+                         f"{statistics.median(times) * 1000:.0f} ms of {len(times)}; {len(specs)} charts, "
+                         f"{sum(specs) / 1024:.0f} KiB of plotly JSON. Cumulative time per rerun:")
+            stats = pstats.Stats(profiler["p"])
+            ours = [(func, row[3]) for func, row in stats.stats.items()  # row[3]: cumulative seconds
+                    if any(part in func[0] for part in ("/mha_app/", "/mha_core/", "/pages/", "app.py"))]
+            for (path, line, name), cumulative in sorted(ours, key=lambda item: -item[1])[:top]:
+                where = path[path.rfind("/", 0, path.rfind("/")) + 1:]
+                lines.append(f"    {cumulative / len(times) * 1000:7.1f} ms  {name} ({where}:{line})")
+    finally:
+        script_runner.ScriptRunner._run_script = run_script
     return lines
 
 
@@ -728,10 +846,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", default=",".join(keys), help=f"comma-separated, of: {', '.join(keys)} (all)")
     parser.add_argument("--quick", action="store_true",
                         help="a first look: 2 loads, 3 changes, 2 cold starts per row, no profile")
-    parser.add_argument("--loads", type=int, default=3, help="fresh first loads per case (default 3)")
+    parser.add_argument("--loads", type=int, default=5, help="fresh first loads per case (default 5)")
     parser.add_argument("--changes", type=int, default=6, help="changes per case (default 6)")
     parser.add_argument("--starts", type=int, default=3, help="fresh server starts for the cold start (default 3)")
-    parser.add_argument("--max-minutes", type=float, default=20, help="stop the whole run after this (default 20)")
+    parser.add_argument("--max-minutes", type=float, default=40, help="stop the whole run after this (default 40)")
     parser.add_argument("--no-profile", action="store_true", help="skip the server-side profile")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                         help="a Streamlit config option for the app's server, e.g. runner.postScriptGC=false")
@@ -761,12 +879,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     table = browser_benchmark(rows, args.loads, args.changes, args.starts, options)
     print("\nLoad average after:  %.2f %.2f %.2f" % os.getloadavg())
-    for tokens in sorted({case.tokens for case in CASES if case.tokens and case.key in rows}):
-        print(f"The {tokens}-token text: {json.dumps(minilm_text(tokens))}")
+    for name, tokens in sorted({(case.model, case.tokens) for case in CASES if case.tokens and case.key in rows}):
+        print(f"The {tokens}-token text for {name}: {json.dumps(text_of(name, tokens))}")
     print("\n".join(table.notes))
-    print("\nTargets (issue 11; times: the median, bytes: every rerun): change h 0.3 s (default example), 1.0 s "
-          "(n=512), 2.0 s (n=2048); layer 0.5 s (MiniLM, attention page), 1.0 s (model view); first load 2.5 s "
-          "(n=2048: 4 s); <= 2 MB per rerun.")
+    print("\nTargets (19: issue 19, 11: issue 11; times: the median; bytes: every rerun):")
+    print("\n".join(targets(table)))
     profiled = [case for case in CASES if case.key in rows and case.key in ("default", "n512")]
     if profiled and not args.no_profile:
         print("\nServer-side profile (no browser):")
