@@ -85,7 +85,7 @@ class _Checked(BaseFigure):
     """A finished figure dict, handed to st.plotly_chart as it is.
 
     st.plotly_chart checks a dict again by building a plotly figure object from it (plotly.tools.
-    return_figure_from_figure_or_data), which costs as much as building the figure did (10 to 40 ms a chart) and
+    return_figure_from_figure_or_data), which costs as much as building the figure did (README, Performance) and
     fails on a figure without traces (the pipeline's boxes); a plotly figure object it takes as checked, by its
     to_dict(). Every figure here was built by figures.* (checked by plotly where built with plotly's objects, by the
     unit tests where built as a dict) and then only recoloured (figures.theme), so it is taken as it is: nothing of

@@ -33,6 +33,18 @@ def pytest_collection_modifyitems(items):
         layer = item.path.relative_to(TESTS).parts[0]
         if layer in LAYERS:
             item.add_marker(layer)
+    # The longest work first, so that two workers end together: the browser modules (each waits on its server and
+    # Chromium), the units sharing a session fixture, then the layers from the slowest to the quickest.
+    items.sort(key=lambda item: _rank(item.nodeid))
+
+
+def _rank(nodeid: str) -> int:
+    unit = work_unit(nodeid)
+    if unit.startswith("tests/browser/"):
+        return 0
+    if unit in SHARED:
+        return 1
+    return {"app": 2, "reference": 3, "unit": 4}.get(unit.split("/")[1], 5)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -45,6 +57,7 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
+    config.option.loadscopereorder = False  # keep the collection's order (longest first), not "most tests first"
     return SharedWork(config, log)
 
 

@@ -381,3 +381,32 @@ def test_long_input_overview_zoom_and_stage_move_the_link(server, open_page):
     wait_settled(page)
     link = parse_qs(urlparse(share_link(page)).query)
     assert "stage" not in link and link.get("zoom_query") == ["129"], share_link(page)
+
+
+# --- one idea per screen ------------------------------------------------------------------------------------------
+
+MAX_WORDS = 125   # "at most about 120 words" under the title
+# The page's main figure: the first chart or the attention explorer after the title.
+MAIN_FIGURE = '[data-testid="stPlotlyChart"], .mha-explorer'
+FIT_JS = """selector => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  main.scrollTo(0, 0);
+  const title = main.querySelector('h1');
+  const text = title.closest('[data-testid="stElementContainer"]').nextElementSibling;
+  const words = (text ? text.innerText : '').split(/\\s+/).filter(Boolean).length;
+  const hosts = [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')].map(h => h.shadowRoot);
+  const figure = [document, ...hosts.filter(Boolean)].map(r => r.querySelector(selector)).find(Boolean);
+  const box = figure ? figure.getBoundingClientRect() : null;
+  return {words, top: box && box.top, bottom: box && box.bottom, height: window.innerHeight};
+}"""
+
+
+@pytest.mark.parametrize("app_page", [p for p in PAGES if p.step or not p.url_path], ids=lambda p: p.name)
+def test_title_text_and_main_figure_fit_one_screen(server, open_page, app_page):
+    """One idea per screen: on 1280 x 800, a step page's title, its short text and its main figure show without
+    scrolling, once its question is answered."""
+    page = open_page(app_page.url(server))
+    seen = page.evaluate(FIT_JS, MAIN_FIGURE)
+    assert seen["words"] <= MAX_WORDS, f"{seen['words']} words under the title of {app_page.name}"
+    assert seen["top"] is not None, f"no main figure on {app_page.name}"
+    assert seen["bottom"] <= seen["height"], f"{app_page.name}: the main figure ends at {seen['bottom']:.0f} px"
