@@ -31,13 +31,14 @@ def predict(kind: str, key: str | None = None) -> bool:
     key_labels = None if ex.key_tokens is None else [quote(t, 40) for t in ex.key_tokens]
     q = questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1, key_labels)
     state = f"answered_{key or kind}"
+    if st.session_state.get(state):  # answered: one line, so that the figure it opens fits on the screen
+        right = "Right! " if st.session_state[state] == "right" else ""
+        st.markdown(f":material/lightbulb: {q.prompt} {right}Answer: {q.answer}")
+        if q.why:
+            st.caption(q.why)
+        return True
     with st.container(border=True):
         st.markdown(f":material/lightbulb: **Predict first.** {q.prompt}")
-        if st.session_state.get(state):
-            st.markdown(("Right! " if st.session_state[state] == "right" else "") + f"Answer: {q.answer}")
-            if q.why:
-                st.caption(q.why)
-            return True
         if q.choices:
             st.pills("Your answer", q.choices, key=f"{state}_given", label_visibility="collapsed")
         else:

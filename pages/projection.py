@@ -31,10 +31,6 @@ st.markdown(
 untrained_note(settings)
 if predict("q_shape"):
     st.latex(formulas.projection(cfg, cross))
-    st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_%s, W^V_%s \in \mathbb{R}^{%d\times%d},\quad "
-             r"Q_i \in \mathbb{R}^{%d\times%d},\quad K_%s, V_%s \in \mathbb{R}^{%d\times%d}"
-             % (n, d_model, j, j, d_model, d_k, n, d_k, j, j, m, d_k)
-             + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else ""))
     shown = tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"], key="projection_tab")
     for tab, name, W, per_head in zip(shown, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):
         with tab:
@@ -47,6 +43,10 @@ if predict("q_shape"):
             with right:
                 plot(figures.per_head_figure(per_head, ex.tokens if name == "Q" else ex.keys, name, group_size=g,
                                              kv=name != "Q"), key=f"{name}_heads")
+    st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_%s, W^V_%s \in \mathbb{R}^{%d\times%d},\quad "
+             r"Q_i \in \mathbb{R}^{%d\times%d},\quad K_%s, V_%s \in \mathbb{R}^{%d\times%d}"
+             % (n, d_model, j, j, d_model, d_k, n, d_k, j, j, m, d_k)
+             + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else ""))
     if kv != h:
         st.caption(f"Query head i reads key/value head j = ⌈i / {g}⌉.")
     st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and "
