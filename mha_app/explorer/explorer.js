@@ -65,8 +65,12 @@ function exact(v, dtype) {
 
 const mean6 = v => String(Number(v.toPrecision(6)));  // a block mean, as the overviews' hover rounds it
 
+// A colour as [r, g, b]: '#rrggbb' (the palettes of figures.base) or 'rgb(r, g, b)' (plotly's named scales).
+const rgbOf = c => (c.startsWith('#') ? [1, 3, 5].map(i => parseInt(c.slice(i, i + 2), 16))
+  : c.match(/\d+/g).slice(0, 3).map(Number));
+
 function lut(stops) {  // 256 RGB entries, linear between the stops (as plotly interpolates its scales)
-  const rgb = stops.map(([p, c]) => [p, ...c.match(/\d+/g).map(Number)]);
+  const rgb = stops.map(([p, c]) => [p, ...rgbOf(c)]);
   const out = new Uint8ClampedArray(256 * 3);
   for (let i = 0; i < 256; i++) {
     const t = i / 255;

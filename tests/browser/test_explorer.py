@@ -23,6 +23,7 @@ import pytest
 import mha_core as mc
 from chromium import CHANGE_MS, LOAD_MS, SCREENSHOTS, expect, reveal
 from mha_core.analysis.contributions import contribution_shares
+from mha_core.figures.base import LIGHT
 
 VIEWPORT = {"width": 1280, "height": 1000}
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."  # the app's default example: d_model 128, h 8, seed 0
@@ -154,6 +155,29 @@ def point(page, kind: str, row: int, col: int) -> tuple[float, float]:
     raise AssertionError(f"cell {row}, {col} of {kind} never came into view")
 
 
+PIXEL_JS = """([kind, row, col]) => {
+  const root = ROOT, canvas = root.querySelector('canvas.plot');
+  const region = JSON.parse(canvas.dataset.regions).find(r => r.kind === kind);
+  const scale = canvas.width / canvas.clientWidth;
+  const x = Math.floor((region.x + (col + 0.5) * region.w / region.cols) * scale);
+  const y = Math.floor((region.y + (row + 0.5) * region.h / region.rows) * scale);
+  return [...canvas.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3)];
+}""".replace("ROOT", ROOT_JS)
+
+
+def pixel(page, kind: str, row: int, col: int) -> np.ndarray:
+    """The colour (r, g, b) the canvas drew at the centre of cell (row, col) of a region."""
+    return np.array(page.evaluate(PIXEL_JS, [kind, row, col]), dtype=float)
+
+
+def scale_colour(stops: tuple[str, ...], value: float) -> np.ndarray:
+    """A value in [0, 1] on a palette's scale of evenly spaced stops, interpolated in RGB as plotly does."""
+    rgb = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in stops], dtype=float)
+    at = value * (len(stops) - 1)
+    low = min(int(at), len(stops) - 2)
+    return rgb[low] + (at - low) * (rgb[low + 1] - rgb[low])
+
+
 def hover(page, kind: str, row: int, col: int) -> dict:
     """The tooltip over a cell: its text and what it names (value, query, key)."""
     page.mouse.move(*point(page, kind, row, col))
@@ -257,6 +281,10 @@ def test_the_numbers_under_the_pointer_are_the_engines(server, open_page):
             assert np.float32(tip["value"]) == values[q, k], (stage, q, k, tip)  # the float32 itself
     # A blocked pair (the causal mask) is said to be blocked, not given a number, after the mask.
     page.locator(f"{EXPLORER} .stages button[data-stage=weights]").click()
+    wait_view(page, stage="weights")
+    for q, k in ((10, 0), (3, 3), (10, 10)):  # each weight in the colour the legend gives it (figures.base)
+        np.testing.assert_allclose(pixel(page, "matrix", q, k), scale_colour(LIGHT.sequential, trace.weights[1, q, k]),
+                                   atol=3)
     tip = hover(page, "matrix", 2, 8)
     assert "blocked" in tip["text"] and not tip["value"]
     # The query's bars: query 7's weights in head 2.
