@@ -13,7 +13,7 @@ from mha_core.teaching import questions
 from mha_core.teaching.worked import DECIMALS, WorkedCell, fmt, latex_lines, work_cell
 
 from . import widgets
-from .cost_table import STEPS
+from .cost_table import step_names
 from .example import Example
 from .settings import Settings, control
 from .text import quote
@@ -148,8 +148,7 @@ def step_costs(ex: Example) -> tuple[dict[str, int], dict[str, int], dict[str, i
 
 def plot_step_costs(ex: Example, enlarge=None) -> None:
     s, one, many = step_costs(ex)
-    names = {key: words for key, words, _ in STEPS if key}
-    fig = flops_figure(one, many, s["d_model"], s["n_heads"], names)
+    fig = flops_figure(one, many, s["d_model"], s["n_heads"], step_names(ex.key_tokens is not None))
     plot(enlarge(fig) if enlarge else fig, key="flops")
 
 

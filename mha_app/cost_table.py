@@ -18,6 +18,11 @@ STEPS = (
 )
 
 
+def step_names(cross: bool = False) -> dict[str, str]:
+    """Each counted step's words, by its key in cost.attention_flops, with the keys' and values' input filled in."""
+    return {key: words.format(kv="Y" if cross else "X") for key, words, _ in STEPS if key}
+
+
 def _size(shape: tuple) -> int:
     size = 1
     for dim in shape:

@@ -39,7 +39,7 @@ def rope_section(settings: Settings, ex: Example) -> None:
         f"by an angle that grows with its position: rotary position embeddings (RoPE, {SU}, “RoFormer”). In each "
         f"head, the d_k = {d_k} dimensions form {half} pairs, dimension a with dimension a + {half}. The token at "
         "position t on screen (1 for the first) turns by p = t − 1 steps: pair a by the angle p·θ_a, so the first "
-        "token is not turned at all, with θ_a = {cfg.rope_theta:,.0f}^(−2a/{d_k}):"
+        f"token is not turned at all, with θ_a = {cfg.rope_theta:,.0f}^(−2a/{d_k}):"
         f" the first pair by {freq[0]:g} radian per position, the last by {freq[-1]:.2g}. The values V are not "
         "turned. A turn keeps the length of every pair, so only the directions of the queries and keys change.")
     st.latex(formulas.rope(cfg))

@@ -51,6 +51,21 @@ GLUED = re.compile(r"\\(?!(?:quad|qquad|cdot|cdots|times|dots|ldots)(?![A-Za-z])
 SHOWN = ("title", "header", "subheader", "markdown", "caption", "latex", "info", "success", "warning")
 
 
+# A Python format field left in a text ("{kv}", "{cfg.rope_theta:,.0f}"); maths ($…$) and LaTeX set braces of their own.
+TEMPLATE = re.compile(r"\{[A-Za-z_][\w.]*(?:[:!][^{}]*)?\}")
+MATHS = re.compile(r"\$[^$]*\$")
+
+
+def template_fields(at) -> list[str]:
+    """Format fields left unfilled in the page's words, its figures' titles and their axis labels."""
+    said = [MATHS.sub("", text) for kind in SHOWN if kind != "latex" for text in messages(at, kind)]
+    for fig in figures(at):
+        said.append(str(fig["layout"].get("title", {}).get("text", "")))
+        said += [str(label) for trace in fig["data"] for axis in ("x", "y") if isinstance(trace.get(axis), list)
+                 for label in trace[axis] if isinstance(label, str)]
+    return [text[:120] for text in said if TEMPLATE.search(text)]
+
+
 def leaked_words(at) -> list[str]:
     """Python's words on screen outside code: None, a traceback or an exception's name."""
     texts = [text for kind in SHOWN for text in messages(at, kind)] + [f"{m.label} {m.value}" for m in at.metric]
@@ -67,6 +82,7 @@ def check_page(at, page, params: dict) -> None:
     assert_clean(at)
     assert not non_finite_on_screen(at, params.get("text", "")), non_finite_on_screen(at, params.get("text", ""))
     assert not leaked_words(at), leaked_words(at)
+    assert not template_fields(at), template_fields(at)
     for latex in at.latex:  # a LaTeX command glued to the next word (\quadQ) renders as an error
         assert not GLUED.findall(latex.value), latex.value
     settings, example = at.session_state["view"]

@@ -53,7 +53,7 @@ def server(request, tmp_path_factory) -> str:
     pytest.fail(f"streamlit did not answer on port {port} within {SERVER_START_S} s; see {log.name}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # Playwright's loop ends with the module, before a worker's next (AppTest) module
 def browser():
     from playwright.sync_api import sync_playwright
 
