@@ -157,9 +157,10 @@ def training(choice: Choice) -> TrainingRun | None:
     run = RUNS.peek(choice.key)
     task = TASKS[choice.task]
     st.markdown("Training nudges every weight, step after step, to lower the *loss*: the cross-entropy of the right "
-                f"answers, averaged over the positions A that have one, on a fresh batch of {BATCH} random sequences "
-                "at each step (Adam, Kingma & Ba 2015). Each position sees only itself and the tokens before it.")
-    st.latex(r"L = -\frac{1}{|A|} \sum_{t \in A} \log p_\theta(y_t \mid x_1, \dots, x_t)")
+                f"answers, averaged over the set P of positions that have one, on a fresh batch of {BATCH} random "
+                "sequences at each step (Adam, Kingma & Ba 2015). Each position sees only itself and the tokens before "
+                "it.")
+    st.latex(r"L = -\frac{1}{|P|} \sum_{t \in P} \log p_\theta(y_t \mid x_1, \dots, x_t)")
     if run is None:
         before = _untrained(choice)
         example = list(task.example)
@@ -234,9 +235,10 @@ def _statistic_note(statistic: str) -> str:
                 "statistic as on the head summary page).",
         "first": "The first-token share: the mean weight each query gives the first token of the sequence.",
         "induction": "The induction score: for each token seen before, the weight on the token that followed its "
-                     "earlier copy, averaged (the same statistic as on the head summary page). It can only rise once "
-                     "a layer-1 head looks at the previous token (the chart above): the induction head of layer 2 "
-                     "finds the earlier copy by the token that came before each key.",
+                     "earlier copy, averaged (the same statistic as on the head summary page). The full induction "
+                     "circuit needs a layer-1 head that looks at the previous token (the chart above): the induction "
+                     "head of layer 2 finds the earlier copy by the token that came before each key. The two curves "
+                     "need not rise in that order: a head can gain some score before the circuit is complete.",
         "entropy": "Sorting needs neither a previous-token nor an induction head: each output position looks up the "
                    "next larger number in the list. The chart shows each head's entropy in bits instead: high when "
                    "it spreads its attention, falling as it learns to look at one number.",

@@ -83,7 +83,8 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
     head = settings.view.head
     st.markdown(
         "The weight $\\alpha_{ts}$ says how much query $t$ looks at key $s$. What key $s$ then adds to the query's "
-        f"output is its value $v_s$ times that weight, passed through head {head}'s block of $W^O$: the vector "
+        f"output is its value $v_s$ times that weight, passed through head {head}'s block of $W^O$ (the output "
+        "matrix that mixes the heads, Step 4): the vector "
         "$\\alpha_{ts}\\, v_s W^O_i$. The length of that vector is the key's **contribution**. A key with a large "
         "weight but a short vector $v_s W^O_i$ "
         "adds little. The **contributions** button of the explorer above shows every head this way: each "

@@ -189,7 +189,7 @@ def input_source(spec: Spec, layer: int = 1) -> str:
     pair = (" Y, the keys' and values' input, is made the same way from the second sentence." if spec.input == "pair"
             else "")
     return (f"Each token's row of X is {spec.d_model} random numbers (normal, mean 0, variance 1) fixed by the seed "
-            f"and the word (the same word, in any case, always gets the same vector), {position}.{pair}")
+            f"and the word (the same word always gets the same vector, whatever its capitals), {position}.{pair}")
 
 
 # --- The head summary: what its numbers are, for an encoder's split and a decoder's (see analysis.head_stats) ----

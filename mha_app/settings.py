@@ -126,7 +126,9 @@ class Spec:
                            help="Each token may only look at itself and earlier tokens, as in a decoder.")
     pad: int = setting(0, "Mask the last tokens as padding", lo=0, hi=APP_MAX_TOKENS - 1,
                        what="how many tokens to mask as padding",
-                       help="Blocks these keys for every query, as padding is blocked in a batch.")
+                       help="Blocks these keys for every query, as padding is blocked in a batch. In a batch the "
+                            "padding is filler ([PAD] tokens added to make texts the same length); here the last "
+                            "real tokens stand in for it, so you can see what blocking does.")
     backend: str = setting("numpy", "Backend", choices=engine.BACKENDS, labels={"numpy": "NumPy", "torch": "PyTorch"},
                            aliases={"pytorch": "torch"},
                            help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")

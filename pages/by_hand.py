@@ -34,6 +34,8 @@ if predict("strongest_key"):
         st.caption(f"q and k are the rotated ones (RoPE, Step 1b): the query turned by the angle of position "
                    f"{query + 1}, the key by that of position {key + 1}.")
     st.header(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
+    st.caption("Each score has the row's largest score subtracted before e^: that divides every e^ of the row by "
+               "the same number, so the weights do not change, and no e^ can grow too large for the computer.")
     show_worked(cell, ex)
     st.header("The whole row")
     st.caption("Softmax needs every score of the row: the attention weight of one key depends on all the others.")

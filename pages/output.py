@@ -9,6 +9,7 @@ from mha_app.toolkit import (
     bias_note,
     code_for_step,
     expander,
+    next_step,
     plot,
     reproduce_in_pytorch,
     symbols,
@@ -60,3 +61,4 @@ experiments.ablation_results(settings, ex)
 experiments.model_effects(settings, ex)
 code_for_step(4)
 reproduce_in_pytorch(settings)
+next_step("pages/lesson.py", "the whole story again, screen by screen: the lesson")

@@ -35,7 +35,6 @@ if settings.spec.card and model_text(settings.spec.card.name).weights:
 for note in ex.notes:
     st.info(note)
 experiments.cross_attention_note(ex)
-next_step("pages/projection.py", "Step 1: projection")
 
 formulas_tab, tokens_tab, cost_tab, result_tab = tabs(["The formulas", "The tokens", "What it costs", "The result"],
                                                        key="overview_tab")
@@ -83,6 +82,8 @@ with result_tab:
     if result_tab.open:
         plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
         decoder.next_token_section(settings, ex)
+
+next_step("pages/projection.py", "Step 1: projection")
 
 with st.spinner("Checking against PyTorch…"):
     diff = compute.torch_difference(settings.spec, ex.layer)

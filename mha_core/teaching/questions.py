@@ -24,8 +24,9 @@ class Question:
     """A question, its answer and the reason, in Markdown ($...$ for formulas).
 
     A student answers by picking one of `choices` (when there are some) or by typing a whole number; `correct` is
-    the right choice or number. `facts` are the plain texts that state the answer (e.g. "7 × 16"): a page keeps
-    them out of sight until the question is answered or revealed.
+    the right choice or number, `also_right` other choices that are right too (a tie). `facts` are the plain texts
+    that state the answer (e.g. "7 × 16"): a page keeps them out of sight until the question is answered or
+    revealed.
     """
 
     prompt: str
@@ -34,11 +35,12 @@ class Question:
     choices: tuple[str, ...] = ()
     correct: str | int = ""
     facts: tuple[str, ...] = ()
+    also_right: tuple[str, ...] = ()
 
     def check(self, given) -> bool:
         """Whether a student's answer (a choice, or a number) is the right one."""
         if self.choices:
-            return given == self.correct
+            return given == self.correct or given in self.also_right
         return given is not None and int(given) == int(self.correct)
 
 
@@ -106,7 +108,7 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
         why += f" Next comes {j + 1} {keys[j]} with {row[j]:.4f}."
     choices = tuple(f"{j + 1} {keys[j]}" for j in range(len(keys)))
     return Question(f"In head {head + 1}, which token will {who} attend to most?", answer, why, choices=choices,
-                    correct=choices[tied[0]], facts=(f"{top:.4f}",))
+                    correct=choices[tied[0]], facts=(f"{top:.4f}",), also_right=tuple(choices[j] for j in tied[1:]))
 
 
 def concat_width(trace: Trace) -> Question:

@@ -29,6 +29,9 @@ def test_params_and_bias_of_every_trained_model_match_its_weights(name):
     card = MODELS[name]
     w = load_pretrained(card.load).layer_weights[0].attention
     assert card.bias == (w.b_Q is not None), "the card's bias must say what the loaded weights have"
+    model = load_pretrained(card.load)
+    positions = getattr(model, "context_length", None) or model.position_embeddings.shape[0]
+    assert card.context == positions, "the card's context is the model's own (its positions), not this app's limit"
     assert published.trained_shape(card).params_per_layer() == sum(a.size for a in w.arrays().values())
     assert mc.cost.attention_params(card.d_model, card.n_heads, card.n_kv_heads, bias=card.bias) == sum(
         a.size for a in w.arrays().values())

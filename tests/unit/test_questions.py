@@ -79,6 +79,7 @@ def test_the_tiny_example_names_both_tied_keys():
     # Head 2, query "I": the keys "like" and "tea" score the same (see test_worked), so their weights are equal.
     q = questions.strongest_key(tr, tokens, head=1, query=0)
     assert "2 like and 3 tea" in q.answer and "a tie" in q.answer
+    assert q.check("2 like") and q.check("3 tea") and not q.check("1 I"), "either tied key is a right answer"
 
 
 def test_the_pronoun_question_asks_about_it():
