@@ -197,6 +197,11 @@ def category_axis(title: str = "", **more) -> dict:
     return dict(title=dict(text=title), type="category", **more)
 
 
+# A title's second, smaller line (closed by </span>): a long title would be cut at a half-width chart's edge.
+# figures.describe reads it as "; " in the text alternative.
+SUBTITLE = "<br><span style='font-size:12px'>"
+
+
 def layout(fig, title: str, height: int | None = None, pooled: int = 1):
     """The common layout of a figure (dict or go.Figure, which it returns): a left-aligned title (saying so when the
     figure shows block means), the font, margins."""
@@ -318,9 +323,11 @@ def mark_head_blocks(fig: dict, n_heads: int, d_k: float, axis: str, span: int, 
     """Coloured outlines around each head's block of d_k columns (axis="x") or rows (axis="y") of a one-panel
     figure dict.
 
-    names and colours default to "head i" in head i's colour.
+    names and colours default to "head i" in head i's colour; along x, more than 4 heads are named by their number
+    alone (the figure's title says what it counts), so that neighbouring names do not run into each other.
     """
-    names = names or [f"head {i + 1}" for i in range(n_heads)]
+    short = axis == "x" and n_heads > 4
+    names = names or [f"{i + 1}" if short else f"head {i + 1}" for i in range(n_heads)]
     colours = colours or [head_colour(i) for i in range(n_heads)]
     shapes, notes = fig["layout"].setdefault("shapes", []), fig["layout"].setdefault("annotations", [])
     for i in range(n_heads):

@@ -16,6 +16,7 @@ from . import describe
 from .base import (
     MUTED,
     PALE,
+    SUBTITLE,
     TEXT,
     WEIGHT_AXIS,
     amount_axis,
@@ -121,7 +122,7 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
     """
     Wt = W.T                                                   # (d_model, n_heads*d_k)
     d_k = Wt.shape[1] // n_heads
-    title = f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): head i uses columns (i-1)·d_k+1 … i·d_k"
+    title = f"{name} ({Wt.shape[0]} × {Wt.shape[1]}){SUBTITLE}head i uses columns (i-1)·d_k+1 … i·d_k</span>"
     names, colours = None, [head_colour(i if kv else i // group_size) for i in range(n_heads)]
     if kv and group_size > 1:
         names = [f"K/V {j + 1}" for j in range(n_heads)]
@@ -155,7 +156,8 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
         for i, annotation in enumerate(fig["layout"]["annotations"][:len(panels)]):
             annotation["font"] = dict(color=head_colour(i if kv else i // group_size))
     heads = "key/value head" if index == "j" else "head"
-    title = f"{name}_{index} for each {heads}: {n} tokens × {width_name} = {width} (one colour scale for all)"
+    title = (f"{name}_{index} for each {heads}{SUBTITLE}{n} tokens × {width_name} = {width}, one colour scale for "
+             "all</span>")
     return described(layout(fig, title, height=max(260, 230 * rows), pooled=step),
                      describe.head_values([z for _, z in panels], [t for t, _ in panels], title))
 
@@ -396,7 +398,7 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> dict:
     Wt = W_O.T                                                  # (h*d_k, d_model)
     d_k = Wt.shape[0] // n_heads
     z, step = pool(Wt, OVERVIEW_CELLS)
-    title = f"W_O ({Wt.shape[0]} × {Wt.shape[1]}): rows (i-1)·d_v+1 … i·d_v read head i"
+    title = f"W_O ({Wt.shape[0]} × {Wt.shape[1]}){SUBTITLE}rows (i-1)·d_v+1 … i·d_v read head i</span>"
     fig = heatmap(z, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"), title, x_title="output dimension",
                   y_title="concat row", step=step)
     mark_head_blocks(fig, n_heads, d_k / step, "y", -(-Wt.shape[1] // step))
@@ -425,7 +427,8 @@ def contribution_size_figure(contributions: np.ndarray) -> dict:
     fig = figure([dict(type="bar", x=labels, y=size, marker=dict(color=[head_colour(i) for i in range(len(size))]),
                        hovertemplate="%{x}<br>mean length = %{y:.4g}<extra></extra>")],
                  xaxis=category_axis("head"), yaxis=dict(title=dict(text="mean length")))
-    fig = layout(fig, "How much each head adds to the output (mean length of its contribution)", height=300)
+    fig = layout(fig, f"How much each head adds to the output{SUBTITLE}the mean length of its contribution</span>",
+                 height=300)
     return described(fig, describe.bars(labels, size, "Mean length of each head's contribution to the output",
                                         column="mean length"))
 
