@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.browser import free_port  # noqa: F401 (one rule for a test server's port)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Python code that makes every network call fail, for tests that load a model "offline".
@@ -52,20 +54,3 @@ def run_python(code: str, **env) -> subprocess.CompletedProcess:
     """Run code in a fresh interpreter at the repository root (extra environment variables in env)."""
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **env})
-
-
-def free_port() -> int:
-    """A free loopback port for a test server: within MHA_PORTS (e.g. 8620-8629) when it is set, else any."""
-    import os
-    import socket
-
-    span = os.environ.get("MHA_PORTS", "")
-    candidates = range(int(span.split("-")[0]), int(span.split("-")[1]) + 1) if "-" in span else [0]
-    for port in candidates:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return s.getsockname()[1]
-    raise RuntimeError(f"no free port in MHA_PORTS={span}")
