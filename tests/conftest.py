@@ -33,8 +33,8 @@ def pytest_collection_modifyitems(items):
         layer = item.path.relative_to(TESTS).parts[0]
         if layer in LAYERS:
             item.add_marker(layer)
-    # The longest work first, so that two workers end together: a browser module (which mostly waits on its server
-    # and Chromium) beside a unit sharing a session fixture (which computes), then the layers, slowest first.
+    # The longest work first, so that two workers end together: the browser modules side by side (they mostly wait on
+    # their server and Chromium), then the units sharing a session fixture, then the layers, slowest first.
     items.sort(key=lambda item: _rank(item.nodeid))
 
 
@@ -45,10 +45,10 @@ def _rank(nodeid: str) -> tuple[int, int]:
     unit = work_unit(nodeid)
     name = unit.rsplit("/", 1)[-1].removesuffix(".py")
     if unit.startswith("tests/browser/"):
-        return 0, 2 * BROWSER.index(name) if name in BROWSER else 2 * len(BROWSER)
+        return 0, BROWSER.index(name) if name in BROWSER else len(BROWSER)
     if unit in SHARED:
-        return 0, 2 * SHARED.index(unit) + 1
-    return {"app": 1, "reference": 2, "unit": 3}.get(unit.split("/")[1], 4), 0
+        return 1, SHARED.index(unit)
+    return {"app": 2, "reference": 3, "unit": 4}.get(unit.split("/")[1], 5), 0
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -65,19 +65,29 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def open_page(browser):
-    """open_page(url) -> a settled page in a fresh context (a new Streamlit session), closed after the test; with
-    `answered`, its prediction question answered by Reveal, so the whole page shows."""
-    from chromium import CHANGE_MS, LOAD_MS, SMALL, reveal, wait_settled
+@pytest.fixture(scope="module")
+def tabs(browser):
+    """One browser context for a module's pages: each page is a new tab, so a new Streamlit session, while the
+    context keeps the app's scripts in its HTTP cache (loading them again for every page took most of a load)."""
+    from chromium import CHANGE_MS, SMALL
 
-    contexts = []
+    context = browser.new_context(viewport=SMALL)
+    context.set_default_timeout(CHANGE_MS)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def open_page(tabs):
+    """open_page(url) -> a settled page in a new tab (a new Streamlit session), closed after the test; with
+    `answered`, its prediction question answered by Reveal, so the whole page shows."""
+    from chromium import LOAD_MS, reveal, wait_settled
+
+    pages = []
 
     def _open(url: str, answered: bool = True):
-        context = browser.new_context(viewport=SMALL)
-        context.set_default_timeout(CHANGE_MS)
-        contexts.append(context)
-        page = context.new_page()
+        page = tabs.new_page()
+        pages.append(page)
         page.goto(url, timeout=LOAD_MS)
         wait_settled(page)
         if answered:
@@ -85,7 +95,5 @@ def open_page(browser):
         return page
 
     yield _open
-    for context in contexts:
-        context.close()
-
-
+    for page in pages:
+        page.close()

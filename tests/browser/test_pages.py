@@ -101,14 +101,15 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(server, open
         caption = page.locator('[data-testid="stSidebar"] [data-testid="stCaptionContainer"]').filter(
             has_text="Query token 2")
         expect(caption.first).to_have_text("Query token 2: script")
-    if app_page.step or not app_page.url_path:  # one idea per screen: measured on the same load
-        title_text_and_main_figure_fit(page, app_page)
     screenshot(page, app_page.name)
 
 
-def title_text_and_main_figure_fit(page, app_page) -> None:
+@pytest.mark.parametrize("app_page", [p for p in PAGES if p.step or not p.url_path], ids=lambda p: p.name)
+def test_title_text_and_main_figure_fit_one_screen(server, open_page, app_page):
     """One idea per screen: on 1280 x 800, a step page's title, its short text and the start of its main figure
-    show without scrolling, once its question is answered (the whole figure fits on the overview only: issue 18)."""
+    show without scrolling on the default example, once its question is answered (the whole figure fits on the
+    overview only: issue 18)."""
+    page = open_page(app_page.url(server))
     seen = page.evaluate(FIT_JS, MAIN_FIGURE)
     assert seen["words"] <= MAX_WORDS, f"{seen['words']} words under the title of {app_page.name}"
     assert seen["top"] is not None, f"no main figure on {app_page.name}"
