@@ -208,7 +208,8 @@ def layout(fig, title: str, height: int | None = None, pooled: int = 1):
     if pooled > 1:
         title += pooled_note(pooled)
     # No template is set here: plotly's default applies, and Streamlit's chart theme replaces its parts.
-    common = dict(title=dict(text=title, x=0, xanchor="left"), font=dict(FONT), margin=dict(l=10, r=10, t=60, b=10),
+    top = 85 if SUBTITLE in title else 60  # room for a title's second line above the panels' own titles
+    common = dict(title=dict(text=title, x=0, xanchor="left"), font=dict(FONT), margin=dict(l=10, r=10, t=top, b=10),
                   **({} if height is None else {"height": height}))
     if isinstance(fig, dict):
         fig["layout"].update(common)
