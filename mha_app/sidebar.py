@@ -35,7 +35,8 @@ from .text import quote
 from .toolkit import image_format
 
 INPUT_CAPTIONS = ["your own words", "n random vectors",
-                  f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}: check by hand",
+                  f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}, its own small whole-number weights "
+                  "(not random): check by hand",
                   "two sentences: a translating decoder writes one while it reads the other (cross-attention)"]
 PAIR_QUERIES = "The sentence being written: the queries"
 PAIR_QUERIES_HELP = ("Cross-attention: each token of this sentence asks (its query) what to take from the source "
