@@ -222,7 +222,7 @@ def summary_intro(parts: Parts) -> str:
         "attention is: 0 means all of its weight is on one key, which may be the token itself; the most is log2(m) "
         "bits, every key weighted the same, so it grows with sentence length. The **shares** split each query's "
         f"attention into six parts that do not overlap and **sum to 1**, taken in this order: {start}, {end}, the "
-        "token itself, the previous token, the next token, and elsewhere (every other word). A key counts in the "
+        "token itself, the previous token, the next token, and other words (every other token). A key counts in the "
         f"first part that fits: the first word's previous token is {start}, so that weight counts as {start}, not as "
         "previous.")
 

@@ -101,7 +101,7 @@ def encoder_parts(start: str = "[CLS]", end: str = "[SEP]") -> Parts:
     return Parts(
         kind="encoder", columns=("cls", "sep", "self", "prev", "next", "elsewhere"),
         labels={"entropy": "entropy (bits)", "cls": start, "sep": end, "self": "self", "prev": "previous token",
-                "next": "next token", "elsewhere": "elsewhere"},
+                "next": "next token", "elsewhere": "other words"},
         patterns={"cls": (f"parks on {start}", SPECIAL), "sep": (f"parks on {end}", SPECIAL),
                   "self": ("self", POSITIONAL), "prev": ("previous token", POSITIONAL),
                   "next": ("next token", POSITIONAL), "elsewhere": ("other words", CONTENT)},
