@@ -119,7 +119,6 @@ def test_presentation_mode_is_large_and_steps_by_button_key_and_link(server, ope
 
 EXPERIMENT_VIEWS = [  # screenshot name, page, URL parameters
     ("projection-gqa-pair", "projection", {"input": "pair", "kv_heads": "2", "pad": "1"}),
-    ("attention-planted", "attention", {"d_model": "96", "plant": "previous", "plant_head": "3", "strength": "4"}),
     ("output-ablated-trained", "output", {"model": PRETRAINED, "ablate": "2,5", "layer": "3"}),
 ]  # the other experiments' views and links in every mode: app/test_every_page.py, app/test_experiments.py
 
