@@ -189,8 +189,7 @@ def values(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], what: str, f
     finite = np.isfinite(z)
     if not finite.any():
         return Description(f"{what}: {n} × {m}, every cell blank.")
-    low = np.unravel_index(int(np.argmin(np.where(finite, z, np.inf))), z.shape)
-    high = np.unravel_index(int(np.argmax(np.where(finite, z, -np.inf))), z.shape)
+    low, high = _extremes(z, finite)
     alt = (f"{what}: {n} rows × {m} columns, from {_sig(z[low])} (row {rows[low[0]]}, column {cols[low[1]]}) to "
            f"{_sig(z[high])} (row {rows[high[0]]}, column {cols[high[1]]}).")
     blank = int((~finite).sum())
@@ -202,6 +201,12 @@ def values(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], what: str, f
     smallest, largest = np.where(finite, z, np.inf).min(axis=1), np.where(finite, z, -np.inf).max(axis=1)
     return Description(alt, ("row", "smallest", "largest"),
                        tuple((rows[i], _round(smallest[i]), _round(largest[i])) for i in range(n)), first)
+
+
+def _extremes(z: np.ndarray, finite: np.ndarray) -> tuple[tuple, tuple]:
+    """The (row, column) of the lowest and of the highest finite cell."""
+    return (np.unravel_index(int(np.argmin(np.where(finite, z, np.inf))), z.shape),
+            np.unravel_index(int(np.argmax(np.where(finite, z, -np.inf))), z.shape))
 
 
 def head_values(zs: Sequence[np.ndarray], panels: Sequence[str], what: str) -> Description:
@@ -225,8 +230,7 @@ def amounts(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], what: str, 
     u = f" {unit}" if unit else ""
     if not finite.any():
         return Description(f"{what}: every cell blank.")
-    low = np.unravel_index(int(np.argmin(np.where(finite, z, np.inf))), z.shape)
-    high = np.unravel_index(int(np.argmax(np.where(finite, z, -np.inf))), z.shape)
+    low, high = _extremes(z, finite)
     alt = (f"{what}: lowest {z[low]:.2f}{u} ({rows[low[0]]}, {cols[low[1]]}), highest {z[high]:.2f}{u} "
            f"({rows[high[0]]}, {cols[high[1]]}).")
     counts = finite.sum(axis=0)
