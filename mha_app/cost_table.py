@@ -35,7 +35,7 @@ def cost_rows(n: int, m: int, d_model: int, n_heads: int, bias: bool,
     """One row per step and a total: parameters and multiply-adds with h heads (n_kv_heads of them for keys and
     values, with grouped-query attention) and with one head of width d_model (numbers written with thousands
     separators; a step without learned arrays has 0 parameters)."""
-    shared = f" ({n_kv_heads} K/V)" if n_kv_heads not in (None, n_heads) else ""
+    shared = f", h_kv = {n_kv_heads}" if n_kv_heads not in (None, n_heads) else ""
     names = {"params_h": f"parameters, h = {n_heads}{shared}", "params_1": "parameters, h = 1",
              "flops_h": f"multiply-adds, h = {n_heads}{shared}", "flops_1": "multiply-adds, h = 1"}
     configs = {"h": (n_heads, n_kv_heads), "1": (1, None)}

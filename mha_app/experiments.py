@@ -64,10 +64,10 @@ def kv_sharing(ex: Example) -> None:
               f"{'s' if g == 1 else ''} K/V head {j + 1}" for j in range(kv)]
     listed = "; ".join(groups) if kv <= 4 else "; ".join(groups[:2]) + "; and so on"
     st.markdown(
-        f"Here the {h} query heads share **{kv}** key/value head{'s' if kv > 1 else ''} (grouped-query attention, "
-        f"{AINSLIE}; Llama 2 70B uses it): {listed}. Each query head still "
-        f"has its own {d_k} columns of W_Q, but W_K and W_V have only **{kv} · {d_k} = {kv * d_k}** columns instead "
-        f"of {h} · {d_k} = {h * d_k}. The colours mark the groups: a query head and the K/V head it reads share one."
+        f"Here the h = {h} query heads share **h_kv = {kv}** key/value head{'s' if kv > 1 else ''} "
+        f"(grouped-query attention, {AINSLIE}; Llama 2 70B uses it): {listed}. Each query head still has its own "
+        f"{d_k} columns of W_Q, but W_K and W_V have only **{kv} · {d_k} = {kv * d_k}** columns instead of "
+        f"{h} · {d_k} = {h * d_k}. The colours mark the groups: a query head and the K/V head it reads share one."
         + (" With a single K/V head this is multi-query attention." if kv == 1 else ""))
     plot(xfig.kv_groups_figure(h, kv), key="kv_groups")
     full, shared = (_kv_parameters(cfg.d_model, h, n, cfg.bias) for n in (h, kv))

@@ -135,7 +135,7 @@ class Spec:
     text_kv: str = setting(DEFAULT_TEXT_KV, "The source sentence: keys and values", max_chars=APP_MAX_TEXT_CHARS,
                            help="Cross-attention: the keys and values come from this sentence, the source that a "
                                 "translating decoder reads; the queries come from the sentence being written, below.")
-    kv_heads: int = setting(0, "Key/value heads", lo=0, hi=APP_MAX_HEADS, what="the number of key/value heads",
+    kv_heads: int = setting(0, "Key/value heads h_kv", lo=0, hi=APP_MAX_HEADS, what="the number of key/value heads",
                             help="Grouped-query attention (Ainslie et al. 2023): fewer key/value heads than query "
                                  "heads, each shared by a group of query heads. 1 = multi-query attention.")
     scale: str = setting(SCALES[0], "Scale the scores by", choices=SCALES, labels={"sqrt_dk": "1/√d_k"},

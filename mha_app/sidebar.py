@@ -168,7 +168,7 @@ def spec_controls() -> tuple[Spec, int]:
         n = widgets.number(sb, "n")
     d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
     if card:
-        kv = f", {card.n_kv_heads} key/value heads" if card.n_kv_heads != card.n_heads else ""
+        kv = f", h_kv = {card.n_kv_heads} key/value heads" if card.n_kv_heads != card.n_heads else ""
         sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}{kv})."
                    + (f" {model_text(card.name).weights_short}" if model_text(card.name).weights_short else ""))
     elif input_mode == "tiny":
@@ -257,7 +257,7 @@ def describe(settings: Settings, example) -> str:
         weights = "tiny example" if spec.input == "tiny" else f"{control('model').label_of(RANDOM)}, seed {spec.seed}"
     tokens = f"{example.n} tokens" if example.key_tokens is None else \
         f"{example.n} query tokens, {len(example.key_tokens)} key tokens"
-    kv = f" · {cfg.kv_heads} K/V heads" if cfg.kv_heads != cfg.n_heads else ""
+    kv = f" · h_kv = {cfg.kv_heads}" if cfg.kv_heads != cfg.n_heads else ""
     return f"{weights} · {tokens} · d_model = {cfg.d_model} · h = {cfg.n_heads}{kv} · d_k = {cfg.d_k}"
 
 

@@ -101,7 +101,7 @@ st.markdown(
     "multi-query attention, MQA, keeps one)."
 )
 st.dataframe([{"model": f"{p.name} [{i + 1}]", "kind": p.kind, "layers": p.n_layers, "d_model": p.d_model,
-               "heads h": p.n_heads, "K/V heads": p.n_kv_heads, "d_k": p.d_k, "attention": p.attention,
+               "heads h": p.n_heads, "K/V heads h_kv": p.n_kv_heads, "d_k": p.d_k, "attention": p.attention,
                "parameters per attention block": f"{p.params_per_layer():,}"}
               for i, p in enumerate(shapes)], hide_index=True)
 
@@ -117,7 +117,7 @@ seq_len = setting_widget("seq_len", left)
 batch = setting_widget("batch", right)
 table = kv_cache_table(seq_len, batch)
 total_name = f"at {seq_len:,} tokens × {batch}"
-st.dataframe([{"model": r["model"], "attention": r["attention"], "K/V heads": r["kv_heads"],
+st.dataframe([{"model": r["model"], "attention": r["attention"], "K/V heads h_kv": r["kv_heads"],
                "as published": "✓" if r["own"] else "",
                "context": f"{r['context']:,}" if r["context"] else "", "per token": cost.human_bytes(r["per_token"]),
                total_name: cost.human_bytes(r["total"])} for r in table],
@@ -134,7 +134,7 @@ st.caption(cache_length_note(seq_len))
 
 st.subheader("One model, its numbers in the formula")
 chosen = preset(setting_widget("preset"))
-st.markdown(f"**{chosen.name}**: {chosen.n_layers} layers, d_k = {chosen.d_k}, K/V cache = 2 · layers · K/V heads "
+st.markdown(f"**{chosen.name}**: {chosen.n_layers} layers, d_k = {chosen.d_k}, K/V cache = 2 · layers · h_kv "
             f"· d_k · tokens · batch · 2 bytes:")
 for kind, heads in kv_variants(chosen).items():
     if heads is None:

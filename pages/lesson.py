@@ -143,8 +143,8 @@ def cost_screen():
 def cache_screen():
     seq_len, batch = settings.view.seq_len, settings.view.batch
     st.markdown("To write each next token, a decoder keeps the keys and values of every earlier token, in every "
-                "layer: the K/V cache, 2 · layers · K/V heads · d_k numbers of 2 bytes per token. Sharing K/V heads "
-                "among query heads (GQA, MQA) shrinks it.")
+                "layer: the K/V cache, 2 · layers · h_kv · d_k numbers of 2 bytes per token (h_kv: the number of K/V "
+                "heads). Sharing K/V heads among query heads (GQA, MQA) shrinks it.")
     for shape in (preset("gpt-3-175b"), preset("llama-2-70b")):
         st.latex(r"\text{%s (%s): } 2 \cdot %d \cdot %d \cdot %d \cdot 2 = %s\text{ bytes per token}"
                  % (shape.name, shape.attention, shape.n_layers, shape.n_kv_heads, shape.d_k,

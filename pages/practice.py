@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_app.classroom import setting_widget
-from mha_app.toolkit import plot, view
+from mha_app.toolkit import plot, symbols, view
 from mha_core import cost
 from mha_core.figures.lesson import weight_shapes_figure
 from mha_core.teaching.practice import practice_questions
@@ -16,10 +16,11 @@ st.markdown(
     "question has a hint and the worked answer. Choose another model for new questions."
 )
 shape = preset(setting_widget("preset"))
-st.latex(r"\text{%s:}\quad d_{model} = %s,\; h = %d,\; n_{kv} = %d,\; L = %d \text{ layers}"
+st.latex(r"\text{%s:}\quad d_{model} = %s,\; h = %d,\; h_{kv} = %d,\; L = %d \text{ layers}"
          % (shape.name, cost.latex_count(shape.d_model), shape.n_heads, shape.n_kv_heads, shape.n_layers))
 plot(weight_shapes_figure(shape), key="weight_shapes")
 st.caption(f"Source: {shape.source}")
+symbols("d_{model}", "h", "h_{kv}", "d_k")
 
 
 def _check(key: str) -> None:

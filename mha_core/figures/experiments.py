@@ -64,7 +64,8 @@ def kv_groups_figure(n_heads: int, n_kv_heads: int) -> go.Figure:
     kind = ("multi-query attention: one K/V head for all" if n_kv_heads == 1
             else "plain multi-head attention: one K/V head each" if n_kv_heads == n_heads
             else f"grouped-query attention: {group} query heads per K/V head")
-    title = f"{n_heads} query heads, {n_kv_heads} key/value head{'s' if n_kv_heads > 1 else ''} ({kind})"
+    title = (f"h = {n_heads} query heads, h_kv = {n_kv_heads} key/value head{'s' if n_kv_heads > 1 else ''} "
+             f"({kind})")
     rows = tuple((f"K/V head {j + 1}", f"query heads {j * group + 1}–{(j + 1) * group}" if group > 1
                   else f"query head {j + 1}") for j in range(n_kv_heads))
     return described(layout(fig, title, height=200), describe.Description(

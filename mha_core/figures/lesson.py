@@ -45,8 +45,8 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
     """W_Q, W_K, W_V and W_O of one attention block as rectangles to scale, split into their heads' blocks."""
     d, h, kv, d_k = shape.d_model, shape.n_heads, shape.n_kv_heads, shape.d_k
     # (name, width, height, blocks): the matrices as the formula uses them, X W_Q with W_Q of d_model x h*d_k.
-    mats = [("W_Q", h * d_k, d, h, "d_model × h·d_k"), ("W_K", kv * d_k, d, kv, "d_model × n_kv·d_k"),
-            ("W_V", kv * d_k, d, kv, "d_model × n_kv·d_k"), ("W_O", d, h * d_k, h, "h·d_k × d_model")]
+    mats = [("W_Q", h * d_k, d, h, "d_model × h·d_k"), ("W_K", kv * d_k, d, kv, "d_model × h_kv·d_k"),
+            ("W_V", kv * d_k, d, kv, "d_model × h_kv·d_k"), ("W_O", d, h * d_k, h, "h·d_k × d_model")]
     fig, x, gap = go.Figure(), 0.0, 0.15 * d
     for i, (name, width, height, blocks, label) in enumerate(mats):
         colour = head_colour(i)
@@ -68,11 +68,11 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
     fig.update_xaxes(visible=False, range=[-gap / 2, x - gap / 2], constrain="domain")
     fig.update_yaxes(visible=False, range=[-0.3 * d, 1.2 * d], scaleanchor="x")
     fig = layout(fig, f"{shape.name}: the four matrices of one attention block, to scale<br>"
-                      f"<sup>d_model = {d:,}, h = {h}, K/V heads = {kv}; thin lines: one block per head "
+                      f"<sup>d_model = {d:,}, h = {h}, h_kv = {kv}; thin lines: one block per head "
                       "(up to 32)</sup>", height=360)
     rows = tuple((name, f"{height:,} × {width:,}", blocks) for name, width, height, blocks, _ in mats)
     return described(fig, describe.Description(
-        f"{shape.name}, one attention block to scale (d_model = {d:,}, h = {h}, K/V heads = {kv}): "
+        f"{shape.name}, one attention block to scale (d_model = {d:,}, h = {h}, h_kv = {kv}): "
         + ", ".join(f"{name} {size}" for name, size, _ in rows) + ".", ("matrix", "rows × columns", "head blocks"),
         rows))
 

@@ -95,7 +95,7 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
     fig = figure(shapes=shapes, annotations=notes, showlegend=False,
                  xaxis=dict(visible=False, range=[-0.02, total + 0.02]),
                  yaxis=dict(visible=False, range=[-0.05, 1.05]))
-    kv = f" ({kv_heads} key/value heads)" if kv_heads != n_heads else ""
+    kv = f", h_kv = {kv_heads}" if kv_heads != n_heads else ""
     title = f"The pipeline for d_model = {d_model}, h = {n_heads}{kv}, d_k = {d_k} (live shapes)"
     flow = " → ".join(f"{describe.plain(name)}: {describe.plain(shape)}" for name, _, shape, _ in steps)
     return described(layout(fig, title, height=260), describe.Description(
@@ -126,8 +126,8 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
     names, colours = None, [head_colour(i if kv else i // group_size) for i in range(n_heads)]
     if kv and group_size > 1:
         names = [f"K/V {j + 1}" for j in range(n_heads)]
-        title = (f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): {n_heads} key/value head{'s' if n_heads > 1 else ''}, "
-                 f"each shared by {group_size} query heads")
+        title = (f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): h_kv = {n_heads} key/value "
+                 f"head{'s' if n_heads > 1 else ''}, each shared by {group_size} query heads")
     z, step = pool(Wt, OVERVIEW_CELLS)                         # blocks of step x step cells when large
     fig = heatmap(z, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]), title,
                   x_title="output column", y_title="input dimension", step=step)

@@ -26,8 +26,8 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
     Symbol("i", "a head, from 1 to $h$."),
     Symbol("d_k", "the width of one head's queries and keys: $d_k = d_{model} / h$."),
     Symbol("d_v", "the width of one head's values and output; here $d_v = d_k$."),
-    Symbol("h_{kv}", "the number of key/value heads: $h$ in plain multi-head attention, fewer when query heads "
-                     "share them (grouped-query attention)."),
+    Symbol("h_{kv}", "the number of key/value (K/V) heads: $h$ in plain multi-head attention, fewer when "
+                     "query heads share them (grouped-query attention)."),
     Symbol("g", "how many query heads share one key/value head: $g = h / h_{kv}$."),
     Symbol("j", "a key/value head, from 1 to $h_{kv}$: query head $i$ reads key/value head $j = \\lceil i/g \\rceil$."),
     Symbol("W^Q_i, W^K_i, W^V_i", "head $i$'s projection matrices, $d_{model} \\times d_k$: its block of columns of "

@@ -92,7 +92,7 @@ def practice_questions(shape: ModelShape) -> list[Practice]:
     if kv < h:
         questions.append(Practice(
             f"group@{s.name}", f"In {name}, how many query heads share each K/V head?", h // kv, "",
-            "The query heads are shared out evenly among the K/V heads.", f"$h / n_{{kv}} = {h} / {kv} = {h // kv}$"))
+            "The query heads are shared out evenly among the K/V heads.", f"$h / h_{{kv}} = {h} / {kv} = {h // kv}$"))
     if s.decoder:
         per_token = s.kv_cache_bytes()
         total = per_token * n * BATCH
@@ -103,7 +103,7 @@ def practice_questions(shape: ModelShape) -> list[Practice]:
                      f"token (the K/V cache). How many bytes does it keep per token, over all {layers} of {where} "
                      "layers, at 16 bits (2 bytes per number)?",
                      per_token, "bytes", "For every layer and every K/V head: one key and one value of d_k numbers.",
-                     f"$2 \\cdot L \\cdot n_{{kv}} \\cdot d_k \\cdot 2\\,\\text{{bytes}} = "
+                     f"$2 \\cdot L \\cdot h_{{kv}} \\cdot d_k \\cdot 2\\,\\text{{bytes}} = "
                      f"2 \\cdot {layers} \\cdot {kv} \\cdot {d_k} \\cdot 2 = {_n(per_token)}$ bytes"),
             Practice(f"kv_batch@{s.name}", f"How many {unit} ({power} bytes) of K/V cache does {name} hold for a "
                      f"batch of {BATCH} sequences of {n:,} tokens each, at 16 bits? (Three significant digits are "

@@ -293,7 +293,7 @@ def test_gqa_projection_shows_narrow_w_k_and_the_savings():
     assert_clean(at)
     d_k = 8
     assert as_array(figure_titled(at, "W_K (48 × 16)")["data"][0]["z"]).shape == (48, 2 * d_k)
-    assert figure_titled(at, "6 query heads, 2 key/value heads")
+    assert figure_titled(at, "h = 6 query heads, h_kv = 2 key/value heads")
     metrics = {m.label: m.value for m in at.metric}
     # W_K and W_V (2*d_k x 48) and their biases (2*d_k,): written out.
     assert metrics["K and V parameters"] == f"{2 * (2 * d_k * 48 + 2 * d_k):,}"

@@ -73,7 +73,7 @@ def test_every_page_shows_the_decoder(pages, page):
     at = pages(page)
     assert_clean(at)
     assert figures(at)
-    assert any(c.value.startswith(f"{MODEL}, layer 18 of 30 · 16 tokens · d_model = 576 · h = 9 · 3 K/V heads · "
+    assert any(c.value.startswith(f"{MODEL}, layer 18 of 30 · 16 tokens · d_model = 576 · h = 9 · h_kv = 3 · "
                                   "d_k = 64") for c in at.caption)
     words = texts(at, "markdown", "caption", "info", "success")
     assert "[CLS]" not in words and "[SEP]" not in words  # an encoder's tokens, nowhere on a decoder's page
@@ -84,8 +84,8 @@ def test_sidebar_says_what_the_decoder_is_and_offers_its_own_examples(model):
     at = run_app(SMOL)  # its own run: this test changes the text
     assert at.radio(key="model").value == MODEL
     captions = texts(at, "caption")
-    assert "fixes d_model = 576 and h = 9 (d_k = 64, 3 key/value heads). Its weights here are rounded to 4 bits" \
-        in captions
+    assert ("fixes d_model = 576 and h = 9 (d_k = 64, h_kv = 3 key/value heads). Its weights here are rounded to 4 "
+            "bits") in captions
     assert "each token sees only itself and the tokens before it" in captions and "always on" in captions
     assert "next token it predicts" in captions  # which experiments this model offers, and why
     keys = {w.key for w in [*at.number_input, *at.selectbox, *at.radio, *at.checkbox]}
@@ -166,7 +166,7 @@ def test_projection_shows_rope_as_its_own_step_with_the_models_numbers(pages, mo
 def test_projection_groups_the_query_heads_by_their_key_value_head(pages):
     at = pages("pages/projection.py")
     w_k = figure_titled(run_app(SMOL, "pages/projection.py", opened={"projection_tab": "W_K → K_j"}),
-                        "W_K (576 × 192): 3 key/value heads, each shared by 3 query heads")
+                        "W_K (576 × 192): h_kv = 3 key/value heads, each shared by 3 query heads")
     assert [a["text"] for a in w_k["layout"]["annotations"]] == ["K/V 1", "K/V 2", "K/V 3"]
     q_heads = figure_titled(at, "Q_i for each head")
     colours = [a["font"]["color"] for a in q_heads["layout"]["annotations"][:9]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from screen import page_text, run_app
+from screen import figures, page_text, run_app
 
 
 def revealed(at):
@@ -109,3 +109,21 @@ def test_the_overview_says_what_grows_with_h():
     """Was: "costs exactly the parameters and multiply-adds of one head" (softmax's exponentials grow with h)."""
     text = page_text(run_app({}, opened={"overview_tab": "What it costs"}))
     assert "costs exactly the" not in text and "softmax's exponentials" in text
+
+
+def test_the_number_of_key_value_heads_is_h_kv_everywhere(page_run):
+    """Was: n_kv on the practice page, "K/V heads" in the cost tables and the cache formula, "(2 K/V)" in the
+    overview's cost table and "3 K/V heads" in the sidebar's line; the notation table's symbol is h_kv."""
+    practice = run_app({"preset": "llama-2-70b"}, "pages/practice.py")
+    text = page_text(practice)
+    assert "n_{kv}" not in text and "h_{kv} = 8" in text and "h / h_{kv} = 64 / 8 = 8" in text
+    cost = run_app({}, "pages/cost.py")
+    columns = [list(table.value.columns) for table in cost.dataframe]
+    assert sum("K/V heads h_kv" in c for c in columns) == 2 and not any("K/V heads" in c for c in columns)
+    assert "K/V cache = 2 · layers · h_kv · d_k" in page_text(cost) and "K/V heads ·" not in page_text(cost)
+    grouped = page_run("grouped K/V", "pages/overview.py")
+    assert any("· h = 8 · h_kv = 2 · d_k = 16" in c.value for c in grouped.caption)
+    assert figures(grouped)[0]["layout"]["title"]["text"].startswith("The pipeline for d_model = 128, h = 8, h_kv = 2")
+    table = run_app({"kv_heads": "2"}, opened={"overview_tab": "What it costs"}).dataframe[0].value
+    assert "parameters, h = 8, h_kv = 2" in table.columns
+
