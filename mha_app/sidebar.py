@@ -90,9 +90,14 @@ def _kv_heads(sb, h: int) -> int:
     return 0 if kv == h else int(kv)
 
 
-def model_captions() -> list[str]:
+# The first choice of weights when the input is the tiny example, whose weights are set by hand, not drawn at random.
+TINY_WEIGHTS = {RANDOM: "hand-set weights (the tiny example)"}
+
+
+def model_captions(tiny: bool = False) -> list[str]:
     """One line under each choice of weights: what it is, or, for a model not installed here, how to add it."""
-    lines = ["any sizes; the patterns mean nothing"]
+    lines = ["small whole numbers chosen by hand, to check with pencil and paper" if tiny else
+             "any sizes; the patterns mean nothing"]
     for card in PRETRAINED.values():
         lines.append(model_text(card.name).about if card.installed() else
                      f"not installed here; add it with `{card.install}`")
@@ -142,7 +147,8 @@ def spec_controls() -> tuple[Spec, int]:
     """Draw the controls that decide the computation; return the spec they hold and the chosen layer."""
     sb, d = st.sidebar, Spec()
     sb.header("Model")
-    model = widgets.choice(sb, "model", "radio", captions=model_captions())
+    tiny = widgets.current("input") == "tiny"  # the input is chosen below; the tiny example brings its own weights
+    model = widgets.choice(sb, "model", "radio", captions=model_captions(tiny), labels=TINY_WEIGHTS if tiny else None)
     card = Spec(model=model).card
     layer = View.layer
     if card:

@@ -72,16 +72,24 @@ def _sync(name: str, value) -> None:
         st.query_params[name] = to_url(value)
 
 
-def choice(container, name: str, widget: str = "selectbox", options=None, **kw):
-    """A choice among the field's keys (or `options`), shown by their labels; widget: selectbox, radio or
-    segmented_control."""
+def current(name: str, options: list | None = None):
+    """A choice's value before its widget is drawn (its last one, else the link's, else the default), for a control
+    drawn above it whose words depend on it."""
+    _start(name, list(control(name).choices if options is None else options))
+    return st.session_state[name]
+
+
+def choice(container, name: str, widget: str = "selectbox", options=None, labels: dict | None = None, **kw):
+    """A choice among the field's keys (or `options`), shown by their labels (or by `labels`, where these depend on
+    other settings); widget: selectbox, radio or segmented_control."""
     c = control(name)
     options = list(c.choices if options is None else options)
     _start(name, options)
     kw.setdefault("help", c.help)
     if widget == "segmented_control":
         kw.setdefault("required", True)
-    value = getattr(container, widget)(c.label, options, key=name, format_func=c.label_of, **kw)
+    shown = c.label_of if not labels else lambda key: labels.get(key, c.label_of(key))
+    value = getattr(container, widget)(c.label, options, key=name, format_func=shown, **kw)
     _sync(name, value)
     return value
 

@@ -127,3 +127,10 @@ def test_the_number_of_key_value_heads_is_h_kv_everywhere(page_run):
     table = run_app({"kv_heads": "2"}, opened={"overview_tab": "What it costs"}).dataframe[0].value
     assert "parameters, h = 8, h_kv = 2" in table.columns
 
+
+def test_the_tiny_examples_weights_are_not_called_random(page_run):
+    """Was: the Weights choice offered "random weights" while the tiny example brings its own hand-set weights."""
+    tiny = page_run("tiny", "pages/overview.py").radio(key="model")
+    assert tiny.value == "random" and "random weights" not in tiny.options
+    assert "hand-set weights (the tiny example)" in tiny.options
+    assert "random weights" in page_run("default", "pages/overview.py").radio(key="model").options
