@@ -91,6 +91,5 @@ def next_token_section(settings: Settings, ex: Example, heading: str = "What the
         + (" These are the predictions of the model with the heads switched off in the sidebar." if off else ""))
     plot(dfig.next_token_figure(run.next_tokens, ex.tokens[-1]), key="next_tokens")
     rest = 1 - sum(t.probability for t in run.next_tokens)
-    st.caption("Tokens are spelled as in the token table: Ġ at the start is a space, Ċ a new line. "
-               f"The other {vocab - len(run.next_tokens):,} tokens share the remaining "
+    st.caption(f"The other {vocab - len(run.next_tokens):,} tokens share the remaining "
                f"{rest:.1%}.")

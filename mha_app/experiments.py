@@ -335,4 +335,4 @@ def next_token_change(settings: Settings, ex: Example) -> None:
     st.caption(("The most likely next token stays the same" if before.id == after.id else
                 "The most likely next token changes")
                + f": {quote(next_token_label(before))} with every head, {quote(next_token_label(after))} with "
-               f"{_heads(off)} off. ␣ marks a space, ↵ a new line.")
+               f"{_heads(off)} off.")

@@ -41,7 +41,7 @@ from .classroom import setting_widget
 from .sentences import DECODER_SENTENCES, EXAMPLE_SENTENCES
 from .settings import Spec
 from .text import quote
-from .toolkit import plot
+from .toolkit import plot, token_spelling
 
 SMOLLM2, MINILM = "SmolLM2-135M-Instruct", "all-MiniLM-L6-v2"
 REPEATED_PHRASE = DECODER_SENTENCES["Repeated phrase (induction heads)"]
@@ -298,6 +298,7 @@ def real_heads(run: TrainingRun) -> None:
     panels = [(f"{names[0]} ({values[0]:.2f})", run.trace(example, layer).weights[head], example)]
     panels += [(f"{name} ({value:.2f})", model_run.layers[r["layer"]].weights[r["head"]], model_run.tokens)
                for name, value, r in zip(names[1:], values[1:], top, strict=True)]
+    token_spelling(spec)  # the real model's tokens are on the panels' axes
     plot(tfig.head_patterns_figure(panels, f"Your strongest head beside {card.name}'s strongest ({label} in "
                                            "brackets)"), key="real_heads")
     if not top:

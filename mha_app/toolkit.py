@@ -17,7 +17,8 @@ from mha_core.teaching.source import step_source
 
 from . import theme, widgets
 from .example import Example
-from .settings import MODELS, PRETRAINED, Settings
+from .model_text import spelling_note
+from .settings import MODELS, PRETRAINED, Settings, Spec
 from .snippets import torch_script
 from .text import escape, quote
 
@@ -190,6 +191,14 @@ def untrained_note(settings: Settings) -> None:
                  f"nothing{planted}; random heads look alike. Real heads: **{trained}**.")
     right.button(f"Switch to {trained}", on_click=_switch_to, args=(trained,), key="switch_to_trained",
                  type="tertiary")
+
+
+def token_spelling(spec: Spec) -> None:
+    """How the tokens on the page spell a space (Ġ) and a new line, for a model that needs it: a page calls this
+    where its tokens first appear."""
+    note = spelling_note(spec)
+    if note:
+        st.caption(f":material/space_bar: {note}")
 
 
 def bias_note(example: Example) -> str:

@@ -5,7 +5,7 @@ import streamlit as st
 from mha_app import compute, experiments, inside
 from mha_app.classroom import predict
 from mha_app.explorer import attention_explorer
-from mha_app.toolkit import code_for_step, next_step, plot, symbols, tabs, untrained_note, view
+from mha_app.toolkit import code_for_step, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
 from mha_core import causal_mask, figures
 from mha_core.teaching import formulas
 
@@ -27,6 +27,7 @@ st.markdown(
     "its weight. Every head does this on its own."
 )
 untrained_note(settings)
+token_spelling(settings.spec)
 st.latex(formulas.attention(cfg)
          + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
          % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))

@@ -4,7 +4,7 @@ import streamlit as st
 
 from mha_app.classroom import pick_cell, predict, row_table, scaled_latex, show_worked, worked
 from mha_app.text import quote
-from mha_app.toolkit import plot, symbols, untrained_note, view
+from mha_app.toolkit import plot, symbols, token_spelling, untrained_note, view
 from mha_core import figures
 
 settings, ex = view()
@@ -12,6 +12,7 @@ tr, cfg = ex.trace, ex.cfg
 
 st.title("One attention weight, by hand")
 untrained_note(settings)
+token_spelling(settings.spec)
 st.markdown(
     "Every number in the attention matrix comes from four small steps: multiply the query's and the key's numbers "
     "pair by pair and add them up (the dot product), scale the sum, take the exponential of every score in the "

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from mha_app.classroom import predict
-from mha_app.toolkit import code_for_step, expander, next_step, plot, symbols, untrained_note, view
+from mha_app.toolkit import code_for_step, expander, next_step, plot, symbols, token_spelling, untrained_note, view
 from mha_core import figures
 
 settings, ex = view()
@@ -18,6 +18,7 @@ st.markdown(
     "added or mixed: every column still belongs to exactly one head, shown by its colour."
 )
 untrained_note(settings)
+token_spelling(settings.spec)
 off = settings.spec.ablate
 if predict("concat_width"):
     st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d\times(%d\cdot%d)}"

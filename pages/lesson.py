@@ -8,7 +8,7 @@ from mha_app import compute, inside, present
 from mha_app.classroom import plot_step_costs, predict, scaled_latex, show_worked, worked
 from mha_app.lesson import SCREENS
 from mha_app.text import quote
-from mha_app.toolkit import offer_trained, plot, untrained_note, view
+from mha_app.toolkit import offer_trained, plot, token_spelling, untrained_note, view
 from mha_core import cost, figures
 from mha_core.figures.lesson import kv_cache_figure
 from mha_core.teaching import questions
@@ -37,6 +37,8 @@ def show(fig, key: str) -> None:
 st.title(f"{number} · {title}")
 if not presenting:
     untrained_note(settings)  # a presentation keeps to one idea a screen; its heads screen says it in a line
+if not presenting or name == "tokens":  # presenting: where the tokens are first shown
+    token_spelling(settings.spec)
 
 
 def tokens_screen():

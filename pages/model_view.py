@@ -4,7 +4,7 @@ import streamlit as st
 
 from mha_app import experiments, inside
 from mha_app.model_text import model_text
-from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
+from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, token_spelling, view
 from mha_core import figures
 
 settings, ex = view()
@@ -21,6 +21,7 @@ st.markdown(
     f"{model_text(card.name).patterns}. Hover over a square for its tokens and numbers, or see one layer large, "
     "with its tokens, below."
 )
+token_spelling(settings.spec)
 experiments.model_ablation_note(settings)
 layer, head = settings.view.layer, settings.view.head
 plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1), group_size=g,

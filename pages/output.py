@@ -13,6 +13,7 @@ from mha_app.toolkit import (
     plot,
     reproduce_in_pytorch,
     symbols,
+    token_spelling,
     untrained_note,
     view,
 )
@@ -32,6 +33,7 @@ st.markdown(
     "heads would only sit next to each other; with it, every output number can draw on all heads."
 )
 untrained_note(settings)
+token_spelling(settings.spec)
 revealed = predict("w_o_size")
 if revealed:
     # the shapes on a line of their own: on one line the formula is wider than the column at 1280 px, and a

@@ -5,7 +5,7 @@ import streamlit as st
 from mha_app import compute, decoder, experiments
 from mha_app.cost_table import cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
-from mha_app.toolkit import bias_note, next_step, plot, symbols, tabs, untrained_note, view
+from mha_app.toolkit import bias_note, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
 from mha_core import figures
 from mha_core.analysis import reference
 from mha_core.teaching import formulas
@@ -28,6 +28,7 @@ st.markdown(
        if cfg.rope_theta and cfg.causal else "")
 )
 untrained_note(settings)
+token_spelling(settings.spec)
 plot(figures.pipeline_figure(n, cfg.d_model, cfg.n_heads, cfg.d_k, m, scaled=cfg.scale != 1.0, cross=cross,
                              bias=cfg.bias, kv_heads=cfg.kv_heads, rope=cfg.rope_theta is not None), key="pipeline")
 if settings.spec.card and model_text(settings.spec.card.name).weights:

@@ -5,7 +5,18 @@ import streamlit as st
 from mha_app import decoder, experiments
 from mha_app.classroom import predict
 from mha_app.model_text import input_source
-from mha_app.toolkit import bias_note, code_for_step, expander, next_step, plot, symbols, tabs, untrained_note, view
+from mha_app.toolkit import (
+    bias_note,
+    code_for_step,
+    expander,
+    next_step,
+    plot,
+    symbols,
+    tabs,
+    token_spelling,
+    untrained_note,
+    view,
+)
 from mha_core import figures
 from mha_core.teaching import formulas
 
@@ -32,6 +43,7 @@ st.markdown(
     + (" Then every query and key is turned by its position (RoPE, Step 1b below)." if cfg.rope_theta else "")
 )
 untrained_note(settings)
+token_spelling(settings.spec)
 if predict("q_shape"):
     st.latex(formulas.projection(cfg, cross))
     shown = tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"], key="projection_tab")

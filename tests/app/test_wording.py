@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from screen import figures, page_text, run_app
+from modes import SMOLLM2
+from screen import figures, page_text, run_app, texts
 
 
 def revealed(at):
@@ -134,3 +135,12 @@ def test_the_tiny_examples_weights_are_not_called_random(page_run):
     assert tiny.value == "random" and "random weights" not in tiny.options
     assert "hand-set weights (the tiny example)" in tiny.options
     assert "random weights" in page_run("default", "pages/overview.py").radio(key="model").options
+
+
+@pytest.mark.parametrize("page", ["overview", "projection", "attention", "concatenation", "output", "by_hand",
+                                  "lesson", "model_view"])
+def test_the_space_marker_is_explained_on_every_page_that_shows_smollm2s_tokens(page_run, page):
+    """Was: Ġ explained only on Step 4 (and as "␣ marks a space" under a table that spells it Ġ)."""
+    at = page_run(SMOLLM2, f"pages/{page}.py")
+    assert texts(at, "caption").count("Ġ at the start of a token is the space before it") == 1
+    assert "␣" not in page_text(at)
