@@ -25,6 +25,9 @@ from .toolkit import plot
 MICHEL = "Michel et al. 2019"
 AINSLIE = "Ainslie et al. 2023"
 VASWANI = "Vaswani et al. 2017"
+# What a cosine is, said before the first one on the page (the output page's head experiments).
+COSINE = ("The cosine of two vectors says how alike their directions are, whatever their lengths: 1 for the same "
+          "direction, 0 for perpendicular ones (nothing in common), −1 for opposite ones.")
 
 
 def _heads(numbers) -> str:
@@ -225,6 +228,7 @@ def ablation_results(settings: Settings, ex: Example) -> None:
            "each one moves the output. ")
         + "Here a switched-off head's output is multiplied by 0 before W_O (a head mask), so its block of the "
         "concatenation is zero and it adds nothing to the output; everything before Step 3 is computed as usual. "
+        + (f"{COSINE} " if off or spec.card and spec.card.kind != "decoder" else "")
         + ("" if off else "Choose heads under *Switch heads off* in the sidebar."))
     if off:
         change = ablation.output_change(tr, w)

@@ -120,10 +120,11 @@ def progress_bar(what: str):
 def intro() -> None:
     st.markdown(
         "Nobody tells a transformer what its heads should do: each head starts with random weights, and training "
-        "by gradient descent shapes it. Here you train a tiny transformer yourself, in seconds, on this server's "
-        "CPU: two layers of attention heads and nothing else (no feed-forward blocks, like the toy models in which "
-        f"{ELHAGE} and {OLSSON} found induction heads), on a task whose answer is known. Then you watch each head's "
-        "attention form, and compare it with the same kind of head in two real models.")
+        "by gradient descent shapes it (step after step, every weight is nudged a little in the direction that "
+        "makes the model's answers less wrong). Here you train a tiny transformer yourself, in seconds, on this "
+        "server's CPU: two layers of attention heads and nothing else (no feed-forward blocks, like the toy models "
+        f"in which {ELHAGE} and {OLSSON} found induction heads), on a task whose answer is known. Then you watch "
+        "each head's attention form, and compare it with the same kind of head in two real models.")
 
 
 def controls() -> Choice:
@@ -157,9 +158,11 @@ def training(choice: Choice) -> TrainingRun | None:
     run = RUNS.peek(choice.key)
     task = TASKS[choice.task]
     st.markdown("Training nudges every weight, step after step, to lower the *loss*: the cross-entropy of the right "
-                f"answers, averaged over the set P of positions that have one, on a fresh batch of {BATCH} random "
-                "sequences at each step (Adam, Kingma & Ba 2015). Each position sees only itself and the tokens before "
-                "it.")
+                "answers (minus the logarithm of the probability the model gives the right answer: 0 when it is sure "
+                f"and right), averaged over the set P of positions that have one, on a fresh batch of {BATCH} random "
+                "sequences at each step. The nudges are made by Adam (Kingma & Ba 2015), a form of gradient descent "
+                "that gives each weight its own step size, from how that weight's slope has been changing. Each "
+                "position sees only itself and the tokens before it.")
     st.latex(r"L = -\frac{1}{|P|} \sum_{t \in P} \log p_\theta(y_t \mid x_1, \dots, x_t)")
     if run is None:
         before = _untrained(choice)
@@ -371,8 +374,9 @@ def _pruning_claim(choice: Choice) -> None:
     st.markdown(
         f"{MICHEL} found that many heads of a trained model can be removed with little loss. Rank the heads by "
         "importance, switch them off one at a time, least important first, and watch the accuracy. Two rankings: "
-        f"{MICHEL}'s, the size of the loss's gradient with respect to a gate ξ_i on head i's output (normalised in "
-        "each layer, as their code does), and the plain loss when the head alone is switched off.")
+        f"{MICHEL}'s, the size of the loss's gradient with respect to a gate ξ_i on head i's output (how fast the "
+        "loss changes when ξ_i is turned a little from 1; normalised in each layer, as their code does), and the "
+        "plain loss when the head alone is switched off.")
     st.latex(r"\mathrm{head}_i \to \xi_i \, \mathrm{head}_i, \qquad I_i = \mathbb{E}_x \left| "
              r"\frac{\partial L(x)}{\partial \xi_i} \right|_{\xi = 1}")
     key = ("prune", choice.task, choice.h, choice.d_model)

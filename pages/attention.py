@@ -7,7 +7,7 @@ from mha_app.classroom import predict
 from mha_app.explorer import attention_explorer
 from mha_app.toolkit import code_for_step, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
 from mha_core import causal_mask, figures
-from mha_core.teaching import formulas
+from mha_core.teaching import formulas, notation
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -31,6 +31,8 @@ token_spelling(settings.spec)
 st.latex(formulas.attention(cfg)
          + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
          % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))
+if cfg.group_size > 1:
+    st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
 symbols("Q_i, K_i, V_i", "i", "t", "s", "n", "m", "d_k", "d_v", "z_{ts}", "M", "\\alpha_{ts}", "\\mathrm{head}_i",
         "W^O", *(["g", "j"] if cfg.group_size > 1 else []))
 experiments.cross_attention_note(ex)

@@ -8,7 +8,7 @@ from mha_app.model_text import input_source, model_text, special_tokens_explaine
 from mha_app.toolkit import bias_note, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
 from mha_core import figures
 from mha_core.analysis import reference
-from mha_core.teaching import formulas
+from mha_core.teaching import formulas, notation
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -45,7 +45,7 @@ with formulas_tab:
         st.latex(formulas.projection(cfg, cross))
         st.latex(formulas.mask(tr.mask))
         if cfg.group_size > 1:
-            st.caption(f"Query head i reads key/value head j = ⌈i / {cfg.group_size}⌉ (grouped-query attention).")
+            st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
         st.caption(bias_note(ex))
         symbols("X", *(["Y"] if cross else []), "h", "i", "d_k", "d_{model}", "W^Q_i, W^K_i, W^V_i", "Q_i, K_i, V_i",
                 "M", "\\mathrm{head}_i", "W^O", *(["h_{kv}", "g", "j"] if cfg.group_size > 1 else []),

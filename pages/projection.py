@@ -18,7 +18,7 @@ from mha_app.toolkit import (
     view,
 )
 from mha_core import figures
-from mha_core.teaching import formulas
+from mha_core.teaching import formulas, notation
 
 settings, ex = view()
 tr, cfg, w = ex.trace, ex.cfg, ex.weights
@@ -63,7 +63,7 @@ if predict("q_shape"):
              % (n, d_model, j, j, d_model, d_k, n, d_k, j, j, m, d_k)
              + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else ""))
     if kv != h:
-        st.caption(f"Query head i reads key/value head j = ⌈i / {g}⌉.")
+        st.caption(notation.kv_head_rule(h, g))
     st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and "
                f"computes x @ W.T{' + b' if cfg.bias else ''}; the figures show W the way the formula uses it.")
 symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "W^Q_i, W^K_i, W^V_i",

@@ -67,7 +67,8 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
 
     heads_shape = (f"{n_heads} heads × ({n} × {d_k})" if kv_heads == n_heads else
                    f"Q: {n_heads} × ({n} × {d_k})<br>K, V: {kv_heads} × ({m} × {d_k})")
-    reads = f", j = ⌈i/{n_heads // kv_heads}⌉" if kv_heads != n_heads else ", in each head"
+    g = n_heads // kv_heads
+    reads = f", j = ⌈i/{g}⌉<br>(i/{g} rounded up)" if kv_heads != n_heads else ", in each head"
     steps = [
         ("Input", "X and Y" if cross else "X", f"{n} × {d_model}" + (f", {m} × {d_model}" if cross else ""),
          STEP_COLOURS[0]),

@@ -29,7 +29,8 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
     Symbol("h_{kv}", "the number of key/value (K/V) heads: $h$ in plain multi-head attention, fewer when "
                      "query heads share them (grouped-query attention)."),
     Symbol("g", "how many query heads share one key/value head: $g = h / h_{kv}$."),
-    Symbol("j", "a key/value head, from 1 to $h_{kv}$: query head $i$ reads key/value head $j = \\lceil i/g \\rceil$."),
+    Symbol("j", "a key/value head, from 1 to $h_{kv}$: query head $i$ reads key/value head $j = \\lceil i/g \\rceil$, "
+                "that is $i/g$ rounded up to a whole number (the brackets $\\lceil\\; \\rceil$ mean: round up)."),
     Symbol("W^Q_i, W^K_i, W^V_i", "head $i$'s projection matrices, $d_{model} \\times d_k$: its block of columns of "
                                   "$W^Q$, $W^K$, $W^V$."),
     Symbol("Q_i, K_i, V_i", "head $i$'s queries, keys and values: one row per token."),
@@ -48,6 +49,17 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
                   "head $i$."),
     Symbol("p", "a token's position counted from 0, as RoPE turns it: $p = t - 1$."),
 )}
+
+
+def kv_head_rule(n_heads: int, group_size: int) -> str:
+    """Which key/value head each query head reads, with grouped-query attention (group_size > 1), in words (plain
+    text): the rule j = ⌈i / g⌉ and what its brackets mean."""
+    g, kv = group_size, n_heads // group_size
+    which = ("every head reads K/V head 1" if kv == 1 else
+             f"heads 1 to {g} read K/V head 1" + (" and " if kv == 2 else ", ") + f"heads {g + 1} to {2 * g} K/V head 2"
+             + ("" if kv == 2 else ", and so on"))
+    return (f"Query head i reads key/value head j = ⌈i / {g}⌉: i / {g} rounded up to a whole number (⌈ ⌉ means round "
+            f"up), so {which}.")
 
 
 def symbol(latex: str) -> Symbol:

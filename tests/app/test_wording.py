@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from modes import SMOLLM2
-from screen import figures, page_text, run_app, texts
+from modes import MINILM, SMOLLM2
+from screen import figure_titled, figures, page_text, run_app, texts
 
 
 def revealed(at):
@@ -144,3 +144,26 @@ def test_the_space_marker_is_explained_on_every_page_that_shows_smollm2s_tokens(
     at = page_run(SMOLLM2, f"pages/{page}.py")
     assert texts(at, "caption").count("Ġ at the start of a token is the space before it") == 1
     assert "␣" not in page_text(at)
+
+
+@pytest.mark.parametrize(("mode", "page", "gloss"), [
+    (SMOLLM2, "overview", "GGUF is the file format of llama.cpp"),
+    (SMOLLM2, "overview", "rounded to one of 16 evenly spaced levels"),                        # Q4_1, 4-bit
+    (MINILM, "model_view", "the share kept by the residual connection (the layer adds its result"),
+    (MINILM, "output", "The cosine of two vectors says how alike their directions are"),
+    ("default", "heads_learn", "Adam (Kingma & Ba 2015), a form of gradient descent that gives each weight"),
+    ("grouped K/V", "overview", "⌈i / 4⌉: i / 4 rounded up to a whole number (⌈ ⌉ means round up)"),
+    ("grouped K/V", "attention", "⌈i / 4⌉: i / 4 rounded up to a whole number (⌈ ⌉ means round up)"),
+    ("grouped K/V", "projection", "⌈i / 4⌉: i / 4 rounded up to a whole number (⌈ ⌉ means round up)"),
+])
+def test_jargon_is_said_in_plain_words_where_it_first_appears(page_run, mode, page, gloss):
+    """Was: GGUF and Q4_1, the residual connection of rollout, the cosine, Adam and the ceiling brackets ⌈ ⌉ used
+    with no word on what they are."""
+    assert gloss in page_text(page_run(mode, f"pages/{page}.py"))
+
+
+def test_the_query_key_plane_says_what_its_order_means():
+    """Was: "its keys are in score order along its arrow for 83% of pairs", in the figure's title."""
+    at = run_app({}, "pages/attention.py", opened={"attention_tab": "Queries and keys as points"})
+    title = figure_titled(at, "Head 1: queries and keys")["layout"]["title"]["text"]
+    assert "score order" not in title and "of two keys, the one further along its arrow scores higher" in title
