@@ -52,18 +52,36 @@ function decode(bytes) {
 
 // --- numbers and colours ---------------------------------------------------------------------------------------
 
-// The shortest text that reads back as exactly this value: a float32 as float32, a float64 as float64.
-function exact(v, dtype) {
-  if (dtype === '<f4') {
-    for (let p = 1; p <= 9; p++) {
-      const s = v.toPrecision(p);
-      if (Math.fround(Number(s)) === v) return String(Number(s));
-    }
-  }
-  return String(v);
+// The fewest significant digits that read back as exactly this value: a float32 as float32, a float64 as float64.
+function digits(v, dtype) {
+  const same = dtype === '<f4' ? s => Math.fround(Number(s)) === v : s => Number(s) === v;
+  for (let p = 1; p < 17; p++) if (same(v.toPrecision(p))) return p;
+  return 17;
 }
 
-const mean6 = v => String(Number(v.toPrecision(6)));  // a block mean, as the overviews' hover rounds it
+// The shortest text that reads back as exactly this value (a tooltip's data-value: what a test compares).
+const exact = (v, dtype) => String(Number(v.toPrecision(digits(v, dtype))));
+
+// Numbers as a student reads them: decimals from 0.0001 up to a million, else a power of ten, 2.08 × 10⁻⁷ (never
+// the computer's 2.0797269e-7).
+const SUPERSCRIPT = { '-': '⁻', '+': '', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
+const power = text => text.replace(/e([+-]?\d+)$/, (_, e) => ` × 10${[...e].map(c => SUPERSCRIPT[c]).join('')}`);
+const decimal = v => v === 0 || (Math.abs(v) >= 1e-4 && Math.abs(v) < 1e6);
+
+// A value of the engine as a tooltip says it: "= 0.48213437" (every digit it holds), or, as a power of ten,
+// "≈ 2.08 × 10⁻⁷" rounded to 3 digits with the exact value on a line of its own; lines start with `what`.
+function said(what, v, dtype) {
+  const p = digits(v, dtype);
+  if (!Number.isFinite(v) || decimal(v)) return [`${what} = ${exact(v, dtype)}`];
+  const whole = power(v.toExponential(p - 1));
+  return p <= 3 ? [`${what} = ${whole}`] : [`${what} ≈ ${power(v.toExponential(2))}`, `(exactly ${whole})`];
+}
+
+// A mean, rounded to 6 digits as the overviews' hover rounds it, in the same readable form.
+const mean6 = v => {
+  const r = Number(v.toPrecision(6));
+  return decimal(r) || !Number.isFinite(r) ? String(r) : power(r.toExponential());
+};
 
 // A colour as [r, g, b]: '#rrggbb' (the palettes of figures.base) or 'rgb(r, g, b)' (plotly's named scales).
 const rgbOf = c => (c.startsWith('#') ? [1, 3, 5].map(i => parseInt(c.slice(i, i + 2), 16))
@@ -699,7 +717,8 @@ class Explorer {
                        ...(weights ? [`weight = ${mean6(weights.mean[j])}`] : [])] };
     }
     const value = exact(d.single[j], d.dtype);
-    return { lines: [`key ${key}`, `${name} = ${value}`, ...(weights ? [`weight = ${exact(weights.single[j], weights.dtype)}`] : [])],
+    return { lines: [`key ${key}`, ...said(name, d.single[j], d.dtype),
+                     ...(weights ? said('weight', weights.single[j], weights.dtype) : [])],
              value, weight: weights ? exact(weights.single[j], weights.dtype) : undefined };
   }
 
@@ -721,11 +740,12 @@ class Explorer {
         else if (stage !== 'raw' && blockedShare >= 1) {
           lines.push(stage === 'weights' ? 'blocked by the mask: weight 0'
             : stage === 'contributions' ? 'blocked by the mask: weight 0, so it adds nothing'
-              : `blocked by the mask (−∞ after it); ${name} before the mask = ${exact(value, m.dtype)}`);
-        } else { shown = exact(value, m.dtype); lines.push(`head ${head + 1} · ${name} = ${shown}`); }
+              : 'blocked by the mask (−∞ after it)');
+          if (stage === 'scaled') lines.push(...said(`${name} before the mask`, value, m.dtype));
+        } else { shown = exact(value, m.dtype); lines.push(...said(`head ${head + 1} · ${name}`, value, m.dtype)); }
         if (parts && shown !== undefined) {
-          lines.push(`weight α = ${exact(parts.data[r * parts.cols + c], parts.dtype)} · ‖v_s W^O_i‖ = `
-            + `${mean6(this.size(head, k))}`);
+          lines.push(...said('weight α', parts.data[r * parts.cols + c], parts.dtype),
+                     `‖v_s W^O_i‖ = ${mean6(this.size(head, k))}`);
         }
         return { lines, value: shown, query: q + 1, key: k + 1 };
       }

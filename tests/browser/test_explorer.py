@@ -192,13 +192,34 @@ def screenshot(page, name: str) -> None:
     page.locator(EXPLORER).screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
 
-def default_trace(causal: bool = False, weights: bool = False) -> tuple:
-    """The app's default example, computed here with mha_core: its tokens and trace (and its weights)."""
+def default_trace(causal: bool = False, weights: bool = False, plant: tuple | None = None) -> tuple:
+    """The app's default example, computed here with mha_core: its tokens and trace (and its weights); plant:
+    (head, rule, strength) of a planted head, 0-based, as the link's plant_head - 1, plant and strength."""
     cfg = mc.MHAConfig(128, 8, causal=causal)
     tokens = mc.tokenize(DEFAULT_TEXT)
     x = mc.embed(tokens, 128, seed=0, positional=True)
     w = mc.init_weights(cfg, seed=0)
+    if plant:
+        w = mc.plant_head(w, cfg, *plant, x)
     return (tokens, mc.forward(x, w, cfg)) + ((w,) if weights else ())
+
+
+POWERS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+NUMBER = r"(-?[0-9.]+)(?: × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"  # 0.4821 or 2.08 × 10⁻⁷, as the tooltip writes numbers
+SAID, EXACTLY = re.compile(rf"(=|≈) {NUMBER}"), re.compile(rf"\(exactly {NUMBER}\)")
+
+
+def said(text: str, name: str) -> tuple[str, float, float | None]:
+    """The number the tooltip says after `name`, read as a student reads it (2.08 × 10⁻⁷ is 2.08e-7): = or ≈, the
+    number, and when it is rounded (≈) the exact value on the next line, else None."""
+    def number(mantissa: str, power: str | None) -> float:
+        return float(mantissa + (f"e{power.translate(POWERS)}" if power else ""))
+
+    line, *rest = text[text.index(name) + len(name):].split("\n")
+    shown = SAID.match(line.strip())
+    assert shown, text
+    exactly = EXACTLY.match(rest[0]) if rest else None
+    return shown.group(1), number(*shown.groups()[1:]), number(*exactly.groups()) if exactly else None
 
 
 # --- tests -------------------------------------------------------------------------------------------------------
@@ -269,8 +290,10 @@ def test_head_query_and_stage_change_in_the_browser_and_the_sync_redraws_and_res
 
 
 def test_the_numbers_under_the_pointer_are_the_engines(server, open_page):
-    tokens, trace = default_trace(causal=True)
-    page, _ = open_page(f"{server}/attention?causal=true&head=2&query=7")
+    # Head 5 planted (its other heads as they were): its weights off the rule are about e^-30, a power of ten to read.
+    tokens, trace = default_trace(causal=True, plant=(4, "previous", 30.0))
+    page, _ = open_page(f"{server}/attention?causal=true&head=2&query=7&plant=previous&plant_head=5&strength=30")
+    names = {"weights": "softmax weight", "scaled": "scaled score", "raw": "raw score"}
     for stage, values in (("weights", trace.weights[1]), ("scaled", trace.scores[1]), ("raw", trace.raw_scores(1))):
         page.locator(f"{EXPLORER} .stages button[data-stage={stage}]").click()
         wait_view(page, stage=stage)
@@ -279,6 +302,8 @@ def test_the_numbers_under_the_pointer_are_the_engines(server, open_page):
             assert (tip["query"], tip["key"]) == (str(q + 1), str(k + 1))
             assert f"query {q + 1} “{tokens[q]}” → key {k + 1} “{tokens[k]}”" in tip["text"]
             assert np.float32(tip["value"]) == values[q, k], (stage, q, k, tip)  # the float32 itself
+            relation, number, _ = said(tip["text"], f"head 2 · {names[stage]}")
+            assert relation == "=" and np.float32(number) == values[q, k], (stage, q, k, tip)  # as a student reads it
     # A blocked pair (the causal mask) is said to be blocked, not given a number, after the mask.
     page.locator(f"{EXPLORER} .stages button[data-stage=weights]").click()
     wait_view(page, stage="weights")
@@ -291,6 +316,16 @@ def test_the_numbers_under_the_pointer_are_the_engines(server, open_page):
     tip = hover(page, "bar", 0, 4)
     assert np.float32(tip["value"]) == trace.weights[1, 6, 4] and f"5 {tokens[4]}" in tip["text"]
     screenshot(page, "explorer-causal-hover")
+    # A weight of about 10⁻¹³: said rounded, as a power of ten, with every digit of the float32 below it.
+    page.locator(f"{EXPLORER} select.head").select_option("5")
+    wait_view(page, head=5, stage="weights")
+    tip, value = hover(page, "matrix", 6, 2), trace.weights[4, 6, 2]
+    assert 0 < value < 1e-12 and "e-" not in tip["text"], tip
+    relation, number, exactly = said(tip["text"], "head 5 · softmax weight")
+    unit = 10.0 ** (np.floor(np.log10(value)) - 2)  # the last of 3 significant digits
+    assert relation == "≈" and abs(number - value) <= unit / 2 * (1 + 1e-9), tip
+    assert np.float32(exactly) == value and np.float32(tip["value"]) == value, tip
+    screenshot(page, "explorer-small-number")
 
 
 def test_keys_clicks_and_a_set_of_queries(server, open_page):
