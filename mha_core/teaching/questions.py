@@ -81,12 +81,22 @@ def q_shape(trace: Trace, head: int) -> Question:
         facts=_shapes(n, d_k))
 
 
+def _score_decimals(scores: np.ndarray, order: np.ndarray, tied: int) -> int:
+    """Enough decimals (2 to 6) that the largest score shown differs from the next one that is not tied with it."""
+    if tied >= len(order):
+        return 2
+    top, runner_up = scores[order[0]], scores[order[tied]]
+    return next((d for d in range(2, 7) if f"{top:.{d}f}" != f"{runner_up:.{d}f}"), 6)
+
+
 def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
                   key_labels: list[str] | None = None) -> Question:
     """Which key the query weights most in this head (ties and the runner-up named); blocked rows asked otherwise.
 
-    labels, key_labels: the tokens as the page shows them (key_labels: the keys' in cross-attention, None: the
-    queries' own). The choices are the keys by position and token."""
+    The question can be reasoned, not guessed: each choice shows its key's score z_ts (the scaled score, before
+    the mask) and whether the mask blocks it, and the page has taught that softmax keeps the order of the scores
+    and gives a blocked key 0. labels, key_labels: the tokens as the page shows them (key_labels: the keys' in
+    cross-attention, None: the queries' own). The choices are the keys by position, token and score."""
     row = trace.weights[head, query]
     keys = labels if key_labels is None else key_labels
     who = f"query {query + 1} {labels[query]}"
@@ -96,19 +106,27 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
             "**All 0.** With no key left to attend to, there is nothing to share out.",
             "Softmax of a row that is all −∞ would be 0/0; the engine returns zero weights (and a zero head output) "
             "instead of NaN.", choices=("all 0", "all equal, 1/m each", "NaN (not a number)"), correct="all 0")
+    scores = trace.scores[head, query].astype(np.float64)                       # (m,) z_ts before the mask
+    blocked = np.zeros(len(row), bool) if trace.mask is None else trace.mask[head, query]
     order = np.argsort(-row, kind="stable")
     top = row[order[0]]
     tied = [j for j in order if top - row[j] <= TIE]
+    decimals = _score_decimals(np.where(blocked, -np.inf, scores), order, len(tied))
     names = " and ".join(f"{j + 1} {keys[j]}" for j in tied)
     answer = f"**{names}**, with weight {top:.4f}" + (" each (a tie)." if len(tied) > 1 else ".")
     rest = [j for j in order if j not in tied]
-    why = "Softmax keeps the order of the scores: the key with the largest score q·k gets the largest weight."
+    why = "Softmax keeps the order of the scores: the key with the largest score $z_{ts}$ gets the largest weight."
+    if blocked.any():
+        why += " A blocked key gets weight 0, whatever its score."
     if rest:
         j = rest[0]
         why += f" Next comes {j + 1} {keys[j]} with {row[j]:.4f}."
-    choices = tuple(f"{j + 1} {keys[j]}" for j in range(len(keys)))
-    return Question(f"In head {head + 1}, which token will {who} attend to most?", answer, why, choices=choices,
-                    correct=choices[tied[0]], facts=(f"{top:.4f}",), also_right=tuple(choices[j] for j in tied[1:]))
+    choices = tuple(f"{j + 1} {keys[j]}: z = {scores[j]:.{decimals}f}" + (", blocked" if blocked[j] else "")
+                    for j in range(len(keys)))
+    return Question(f"In head {head + 1}, which token will {who} attend to most, given each key's score $z_{{ts}}$ "
+                    "($q_t \\cdot k_s$, scaled: the number softmax turns into a weight)?", answer, why,
+                    choices=choices, correct=choices[tied[0]], facts=(f"{top:.4f}",),
+                    also_right=tuple(choices[j] for j in tied[1:]))
 
 
 def concat_width(trace: Trace) -> Question:

@@ -5,6 +5,8 @@ Each test fails on the old wording (quoted in its docstring) and passes on the c
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from modes import MINILM, SMOLLM2
@@ -167,3 +169,15 @@ def test_the_query_key_plane_says_what_its_order_means():
     at = run_app({}, "pages/attention.py", opened={"attention_tab": "Queries and keys as points"})
     title = figure_titled(at, "Head 1: queries and keys")["layout"]["title"]["text"]
     assert "score order" not in title and "of two keys, the one further along its arrow scores higher" in title
+
+
+@pytest.mark.parametrize("page", ["attention", "by_hand"])
+def test_the_strongest_key_question_gives_what_it_is_reasoned_from(page):
+    """Was: "In head 1, which token will query 3 attend to most?", with only the tokens to choose from: with random
+    weights nothing on the page let a student reason to the answer. Each choice now shows its key's score, and the
+    keys the causal mask blocks say so."""
+    at = run_app({"causal": "true", "query": "3"}, f"pages/{page}.py", answered=False)
+    assert "given each key's score" in page_text(at)
+    options = at.button_group(key="answered_strongest_key_given").options
+    assert len(options) == 11 and all(re.search(r": z = -?\d+\.\d\d", o) for o in options), options
+    assert [o.endswith(", blocked") for o in options] == [False] * 3 + [True] * 8, options

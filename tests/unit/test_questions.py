@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -79,14 +81,35 @@ def test_the_tiny_example_names_both_tied_keys():
     # Head 2, query "I": the keys "like" and "tea" score the same (see test_worked), so their weights are equal.
     q = questions.strongest_key(tr, tokens, head=1, query=0)
     assert "2 like and 3 tea" in q.answer and "a tie" in q.answer
-    assert q.check("2 like") and q.check("3 tea") and not q.check("1 I"), "either tied key is a right answer"
+    i, like, tea = q.choices
+    assert like.startswith("2 like: z = ") and tea.startswith("3 tea: z = ") and like[7:] == tea[6:]
+    assert q.check(like) and q.check(tea) and not q.check(i), "either tied key is a right answer"
+
+
+@pytest.mark.parametrize("mode", EXAMPLES)
+def test_the_strongest_key_can_be_reasoned_from_the_scores_its_choices_show(mode):
+    """Softmax keeps the order of the scores and gives a blocked key 0: the choice with the largest score shown, of
+    those not blocked, is a right answer, and the scores shown are the trace's, rounded."""
+    tr, w, tokens = EXAMPLES[mode]()
+    for head in range(tr.weights.shape[0]):
+        for query in range(len(tokens)):
+            q = questions.strongest_key(tr, tokens, head, query)
+            if tr.blocked_rows[head, query]:
+                continue
+            shown = [re.fullmatch(r"(\d+) .*: z = (-?[0-9.]+)(, blocked)?", c).groups() for c in q.choices]
+            np.testing.assert_allclose([float(z) for _, z, _ in shown], tr.scores[head, query], atol=0.005)
+            blocked = tr.mask is not None and tr.mask[head, query]
+            assert [b is not None for _, _, b in shown] == list(np.broadcast_to(blocked, len(shown)))
+            open_scores = [float(z) if b is None else -np.inf for _, z, b in shown]
+            assert q.check(q.choices[int(np.argmax(open_scores))]), (mode, head, query, q.choices)
 
 
 def test_the_pronoun_question_asks_about_it():
     tr, w, tokens = _sentence()
     it = tokens.index("it")
     q = questions.strongest_key(tr, [f"“{t}”" for t in tokens], 2, it)
-    assert q.prompt == f"In head 3, which token will query {it + 1} “it” attend to most?"
+    assert q.prompt.startswith(f"In head 3, which token will query {it + 1} “it” attend to most, given each key's "
+                               "score")
 
 
 def test_cross_attention_names_the_key_from_the_second_sentence():
