@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mha_core.analysis.head_stats import Parts
+from mha_core.analysis.head_stats import CONTENT, MIXED, POSITIONAL, SINK, SPECIAL, Parts
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 
 from .settings import Spec
@@ -87,8 +87,9 @@ MODEL_TEXT = {
         piece_prefix="##",
         about="a trained encoder (BERT-style): 6 layers × 12 heads; every token sees every other",
         masks="The encoder's tokens see each other in both directions, so there are no masks here.",
-        patterns=("look for diagonal stripes (attend to the previous or next token), dark first or last columns "
-                  "(the attention parked on [CLS] or [SEP]), and scattered spots that link related words"),
+        patterns=(f"look for diagonal stripes (*{POSITIONAL}* heads: the previous or next token), dark first or "
+                  f"last columns (*{SPECIAL}* heads: the attention parked on [CLS] or [SEP]), and scattered spots "
+                  f"that link related words (*{CONTENT}* heads; the head summary counts each kind)"),
     ),
     "SmolLM2-135M-Instruct": ModelText(
         tokenizer=("SmolLM2-135M-Instruct splits the text with byte-level BPE (byte-pair encoding: letter "
@@ -134,9 +135,10 @@ MODEL_TEXT = {
                "model, so it is always on, and there is no padding (one text, no batch)."),
         patterns=("every square is a lower triangle, but that shape comes from the causal mask, which blocks every "
                   "key after its query (random weights with the mask give the same triangle). Inside it, look for a "
-                  "dark first column (the attention parked on the first token, an attention sink), a stripe just "
-                  "below the diagonal (the previous token), and on a repeated phrase a stripe parallel to the "
-                  "diagonal, one phrase length to the left (induction heads, see the head summary)"),
+                  f"dark first column (*{SINK}* heads: the attention parked on the first token), a stripe just "
+                  f"below the diagonal (*{POSITIONAL}* heads: the previous token), and on a repeated phrase a stripe "
+                  "parallel to the diagonal, one phrase length to the left (induction heads; the head summary counts "
+                  "each kind)"),
     ),
 }
 
@@ -145,8 +147,8 @@ GENERIC = ModelText(
     first_input="X of layer 1 is the model's learned embedding of each token.",
     later_input=("X of layer {layer} is the output of layer {previous}: its attention output plus the rest of that "
                  f"layer (normalisation, the feed-forward block, and residual connections: {RESIDUAL})."),
-    patterns=("look for stripes along the diagonal (neighbouring tokens), dark columns (a token where the attention "
-              "parks) and scattered spots that link related words"),
+    patterns=(f"look for stripes along the diagonal (*{POSITIONAL}* heads: neighbouring tokens), dark columns (a "
+              f"token where the attention parks) and scattered spots that link related words (*{CONTENT}* heads)"),
 )
 
 
@@ -240,41 +242,43 @@ def summary_intro(parts: Parts) -> str:
 
 
 def pattern_caption(parts: Parts, min_share: float) -> str:
-    """The caption of the table's pattern column."""
+    """The caption of the table's pattern column: each pattern and the kind of head it makes (head_stats' names)."""
+    said = f"**pattern** names where more than {min_share:.0%} of a head's attention goes, on average, and so the kind "
     if parts.kind == "decoder":
-        return (f"**pattern** names where more than {min_share:.0%} of a head's attention goes, on average: *sink on "
-                "the first token* (the kind *attention sink*), *self*, *previous token* or *local window* "
-                "(*positional*), *further back* (*content or broad*); *mixed* when no part takes more than half. The "
-                "*induction score* is not part of the split (see below).")
+        return (said + f"of head counted above: *sink on the first token* (kind *{SINK}*); *self*, *previous token* "
+                f"or *local window* (kind *{POSITIONAL}*); *{CONTENT}* when it goes more than {parts.window} tokens "
+                f"back; *{MIXED}* when no part takes more than half. The *induction score* is not part of the split "
+                "(see below).")
     start, end = parts.start, parts.end
-    return (f"**pattern** names where more than {min_share:.0%} of a head's attention goes, on average: *parks on "
-            f"{start}* or *parks on {end}* ({start} and {end} counted together, the larger named; the kind *special "
-            "token*), *self*, *previous token* or *next token* (*positional*), *other words* (*content or broad*); "
-            "*mixed* when no part takes more than half.")
+    return (said + f"of head counted above: *parks on {start}* or *parks on {end}* ({start} and {end} counted "
+            f"together, the larger named; kind *{SPECIAL}*); *self*, *previous token* or *next token* (kind "
+            f"*{POSITIONAL}*); *{CONTENT}* when it goes to other words; *{MIXED}* when no part takes more than half.")
 
 
 def summary_reading(parts: Parts) -> str:
-    """How to read the patterns, with the sources, and what the numbers cannot show."""
+    """How to read the patterns, kind by kind (head_stats' names), with the sources, and what the numbers cannot
+    show."""
     if parts.kind == "decoder":
         return (
-            "**How to read the patterns.** *Attention sink*: the head puts most of its weight on the first token, "
-            "whatever that token is. Xiao et al. (2023, “Efficient Streaming Language Models with Attention Sinks”) "
-            "found this in decoders such as Llama 2 and explain it by softmax: the weights of a row must sum to 1, so "
-            "a head with nothing to pick out parks them on a token that every query can see. How much such a head "
-            "passes on depends on the first token's value vector (the attention page shows each key's weight × "
-            "value). *Positional*: the head looks at the token itself, the one before it, or a few before it, "
-            "whatever the words are; Voita et al. (2019) call heads that attend to an adjacent token positional "
-            "heads. *Content or broad*: the weight goes further back; that may be a content pattern (linking related "
-            "words) or attention spread over the text. **Induction heads** (Olsson et al. 2022, “In-context "
-            "Learning and Induction Heads”) look from a token that appeared before to the token that followed it "
-            "then, so the model can continue a repeated phrase. A head's *induction score* is its mean weight on "
-            "that token, over the tokens of your text seen before (left empty when nothing repeats).\n\n" + CAVEATS)
+            f"**How to read the patterns.** *{SINK.capitalize()}*: the head puts most of its weight on the first "
+            "token, whatever that token is. Xiao et al. (2023, “Efficient Streaming Language Models with Attention "
+            "Sinks”) found this in decoders such as Llama 2 and explain it by softmax: the weights of a row must sum "
+            "to 1, so a head with nothing to pick out parks them on a token that every query can see. How much such "
+            "a head passes on depends on the first token's value vector (the attention page shows each key's weight "
+            f"× value). *{POSITIONAL.capitalize()}*: the head looks at the token itself, the one before it, or a few "
+            "before it, whatever the words are; Voita et al. (2019) call heads that attend to an adjacent token "
+            f"positional heads. *{CONTENT.capitalize()}*: the weight goes further back; that may be a content "
+            "pattern (linking related words) or attention spread over the text. **Induction heads** (Olsson et al. "
+            "2022, “In-context Learning and Induction Heads”) look from a token that appeared before to the token "
+            "that followed it then, so the model can continue a repeated phrase. A head's *induction score* is its "
+            "mean weight on that token, over the tokens of your text seen before (left empty when nothing "
+            "repeats).\n\n" + CAVEATS)
     return (
-        f"**How to read the patterns.** *Special token*: the head puts most of its weight on {parts.start} or "
-        f"{parts.end}. Clark et al. (2019, “What Does BERT Look At?”) found many heads of BERT doing this with [SEP] "
-        "and argue that it works as a **no-op**: a place to put the attention when the head's own pattern does not "
-        "apply. *Positional*: the head looks at a neighbour (or at the token itself) whatever the words are; Voita "
-        "et al. (2019) call heads that attend to an adjacent token positional heads. *Content or broad*: the weight "
-        "goes to other words; that may be a content pattern (linking related words) or attention spread over the "
-        "whole sentence. A low entropy means focused, a high one broad, and the head's heatmap on the attention page "
-        "shows which words it links.\n\n" + CAVEATS)
+        f"**How to read the patterns.** *{SPECIAL.capitalize()}*: the head puts most of its weight on {parts.start} "
+        f"or {parts.end}. Clark et al. (2019, “What Does BERT Look At?”) found many heads of BERT doing this with "
+        "[SEP] and argue that it works as a **no-op**: a place to put the attention when the head's own pattern does "
+        f"not apply. *{POSITIONAL.capitalize()}*: the head looks at a neighbour (or at the token itself) whatever the "
+        "words are; Voita et al. (2019) call heads that attend to an adjacent token positional heads. "
+        f"*{CONTENT.capitalize()}*: the weight goes to other words; that may be a content pattern (linking related "
+        "words) or attention spread over the whole sentence. A low entropy means focused, a high one broad, and the "
+        "head's heatmap on the attention page shows which words it links.\n\n" + CAVEATS)

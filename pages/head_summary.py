@@ -11,6 +11,7 @@ from mha_core import figures
 from mha_core.analysis.head_stats import (
     DOMINANT_MIN_SHARE,
     INDUCTION_MIN_SCORE,
+    KIND_MEANINGS,
     dominant_pattern,
     induction_pairs,
     kind_counts,
@@ -32,7 +33,7 @@ if all(math.isnan(r["entropy"]) for r in rows):
             "out as queries") + ". Type a longer text in the sidebar.", icon=":material/short_text:")
 counts = kind_counts(rows, parts)
 for col, (kind, count) in zip(st.columns(len(counts)), counts.items(), strict=True):
-    col.metric(f"heads: {kind}", f"{count} of {len(rows)}")
+    col.metric(f"heads: {kind}", f"{count} of {len(rows)}", help=f"{kind.capitalize()}: {KIND_MEANINGS[kind]}.")
 metric = st.radio("Show", parts.stat_columns, format_func=parts.labels.get, horizontal=True, key="summary_metric")
 plot(figures.head_summary_figure(summary_array(rows, metric), metric, parts), key="summary")
 

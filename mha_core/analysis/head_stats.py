@@ -34,9 +34,17 @@ LOCAL_WINDOW = 4
 # A head is called an induction head on a text when its induction score is above this: several times the weight a
 # uniform row gives any one key in the texts a student types (1/j at position j).
 INDUCTION_MIN_SCORE = 0.3
-# The kinds of pattern.
+# The kinds of head: the one set of names every page uses for them, each with what it means. A head's kind is that
+# of the part of its attention that takes more than DOMINANT_MIN_SHARE (see Parts.patterns), else mixed.
 SPECIAL, POSITIONAL, CONTENT, MIXED = "special token", "positional", "content or broad", "mixed"
 SINK = "attention sink"
+KIND_MEANINGS = {
+    SPECIAL: "most of its weight on a token the tokenizer adds to every text ([CLS] or [SEP])",
+    SINK: "most of its weight on the first token, whatever that token is",
+    POSITIONAL: "most of its weight on the token itself or a near neighbour, whatever the words are",
+    CONTENT: "most of its weight on other words, further away: related words, or attention spread over the text",
+    MIXED: "no part of the text takes more than half of its weight",
+}
 
 
 @dataclass(frozen=True)
@@ -104,7 +112,7 @@ def encoder_parts(start: str = "[CLS]", end: str = "[SEP]") -> Parts:
                 "next": "next token", "elsewhere": "other words"},
         patterns={"cls": (f"parks on {start}", SPECIAL), "sep": (f"parks on {end}", SPECIAL),
                   "self": ("self", POSITIONAL), "prev": ("previous token", POSITIONAL),
-                  "next": ("next token", POSITIONAL), "elsewhere": ("other words", CONTENT)},
+                  "next": ("next token", POSITIONAL), "elsewhere": (CONTENT, CONTENT)},
         kinds=(SPECIAL, POSITIONAL, CONTENT, MIXED), parked=("cls", "sep"), start=start, end=end)
 
 
@@ -117,7 +125,7 @@ def decoder_parts(special: tuple[str, ...] = (), window: int = LOCAL_WINDOW) -> 
                 "induction": "induction score"},
         patterns={"first": ("sink on the first token", SINK), "self": ("self", POSITIONAL),
                   "prev": ("previous token", POSITIONAL), "local": ("local window", POSITIONAL),
-                  "elsewhere": ("further back", CONTENT)},
+                  "elsewhere": (CONTENT, CONTENT)},
         kinds=(SINK, POSITIONAL, CONTENT, MIXED), parked=("first",), special=tuple(sorted(special)), window=window,
         extra=("induction",))
 
@@ -256,7 +264,8 @@ def dominant_part(row: dict, min_share: float = DOMINANT_MIN_SHARE, parts: Parts
 
 
 def dominant_pattern(row: dict, min_share: float = DOMINANT_MIN_SHARE, parts: Parts = ENCODER) -> str:
-    """The name of a head's pattern, e.g. "previous token" or "parks on [SEP]"; "mixed" when no part dominates."""
+    """The name of a head's pattern, e.g. "previous token" or "parks on [SEP]"; the kind's name where the kind has
+    one pattern only (content or broad); "mixed" when no part dominates."""
     part = dominant_part(row, min_share, parts)
     return parts.patterns[part][0] if part else MIXED
 

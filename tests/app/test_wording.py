@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from mha_core.analysis.head_stats import MIXED
 from modes import MINILM, SMOLLM2
 from screen import figure_titled, figures, page_text, run_app, texts
 
@@ -181,3 +182,16 @@ def test_the_strongest_key_question_gives_what_it_is_reasoned_from(page):
     options = at.button_group(key="answered_strongest_key_given").options
     assert len(options) == 11 and all(re.search(r": z = -?\d+\.\d\d", o) for o in options), options
     assert [o.endswith(", blocked") for o in options] == [False] * 3 + [True] * 8, options
+
+
+@pytest.mark.parametrize("model", [MINILM, SMOLLM2])
+def test_each_kind_of_head_has_one_name(page_run, model):
+    """Was: a head whose weight goes to other tokens was "other words" (or "further back") in the table and its
+    caption, but "content or broad" in the counts and the reading."""
+    at = page_run(model, "pages/head_summary.py")
+    words = texts(at, "markdown", "caption")
+    assert "*other words*" not in words and "*further back*" not in words
+    for kind in (m.label.removeprefix("heads: ") for m in at.metric):  # the counts name each kind as the text does
+        assert f"*{kind}*" in words, kind                                   # the table's caption
+        assert kind == MIXED or f"*{kind.capitalize()}*:" in words, kind    # how to read it
+    assert not set(at.dataframe[0].value["pattern"]) & {"other words", "further back"}

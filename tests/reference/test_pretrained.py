@@ -311,7 +311,7 @@ def test_dominant_pattern_and_summary_array():
     assert dominant_pattern({**row, "prev": 0.1, "cls": 0.25, "sep": 0.3, "elsewhere": 0.25}) == "parks on [SEP]"
     assert pattern_kind({**row, "prev": 0.1, "cls": 0.25, "sep": 0.3, "elsewhere": 0.25}) == SPECIAL
     assert dominant_pattern({**row, "prev": 0.5, "elsewhere": 0.3}) == MIXED  # exactly half is not more than half
-    assert dominant_pattern({**row, "prev": 0.0, "elsewhere": 0.8}) == "other words"
+    assert dominant_pattern({**row, "prev": 0.0, "elsewhere": 0.8}) == CONTENT  # the kind, not "other words"
     assert pattern_kind({**row, "prev": 0.0, "elsewhere": 0.8}) == CONTENT
     assert dominant_pattern({**row, "cls": math.nan, "prev": 0.1, "next": 0.8}) == "next token"
     rows = [{**row, "layer": l, "head": h, "entropy": 10 * l + h} for l in range(2) for h in range(3)]
