@@ -16,7 +16,7 @@ from mha_core.teaching import formulas
 from . import compute
 from .example import Example
 from .settings import Settings
-from .text import quote
+from .text import quote, readable
 from .toolkit import plot
 
 SU = "Su et al. 2021"
@@ -40,7 +40,7 @@ def rope_section(settings: Settings, ex: Example) -> None:
         f"head, the d_k = {d_k} dimensions form {half} pairs, dimension a with dimension a + {half}. The token at "
         "position t on screen (1 for the first) turns by p = t − 1 steps: pair a by the angle p·θ_a, so the first "
         f"token is not turned at all, with θ_a = {cfg.rope_theta:,.0f}^(−2a/{d_k}):"
-        f" the first pair by {freq[0]:g} radian per position, the last by {freq[-1]:.2g}. The values V are not "
+        f" the first pair by {freq[0]:g} radian per position, the last by {readable(freq[-1])}. The values V are not "
         "turned. A turn keeps the length of every pair, so only the directions of the queries and keys change.")
     st.latex(formulas.rope(cfg))
     st.markdown(
@@ -56,7 +56,7 @@ def rope_section(settings: Settings, ex: Example) -> None:
     st.caption(f"Choose the head in the sidebar. Row 1 is the first token (p = 0), turned by nothing: it is the same "
                f"before and after. The change sits in the first dimensions of each half of d_k (the fast pairs) and "
                f"grows down the rows; the slow pairs hardly turn over {ex.n} positions. Every pair keeps its length: "
-               f"the largest change of a pair's length in Q_{head + 1} is {lengths:.1e} (rounding).")
+               f"the largest change of a pair's length in Q_{head + 1} is {readable(lengths)} (rounding).")
     weights = tr.weights[head, query]
     key = int(np.argmax(weights))
     distance = query - key
@@ -69,7 +69,7 @@ def rope_section(settings: Settings, ex: Example) -> None:
         f"Head {head + 1}'s query of the query token {q_token} (position {query + 1}, chosen in the sidebar) and the "
         f"key of {k_token} (position {key + 1}, the key it weights most: {weights[key]:.3f}), both as projected, "
         f"placed at every pair of positions. Each diagonal has one colour: within a diagonal the products differ by "
-        f"at most {rel.spread:.1e} (rounding). In the text they are {distance} apart, so their product is "
+        f"at most {readable(rel.spread)} (rounding). In the text they are {distance} apart, so their product is "
         f"{rel.by_distance[distance]:.4g}: the raw score Q_{head + 1} K_{head // g + 1}ᵀ of that pair in Step 2 "
         f"({tr.raw_scores(head)[query, key]:.4g}). Without RoPE it would be {rel.unrotated:.4g} at any distance.")
 

@@ -18,7 +18,7 @@ from mha_core.figures.decoder import next_token_label
 from . import compute, widgets
 from .example import Example
 from .settings import Settings, control, default
-from .text import quote
+from .text import quote, readable
 from .toolkit import plot
 
 # Sources, as cited in running text: "(Michel et al. 2019)".
@@ -165,7 +165,7 @@ def planted_head(settings: Settings, ex: Example) -> None:
         f"other heads are unchanged. {aim}.")
     tol = 1e-3 if tr.scores.dtype == np.float32 else 1e-8
     if fit.score_error <= tol:
-        st.success(f"The fit is exact: the scores differ from strength · rule by at most {fit.score_error:.1e} "
+        st.success(f"The fit is exact: the scores differ from strength · rule by at most {readable(fit.score_error)} "
                    "(rounding).", icon=":material/check_circle:")
     else:
         st.warning(

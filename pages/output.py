@@ -5,6 +5,7 @@ import streamlit as st
 
 from mha_app import decoder, experiments
 from mha_app.classroom import predict
+from mha_app.text import readable
 from mha_app.toolkit import (
     bias_note,
     code_for_step,
@@ -56,7 +57,7 @@ if revealed:
             bias = 0 if w.b_O is None else w.b_O
             gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
             st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias else ''} differs from the "
-                       f"output by at most {gap:.1e} (rounding only).")
+                       f"output by at most {readable(gap)} (rounding only).")
             plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
 decoder.next_token_section(settings, ex, "The model's prediction for the next token")
 experiments.ablation_results(settings, ex)

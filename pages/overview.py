@@ -5,6 +5,7 @@ import streamlit as st
 from mha_app import compute, decoder, experiments
 from mha_app.cost_table import cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
+from mha_app.text import readable
 from mha_app.toolkit import bias_note, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
 from mha_core import figures
 from mha_core.analysis import reference
@@ -91,6 +92,6 @@ with st.spinner("Checking against PyTorch…"):
 ok = reference.agrees(diff, tr)
 torch_name = reference.reference_name(tr, cfg)
 if ok:
-    badge.caption(f":material/check_circle: Matches {torch_name}: max |difference| = {diff:.2e}")
+    badge.caption(f":material/check_circle: Matches {torch_name}: max |difference| = {readable(diff, 3)}")
 else:
-    badge.error(f"Differs from {torch_name}: max |difference| = {diff:.2e}", icon=":material/error:")
+    badge.error(f"Differs from {torch_name}: max |difference| = {readable(diff, 3)}", icon=":material/error:")

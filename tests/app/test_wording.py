@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from app_pages import app_pages
 from mha_core.analysis.head_stats import MIXED
 from modes import MINILM, SMOLLM2
 from screen import figure_titled, figures, page_text, run_app, texts
@@ -195,3 +196,16 @@ def test_each_kind_of_head_has_one_name(page_run, model):
         assert f"*{kind}*" in words, kind                                   # the table's caption
         assert kind == MIXED or f"*{kind.capitalize()}*:" in words, kind    # how to read it
     assert not set(at.dataframe[0].value["pattern"]) & {"other words", "further back"}
+
+
+E_NOTATION = re.compile(r"\d(\.\d+)?e[-+]?\d+\b")
+
+
+@pytest.mark.parametrize("mode", ["default", SMOLLM2])
+def test_numbers_are_never_written_the_computers_way(page_run, mode):
+    """Was: "max |difference| = 4.17e-07", "the last by 1.4e-05", "differ by at most 2.8e-14 (rounding)"."""
+    for page in app_pages():
+        text = page_text(page_run(mode, page.script))
+        assert not E_NOTATION.search(text), (page.script, E_NOTATION.search(text).group())
+    badge = re.search(r"max \|difference\| = \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
+    assert badge and "× 10⁻" in badge.group(), badge  # torch and NumPy agree to about 10⁻⁷
