@@ -123,8 +123,8 @@ def show_worked(cell: WorkedCell, ex: Example, figure: bool = True) -> None:
     else:
         st.error(message + " They differ.", icon=":material/error:")
     if min(sd, wd) < DECIMALS:
-        st.caption(f"Shown to fewer than {DECIMALS} decimals where the engine's float32 arithmetic rounds the "
-                   f"{DECIMALS}th decimal the other way.")
+        st.caption(f"Shown to fewer than {DECIMALS} decimals where the engine's float32 arithmetic (numbers kept to "
+                   f"about 7 significant digits) rounds the {DECIMALS}th decimal the other way.")
 
 
 def row_table(cell: WorkedCell, tokens: list[str]) -> None:

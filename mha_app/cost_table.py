@@ -18,6 +18,10 @@ STEPS = (
 )
 
 
+# What a multiply-add is, said where the pages first count them (the overview's cost tab, the cost page).
+MULTIPLY_ADD = "a multiply-add is one multiplication and one addition, the step a matrix product repeats"
+
+
 def step_names(cross: bool = False) -> dict[str, str]:
     """Each counted step's words, by its key in cost.attention_flops, with the keys' and values' input filled in."""
     return {key: words.format(kv="Y" if cross else "X") for key, words, _ in STEPS if key}

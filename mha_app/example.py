@@ -20,7 +20,7 @@ from mha_core import (
     tokenize,
 )
 from mha_core.attention.masks import padding_problem
-from mha_core.experiments.plant import PATTERNS, plant_head
+from mha_core.experiments.plant import LEAST_SQUARES, PATTERNS, plant_head
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
 
 from .settings import APP_MAX_TOKENS, Spec
@@ -132,7 +132,7 @@ def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") 
         rows = f"{(spec.plant_head - 1) * cfg.d_k + 1}–{spec.plant_head * cfg.d_k}"
         wanted = "all 0" if spec.plant == "uniform" else f"{spec.strength:g} on the rule's key and 0 elsewhere"
         notes.append(f"Head {spec.plant_head} is planted: {PATTERNS[spec.plant]}. Rows {rows} of W_Q"
-                     f"{' and b_Q' if cfg.bias else ''} (its queries) were solved for, by least squares, so that the "
+                     f"{' and b_Q' if cfg.bias else ''} (its queries) were solved for, by {LEAST_SQUARES}, so that the "
                      f"scores softmax sees are {wanted}; W_K, W_V, W_O and the other heads are unchanged.")
     m = len(key_tokens or tokens)
     trace = forward(x, w, cfg, kv=x_kv, key_padding_mask=_padding(m, spec.pad), head_mask=head_mask(spec, cfg.n_heads),

@@ -160,7 +160,7 @@ def planted_head(settings: Settings, ex: Example) -> None:
     st.markdown(
         f"{evidence} To plant it, only columns {columns} of W_Q (head {head + 1}'s block, as the projection page "
         f"draws it; rows in PyTorch's storage){f' and entries {columns} of b_Q' if cfg.bias else ''} were replaced: "
-        f"by the best fit, found by least squares, of $Q_{{{head + 1}}} K_{{{head + 1}}}^\\top \\cdot "
+        f"by the best fit, found by {plant.LEAST_SQUARES}, of $Q_{{{head + 1}}} K_{{{head + 1}}}^\\top \\cdot "
         f"\\mathrm{{scale}} = \\mathrm{{strength}} \\cdot \\mathrm{{rule}}$ on this input. W_K, W_V, W_O and the "
         f"other heads are unchanged. {aim}.")
     tol = 1e-3 if tr.scores.dtype == np.float32 else 1e-8

@@ -147,7 +147,8 @@ def controls() -> Choice:
                f"layers; {total:,} learned numbers in all, and "
                + ("the same count for 1, 2, 4 or 8 heads at this d_model (counted by mha_core.cost): splitting d_model "
                   "into heads costs no parameters." if len(same) == 1 else "the count depends on h.")
-               + f" Positions are {'learned' if task.positions == 'learned' else 'sinusoidal'} for this task"
+               + " Positions are " + ("learned" if task.positions == "learned" else
+                                      "sinusoidal (the fixed sine waves of Vaswani et al. 2017)") + " for this task"
                + (": its rule is about fixed places (the first token, the list before the separator)."
                   if task.positions == "learned" else ": its rule is a shift (one back), the same at every position."))
     return Choice(task.name, h, d_model, seed)
@@ -170,7 +171,8 @@ def training(choice: Choice) -> TrainingRun | None:
         plot(tfig.patterns_through_training(before.attentions(example)[None], example, [0], [before.accuracy]),
              key="untrained")
         st.caption("Before training, with this seed's random weights: every head spreads its attention almost evenly "
-                   "over the tokens it may see, and the model is right about as often as a guess.")
+                   "over the tokens it may see, and the model is right about as often as a guess (held-out "
+                   "accuracy: the share of right answers on sequences it never trained on).")
         if asked(f"Train ({task.steps} steps, a few seconds)", "train", type="primary",
                  icon=":material/model_training:"):
             callback = progress_bar(f"Training on the {choice.task} task, step")
@@ -318,7 +320,8 @@ def claims(choice: Choice) -> None:
     """The seed texts' claims, as experiments over several seeds."""
     st.header("The claims, tested")
     st.markdown("Texts about multi-head attention make two claims you can test here, each over "
-                f"{len(SEEDS)} seeds (the band shows the lowest and the highest run, the line their mean).")
+                f"{len(SEEDS)} seeds, that is {len(SEEDS)} trainings from different random starting weights and "
+                "batches (the band shows the lowest and the highest run, the line their mean).")
     _heads_claim(choice)
     _pruning_claim(choice)
 

@@ -108,17 +108,18 @@ MODEL_TEXT = {
         later_input=("X of layer {layer} is RMSNorm (each row divided by its root mean square, times a learned "
                      "weight per dimension) of the output of layer {previous}. That output is layer {previous}'s "
                      "input plus its attention output (what these pages show for layer {previous}; "
-                     f"a residual connection: {RESIDUAL}), plus the "
-                     "feed-forward block, a small network applied to each token on its own, to RMSNorm of that sum "
-                     "(576 → 1,536 → 576 numbers per token, SwiGLU: one linear map passed through SiLU, the smooth "
-                     "ramp x·sigmoid(x), times another). Only the inputs of the blocks are normalised; the sum "
-                     "that runs from layer to layer is not."),
+                     f"a residual connection: {RESIDUAL}), plus the feed-forward block, a small network applied to "
+                     "each token on its own, to RMSNorm of that sum (576 → 1,536 → 576 numbers per token, SwiGLU: one "
+                     "linear map passed through SiLU, the smooth ramp x·sigmoid(x) with sigmoid(x) = 1 / (1 + e^(−x)), "
+                     "times another). Only the inputs of the blocks are normalised; the sum that runs from layer to "
+                     "layer is not."),
         special={"<|im_start|>": "special token: starts a chat message", "<|im_end|>": "special token: ends a chat "
                  "message", "<|endoftext|>": "special token: ends a text", "Ċ": "a new line"},
         special_explained=("Byte-level BPE keeps every character, so the text can be rebuilt exactly from its "
                            "tokens. The model adds no token of its own: the first token is the text's first piece. "
-                           "Chat prompts of this instruction-tuned model are written with special tokens "
-                           "(<|im_start|>user … <|im_end|>), which count as one token each."),
+                           "Chat prompts of this instruction-tuned model (trained further to answer requests in a "
+                           "chat) are written with special tokens (<|im_start|>user … <|im_end|>), which count as one "
+                           "token each."),
         space_marker="Ġ",
         spelling=BYTE_LEVEL_SPELLING,
         about="a trained decoder (Llama architecture): 30 layers × 9 query heads sharing 3 key/value heads",

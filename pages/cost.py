@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_app.classroom import plot_step_costs, predict, setting_widget, step_costs
-from mha_app.cost_table import cost_rows, rope_note, what_grows
+from mha_app.cost_table import MULTIPLY_ADD, cost_rows, rope_note, what_grows
 from mha_app.toolkit import plot, view
 from mha_core import cost
 from mha_core.analysis.timing import time_heads
@@ -18,7 +18,7 @@ bias = ex.weights.b_Q is not None
 st.title("The cost of heads")
 st.markdown(f"Does splitting d_model into h heads make attention dearer? Predict, then check with this example's own "
             f"shapes: {h} head{'s' if h > 1 else ''} of d_k = {d_k} against one head of d_model = {d}, for n = {n} "
-            f"queries and m = {m} keys.")
+            f"queries and m = {m} keys, counted in multiply-adds ({MULTIPLY_ADD}).")
 if predict("heads_cost"):
     st.markdown(
         "The paper that introduced multi-head attention says: *“Due to the reduced dimension of each head, the total "
@@ -59,7 +59,8 @@ st.caption(("The parameters do not grow: " if kv == h else
            f"parameters' total for h = {h} above. What more heads cost in compute is the "
            "memory and the exponentials of the attention weights. They also cost capacity: with d_model fixed, each "
            "head is narrower (d_k = d_model / h), so each compares tokens on fewer dimensions. In Vaswani et al. "
-           "(2017, Table 3, rows A) one head scored 0.9 BLEU below the best setting, and quality also fell with too "
+           "(2017, Table 3, rows A) one head scored 0.9 BLEU below the best setting (BLEU: a score of how closely a "
+           "machine translation matches human ones), and quality also fell with too "
            "many heads (h = 32, d_k = 16): more heads is not always better.")
 
 st.header("Measured on this machine")
@@ -109,8 +110,8 @@ st.subheader("The K/V cache: MHA, GQA and MQA")
 st.markdown(
     "To write its next token, a decoder keeps the key and value of every earlier token, in every layer and every K/V "
     "head: the K/V cache. At 16 bits (2 bytes) per number it takes **2 · layers · h_kv · d_k · 2 bytes per token**, "
-    "times the tokens of every sequence in the batch. GQA and MQA (Ainslie et al. 2023; Shazeer 2019) exist to "
-    "shrink it."
+    "times the tokens of every sequence in the batch (sizes below in MiB, 2²⁰ bytes, and GiB, 2³⁰ bytes). GQA and "
+    "MQA (Ainslie et al. 2023; Shazeer 2019) exist to shrink it."
 )
 left, right = st.columns(2)
 seq_len = setting_widget("seq_len", left)

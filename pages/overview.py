@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_app import compute, decoder, experiments
-from mha_app.cost_table import cost_rows, rope_note, what_grows
+from mha_app.cost_table import MULTIPLY_ADD, cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
 from mha_app.text import readable
 from mha_app.toolkit import bias_note, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
@@ -68,8 +68,8 @@ with tokens_tab:
 with cost_tab:
     if cost_tab.open:
         st.markdown("Splitting d_model across the heads keeps the parameters and the multiply-adds of the matrix "
-                    "products exactly those of one head of full width; what grows with h is the number of attention "
-                    "weights, and softmax's exponentials with them."
+                    f"products ({MULTIPLY_ADD}) exactly those of one head of full width; what grows with h is the "
+                    "number of attention weights, and softmax's exponentials with them."
                     + (f" Here grouped-query attention shares each key/value head among {cfg.group_size} query heads, "
                        "so W_K and W_V, and the work of projecting K and V, are smaller still (Ainslie et al. 2023)."
                        if cfg.group_size > 1 else ""))

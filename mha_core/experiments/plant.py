@@ -29,6 +29,9 @@ PATTERNS = {
     "uniform": "every token spreads its attention evenly over all keys",
 }
 
+# How the head's queries are found, in words a first-year student knows (said where the pages first name the method).
+LEAST_SQUARES = ("least squares (the numbers that make the sum of the squared misses as small as possible, the way a "
+                 "straight line is fitted through points)")
 
 # What the literature says about each rule, in one sentence (None: no study we know of names it as a kind of head).
 _POSITIONAL = ("Voita et al. (2019) call heads that attend to the token before or after positional heads, and find "

@@ -159,10 +159,14 @@ def test_the_space_marker_is_explained_on_every_page_that_shows_smollm2s_tokens(
     ("grouped K/V", "overview", "⌈i / 4⌉: i / 4 rounded up to a whole number (⌈ ⌉ means round up)"),
     ("grouped K/V", "attention", "⌈i / 4⌉: i / 4 rounded up to a whole number (⌈ ⌉ means round up)"),
     ("grouped K/V", "projection", "⌈i / 4⌉: i / 4 rounded up to a whole number (⌈ ⌉ means round up)"),
+    ("default", "cost", "a multiply-add is one multiplication and one addition"),
+    ("default", "cost", "(BLEU: a score of how closely a machine translation matches human ones)"),
+    ("default", "heads_learn", "held-out accuracy: the share of right answers on sequences it never trained on"),
+    ("planted head", "overview", "least squares (the numbers that make the sum of the squared misses as small"),
 ])
 def test_jargon_is_said_in_plain_words_where_it_first_appears(page_run, mode, page, gloss):
-    """Was: GGUF and Q4_1, the residual connection of rollout, the cosine, Adam and the ceiling brackets ⌈ ⌉ used
-    with no word on what they are."""
+    """Was: GGUF and Q4_1, the residual connection of rollout, the cosine, Adam, the ceiling brackets ⌈ ⌉, the
+    multiply-add, BLEU, held-out accuracy and least squares used with no word on what they are."""
     assert gloss in page_text(page_run(mode, f"pages/{page}.py"))
 
 
