@@ -230,7 +230,7 @@ def test_practice_accepts_right_answers_and_explains_wrong_ones():
 def test_practice_on_a_gqa_model():
     at = run_app({"preset": "Llama 2 70B"}, "pages/practice.py")
     assert_clean(at)
-    assert any(r"n_{kv} = 8" in latex.value for latex in at.latex)
+    assert any(r"h_{kv} = 8" in latex.value for latex in at.latex)
     _check(at, "kv_token@Llama 2 70B", 327_680)
     assert any(s.value == "Right: 327,680 bytes." for s in at.success)
     _check(at, "kv_token@Llama 2 70B", 163_840)

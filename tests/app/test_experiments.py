@@ -312,7 +312,7 @@ def test_kv_heads_control_offers_the_divisors_of_h_and_resets_when_h_changes():
     box.set_value(1).run()
     assert_clean(at)
     assert "kv_heads=1" in share_link(at)
-    assert figure_titled(at, "6 query heads, 1 key/value head (multi-query attention")
+    assert figure_titled(at, "h = 6 query heads, h_kv = 1 key/value head (multi-query attention")
     at.selectbox(key="h").set_value(4).run()
     assert_clean(at)
     assert at.selectbox(key="kv_heads").value in (1, 4)

@@ -131,7 +131,7 @@ def test_overview_explains_the_byte_level_tokens(model):
     assert list(table["token"]) == model.tokenize("Tokenization of 2024 <|im_start|>").tokens
     assert notes["Token"] == "" and "word piece" in notes["ization"] and "next digit" in notes["0"]
     assert "starts a chat message" in notes["<|im_start|>"]
-    assert "Ġ at the start of a token is a space" in texts(at, "caption")
+    assert "Ġ at the start of a token is the space before it" in texts(at, "caption")
     assert "byte-level BPE" in at.text_area(key="text").proto.help
 
 
