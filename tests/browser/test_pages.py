@@ -71,8 +71,8 @@ TOKEN_PAGES = [p for p in PAGES if not p.pretrained]
 
 
 @pytest.mark.parametrize("app_page", TOKEN_PAGES, ids=[p.name for p in TOKEN_PAGES])
-def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(server, open_page, app_page):
-    page = open_page(app_page.url(server, text=CRAFTED, query="2"))
+def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_page):
+    page = walk(app_page, text=CRAFTED, query="2")
     heading = page.locator("h1").first
     expect(heading).to_be_visible()
     if app_page.heading:
@@ -105,11 +105,11 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(server, open
 
 
 @pytest.mark.parametrize("app_page", [p for p in PAGES if p.step or not p.url_path], ids=lambda p: p.name)
-def test_title_text_and_main_figure_fit_one_screen(server, open_page, app_page):
+def test_title_text_and_main_figure_fit_one_screen(walk, app_page):
     """One idea per screen: on 1280 x 800, a step page's title, its short text and the start of its main figure
     show without scrolling on the default example, once its question is answered (the whole figure fits on the
     overview only: issue 18)."""
-    page = open_page(app_page.url(server))
+    page = walk(app_page)
     seen = page.evaluate(FIT_JS, MAIN_FIGURE)
     assert seen["words"] <= MAX_WORDS, f"{seen['words']} words under the title of {app_page.name}"
     assert seen["top"] is not None, f"no main figure on {app_page.name}"
