@@ -23,6 +23,9 @@ REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
 LOAD_MS = 90_000     # first load of a page (the very first one imports torch and computes the example)
 CHANGE_MS = 30_000   # one rerun after a widget change
 SMALL = {"width": 1280, "height": 800}
+# axe-core, the accessibility checker, from npm: .ci/run installs it here (AXE_VERSION), nothing is fetched at run time.
+AXE_VERSION = "4.14.1"
+AXE = ROOT / ".ci" / "node" / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def _unavailable(reason: str) -> None:
@@ -111,6 +114,47 @@ def choose(page, label: str, value) -> None:
     option.click()
     expect(box).to_have_value(str(value), timeout=CHANGE_MS)
     expect(box).to_have_attribute("aria-expanded", "false")
+
+
+def needs_model(name: str) -> None:
+    """Skip without the trained model `name` (fail under REQUIRE_MODELS=1, as in CI: models.txt installs it)."""
+    from mha_app.settings import PRETRAINED
+
+    if not PRETRAINED[name].installed():
+        if os.environ.get("REQUIRE_MODELS") == "1":
+            pytest.fail(f"REQUIRE_MODELS=1, but {name} is not installed: {PRETRAINED[name].install}")
+        pytest.skip(f"{name} is not installed ({PRETRAINED[name].install})")
+
+
+def go(page, app_page) -> None:
+    """Open `app_page` from the top bar, as a user does: the same session, so the URL's settings stay."""
+    nav = page.locator('[data-testid="stTopNav"]')
+    if app_page.section:
+        nav.get_by_text(app_page.section, exact=True).first.click()
+    page.get_by_text(app_page.nav_title, exact=True).first.click()
+    page.wait_for_function("p => location.pathname === '/' + p", arg=app_page.url_path, timeout=CHANGE_MS)
+    wait_settled(page, CHANGE_MS)
+
+
+# The theme's background, of the app (.streamlit/config.toml) and of every chart (mha_core.figures.base).
+APP_BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(14, 17, 23)"}
+THEMED_JS = """([app, chart]) => getComputedStyle(document.querySelector('.stApp')).backgroundColor === app
+  && [...document.querySelectorAll('.js-plotly-plot')].every(e => e._fullLayout.paper_bgcolor === chart)"""
+
+
+def wait_for_theme(page, theme: str) -> None:
+    """Wait until the page and every chart on it are drawn in `theme` (after a switch, charts need a rerun)."""
+    from mha_core.figures import base
+
+    chart = {"light": base.LIGHT, "dark": base.DARK}[theme].background
+    page.wait_for_function(THEMED_JS, arg=[APP_BACKGROUND[theme], chart], timeout=LOAD_MS, polling="raf")
+    wait_settled(page)
+
+
+def switch_theme(page, theme: str) -> None:
+    """The system turns light or dark while the page is open (Streamlit follows it; mha_app.theme reruns the charts)."""
+    page.emulate_media(color_scheme=theme)
+    wait_for_theme(page, theme)
 
 
 def share_link(page) -> str:

@@ -97,3 +97,32 @@ def open_page(tabs):
     yield _open
     for page in pages:
         page.close()
+
+
+@pytest.fixture(scope="module")
+def walk(server, tabs):
+    """walk(app_page, **params) -> the page opened from the top bar of one tab per set of URL parameters, as a user
+    clicks through the app (one session: the URL's settings stay), settled, its question answered by Reveal.
+
+    A page opened this way costs a rerun; a new tab costs a new session, its scripts and every chart drawn anew."""
+    from urllib.parse import urlencode
+
+    from chromium import LOAD_MS, go, reveal, wait_settled
+
+    sessions = {}
+
+    def _walk(app_page, **params):
+        key = urlencode(params)
+        if key in sessions:
+            page = sessions[key]
+            go(page, app_page)
+        else:
+            page = sessions[key] = tabs.new_page()
+            page.goto(f"{server}/{app_page.url_path}" + (f"?{key}" if key else ""), timeout=LOAD_MS)
+            wait_settled(page)
+        reveal(page)
+        return page
+
+    yield _walk
+    for page in sessions.values():
+        page.close()

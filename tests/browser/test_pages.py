@@ -8,7 +8,6 @@ what the pages compute, are checked through AppTest in app/; here what only a br
 
 from __future__ import annotations
 
-import os
 import re
 from urllib.parse import parse_qs, urlencode, urlparse
 
@@ -18,13 +17,13 @@ from app_pages import app_pages
 from chromium import (
     LOAD_MS,
     expect,
+    needs_model,
     no_exception,
     screenshot,
     wait_settled,
 )
 from mha_app.sentences import DECODER_SENTENCES
 from mha_app.settings import MODELS
-from mha_app.settings import PRETRAINED as CARDS
 
 PAGES = app_pages()
 PRETRAINED = MODELS[1]
@@ -72,8 +71,8 @@ TOKEN_PAGES = [p for p in PAGES if not p.pretrained]
 
 
 @pytest.mark.parametrize("app_page", TOKEN_PAGES, ids=[p.name for p in TOKEN_PAGES])
-def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(server, open_page, app_page):
-    page = open_page(app_page.url(server, text=CRAFTED, query="2"))
+def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_page):
+    page = walk(app_page, text=CRAFTED, query="2")
     heading = page.locator("h1").first
     expect(heading).to_be_visible()
     if app_page.heading:
@@ -106,11 +105,11 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(server, open
 
 
 @pytest.mark.parametrize("app_page", [p for p in PAGES if p.step or not p.url_path], ids=lambda p: p.name)
-def test_title_text_and_main_figure_fit_one_screen(server, open_page, app_page):
+def test_title_text_and_main_figure_fit_one_screen(walk, app_page):
     """One idea per screen: on 1280 x 800, a step page's title, its short text and the start of its main figure
     show without scrolling on the default example, once its question is answered (the whole figure fits on the
     overview only: issue 18)."""
-    page = open_page(app_page.url(server))
+    page = walk(app_page)
     seen = page.evaluate(FIT_JS, MAIN_FIGURE)
     assert seen["words"] <= MAX_WORDS, f"{seen['words']} words under the title of {app_page.name}"
     assert seen["top"] is not None, f"no main figure on {app_page.name}"
@@ -137,34 +136,10 @@ def test_navigation_shows_every_step_and_opens_the_menus(server, open_page):
     no_exception(page)
 
 
-# The trained models on the page with the most figures (the default weights: the crafted-text test above; every
-# page in every mode: app/test_every_page.py).
-MODES = {"trained": {"model": PRETRAINED}, "decoder": DECODER_VIEW}
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_attention_page_renders_in_every_mode(server, open_page, mode):
-    if mode == "decoder":
-        _decoder_installed()
-    page = open_page(f"{server}/attention?{urlencode(MODES[mode])}")
-    expect(page.locator("h1").first).to_be_visible()
-    no_exception(page)
-    charts = page.locator(".js-plotly-plot")
-    assert charts.count() > 0 and page.locator(".js-plotly-plot .main-svg").count() >= charts.count()
-    screenshot(page, f"attention-{mode}")
-
-
-def _decoder_installed() -> None:
-    if not CARDS[DECODER].installed():
-        if os.environ.get("REQUIRE_MODELS") == "1":
-            pytest.fail(f"REQUIRE_MODELS=1, but {DECODER} is not installed: {CARDS[DECODER].install}")
-        pytest.skip(f"{DECODER} is not installed ({CARDS[DECODER].install})")
-
-
 def test_decoder_model_view_on_a_projector(server, browser):
     """The model view of all 270 heads at 1920 x 1080 with the sidebar closed, as a projector shows it: every head
     and layer title drawn, none overlapping the next."""
-    _decoder_installed()
+    needs_model(DECODER)
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         page = context.new_page()

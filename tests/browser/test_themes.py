@@ -10,15 +10,13 @@ from urllib.parse import urlencode
 
 import pytest
 
-from chromium import CHANGE_MS, LOAD_MS, SMALL, expect, reveal, screenshot, wait_settled
+from chromium import CHANGE_MS, LOAD_MS, SMALL, expect, reveal, screenshot, switch_theme, wait_for_theme, wait_settled
 from mha_app.settings import MODELS
 from mha_core.figures import base
 
 pytestmark = pytest.mark.browser
 
 DECODER = MODELS[2]
-PALETTES = {"light": base.LIGHT, "dark": base.DARK}
-APP_BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(14, 17, 23)"}  # .streamlit/config.toml
 CHARTS = "() => [...document.querySelectorAll('.js-plotly-plot')]"
 # Every text a chart draws outside its cells: title, axis titles and ticks, colour bars, legends, annotations.
 LABELS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => ({
@@ -56,13 +54,6 @@ def open_in(chromium, url: str, scheme: str):
     return context, page
 
 
-def charts_in(page, theme: str) -> None:
-    """Wait until every chart is drawn on the theme's background (a theme switch reruns the script)."""
-    page.wait_for_function(f"() => {CHARTS[6:]}.length > 0 && {CHARTS[6:]}.every(e => "
-                           f"e._fullLayout.paper_bgcolor === '{PALETTES[theme].background}')", timeout=LOAD_MS)
-    wait_settled(page)
-
-
 def labels_read(page) -> list[str]:
     """Every chart label whose contrast with its chart's background is below 4.5:1."""
     return [f"{fill} on {chart['background']}: {contrast(fill, chart['background']):.2f}"
@@ -73,15 +64,10 @@ def labels_read(page) -> list[str]:
 def test_charts_follow_a_theme_switch_while_the_page_is_open(server, browser):
     context, page = open_in(browser, f"{server}/projection", "light")
     try:
-        charts_in(page, "light")
-        assert page.evaluate("getComputedStyle(document.querySelector('.stApp')).backgroundColor") == \
-            APP_BACKGROUND["light"]
+        wait_for_theme(page, "light")
         assert not labels_read(page), labels_read(page)
         screenshot(page, "theme-projection-light")
-        page.emulate_media(color_scheme="dark")  # the system turns dark: Streamlit restyles the page, no rerun
-        charts_in(page, "dark")  # mha_app.theme asked for one
-        assert page.evaluate("getComputedStyle(document.querySelector('.stApp')).backgroundColor") == \
-            APP_BACKGROUND["dark"]
+        switch_theme(page, "dark")  # Streamlit restyles the page without a rerun; mha_app.theme asks for one
         scales = page.evaluate(f"() => {CHARTS[6:]}.filter(e => e.layout.coloraxis?.colorscale)"
                                ".map(e => e.layout.coloraxis.colorscale.map(s => s[1]))")
         assert scales and all(scale in (list(base.DARK.sequential), list(base.DARK.diverging)) for scale in scales)
@@ -96,7 +82,7 @@ def test_a_page_opened_in_either_theme_draws_its_charts_in_it_at_once(server, br
     """A trained decoder's model view: every head's causal mask leaves its upper triangle blank, not weight 0."""
     context, page = open_in(browser, f"{server}/model_view?{urlencode({'model': DECODER})}", theme)
     try:
-        charts_in(page, theme)
+        wait_for_theme(page, theme)
         assert not labels_read(page), labels_read(page)
         bar = page.evaluate(f"() => {CHARTS[6:]}[0].layout.coloraxis.colorbar.title.text")
         assert "blocked" in bar
