@@ -124,7 +124,8 @@ def test_by_hand_writes_out_the_tiny_cell_and_matches_the_engine():
     assert list(row["attention weight α_ts"]) == ["0.1978", "0.4011", "0.4011"]
     assert list(row["note"])[2] == "◀ this cell"
     dot = figure_titled(at, "Head 2: q_t · k_s term by term")
-    np.testing.assert_array_equal(as_array(dot["data"][0]["z"]), [[1, 0], [1, 0], [1, 0]])
+    # one row per component c: q_t,c, k_s,c and their product (q = k = (1, 0))
+    np.testing.assert_array_equal(as_array(dot["data"][0]["z"]), [[1, 1, 1], [0, 0, 0]])
 
 
 def test_by_hand_pickers_move_the_selection():
