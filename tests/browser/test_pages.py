@@ -1,6 +1,6 @@
 """The app in a real Chromium: every page renders (with a sentence crafted to be read as markup, math or script, and
-shown exactly as typed, its title, text and whole main figure on one screen), the navigation, each mode's attention page,
-the trained models' pages (controls and links: test_links.py).
+shown exactly as typed, its title, text and whole main figure on one screen), the navigation, each mode's attention
+page, the trained models' pages (controls and links: test_links.py).
 
 One `streamlit run app.py` per test worker and one Chromium per module (conftest.py). Every page in every mode, and
 what the pages compute, are checked through AppTest in app/; here what only a browser shows.
