@@ -154,7 +154,7 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
     cols = group_size if group_rows(group_size) and not kv else min(len(panels), 4)
     fig, rows, step = panel_grid(panels, dim_labels(width, "c"), token_labels(tokens), cols,
                                  signed_axis(float(np.abs(a).max()) or 1.0),
-                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04)
+                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04, vertical=0.1)
     if group_size > 1:
         for i, annotation in enumerate(fig["layout"]["annotations"][:len(panels)]):
             annotation["font"] = dict(color=head_colour(i if kv else i // group_size))
@@ -443,7 +443,9 @@ def contribution_size_figure(contributions: np.ndarray) -> dict:
     labels = [f"head {i + 1}" for i in range(len(size))]
     fig = figure([dict(type="bar", x=labels, y=size, marker=dict(color=[head_colour(i) for i in range(len(size))]),
                        hovertemplate="%{x}<br>mean length = %{y:.4g}<extra></extra>")],
-                 xaxis=category_axis("head"), yaxis=dict(title=dict(text="mean length")))
+                 xaxis=category_axis("head", tickmode="array", tickvals=labels,  # the axis says "head": its number
+                                     ticktext=[str(i + 1) for i in range(len(size))]),  # alone fits half a page
+                 yaxis=dict(title=dict(text="mean length")))
     fig = layout(fig, f"How much each head adds to the output{SUBTITLE}the mean length of its contribution</span>",
                  height=MAIN_HEIGHT)
     return described(fig, describe.bars(labels, size, "Mean length of each head's contribution to the output",
