@@ -272,6 +272,11 @@ def test_presentation_steps_through_every_screen_and_back(params):
         assert at.button(key="back").disabled == (number == 1)
         assert at.button(key="next").disabled == (number == len(SCREENS))
         assert at.query_params.get("screen", "1") == str(number), "each screen is its own link"
+        # the sidebar is hidden: no screen sends the class there; a trained model is a button away where it matters
+        said = " ".join(e.value for kind in ("markdown", "caption", "info", "warning") for e in getattr(at.main, kind))
+        assert not re.search(r"sidebar|under \*?Weights", said), (name, said)
+        if name == "grid" and not trained and params.get("input") != "tiny":  # random weights: say how to change
+            assert at.main.button(key="switch_0").label.startswith("Switch to ")
         if name == "rollout" and not trained:  # rollout follows a trained model's layers: one layer offers one
             assert any("Rollout follows attention through the layers of a trained model" in i.value for i in at.info)
             assert at.button(key="switch_0").label.startswith("Switch to ")
