@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from ..teaching.published import ModelShape
 from ..teaching.worked import WorkedCell, fmt
 from . import describe
-from .base import NEUTRAL, TEXT, cell_text, described, dim_labels, head_colour, heatmap, layout, rgba
+from .base import NEUTRAL, SUBTITLE, TEXT, cell_text, described, dim_labels, head_colour, heatmap, layout, rgba
 
 ONE_HEAD_COLOUR = NEUTRAL
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
@@ -67,9 +67,9 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
         x += width + gap
     fig.update_xaxes(visible=False, range=[-gap / 2, x - gap / 2], constrain="domain")
     fig.update_yaxes(visible=False, range=[-0.3 * d, 1.2 * d], scaleanchor="x")
-    fig = layout(fig, f"{shape.name}: the four matrices of one attention block, to scale<br>"
-                      f"<sup>d_model = {d:,}, h = {h}, K/V heads = {kv}; thin lines: one block per head "
-                      "(up to 32)</sup>", height=360)
+    fig = layout(fig, f"{shape.name}: the four matrices of one attention block, to scale{SUBTITLE}"
+                      f"d_model = {d:,}, h = {h}, K/V heads = {kv}; thin lines: one block per head "
+                      "(up to 32)</span>", height=360)
     rows = tuple((name, f"{height:,} × {width:,}", blocks) for name, width, height, blocks, _ in mats)
     return described(fig, describe.Description(
         f"{shape.name}, one attention block to scale (d_model = {d:,}, h = {h}, K/V heads = {kv}): "
