@@ -154,7 +154,7 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
     cols = group_size if group_rows(group_size) and not kv else min(len(panels), 4)
     fig, rows, step = panel_grid(panels, dim_labels(width, "c"), token_labels(tokens), cols,
                                  signed_axis(float(np.abs(a).max()) or 1.0),
-                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04, vertical=0.1)
+                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04, vertical=0.15)
     if group_size > 1:
         for i, annotation in enumerate(fig["layout"]["annotations"][:len(panels)]):
             annotation["font"] = dict(color=head_colour(i if kv else i // group_size))
