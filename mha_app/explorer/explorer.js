@@ -564,7 +564,10 @@ class Explorer {
       const m = this.array(part, i), blocked = this.array(mask, i);
       if (p) {
         const colour = h.group_size > 1 ? C.heads[Math.floor(i / h.group_size) % C.heads.length] : C.text;
-        p.text(`head ${i + 1}` + (h.group_size > 1 ? ` (K/V ${Math.floor(i / h.group_size) + 1})` : ''), px, py + 7,
+        // the longest name that fits the panel's width (its K/V head is also its colour): never one over the next
+        const names = [`head ${i + 1}` + (h.group_size > 1 ? ` (K/V ${Math.floor(i / h.group_size) + 1})` : ''),
+                       `head ${i + 1}`, `${i + 1}`];
+        p.text(names.find(s => measurer.measure(s, 11) * 1.08 <= pw) || names[2], px, py + 7,
                { size: 11, colour, weight: i === v.head ? 'bold' : 'normal' });
         p.hatch(px, py + title, pw, ph);
         p.cells(this.image(m, 'weights', i, blocked && blocked.data), px, py + title, pw, ph);
