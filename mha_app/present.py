@@ -11,6 +11,8 @@ import dataclasses
 
 import streamlit as st
 
+from mha_core.figures.base import SUBTITLE
+
 from . import url
 from .lesson import SCREENS
 from .settings import Settings
@@ -25,7 +27,7 @@ html { font-size: 22px; }
 h1 { font-size: 2.1rem !important; padding-bottom: 0.5rem !important; }
 .katex { font-size: 1.25em; }
 </style>"""
-FIGURE_FONT = 18   # plotly figures in presentation mode
+FIGURE_FONT = 18   # px: every text of a plotly figure in presentation mode, at least (ticks, axis names, notes)
 FIGURE_TITLE_FONT = 22
 FIGURE_HEIGHT = 480  # px at most, so that a screen's figure fits under its text
 
@@ -48,18 +50,50 @@ def scroll_to_top(screen: int) -> None:
             "?.scrollTo({top: 0});</script>", unsafe_allow_javascript=True)
 
 
-def enlarge(fig):
-    """A figure (a figure dict or a go.Figure, which it returns) with fonts large enough to read from the back of a
-    room."""
+def enlarge(fig) -> dict:
+    """A figure (a figure dict, or a go.Figure, made one) with fonts large enough to read from the back of a room:
+    the title FIGURE_TITLE_FONT px, every other text at least FIGURE_FONT px. Each axis, colour bar, note and
+    cell's numbers gets its size written out: layout.font alone is not enough, as Streamlit's chart theme sizes the
+    ticks and axis names itself (16.5 px at this page's type) and a figure sizes its notes and numbers itself."""
     if not isinstance(fig, dict):
-        height = min(fig.layout.height or FIGURE_HEIGHT, FIGURE_HEIGHT)
-        return fig.update_layout(font_size=FIGURE_FONT, title_font_size=FIGURE_TITLE_FONT, height=height)
+        fig = fig.to_plotly_json()
     layout = fig["layout"]
     layout["height"] = min(layout.get("height") or FIGURE_HEIGHT, FIGURE_HEIGHT)
-    layout["font"] = {**layout.get("font", {}), "size": FIGURE_FONT}
+    layout["font"] = _sized(layout.get("font"))
     title = layout.setdefault("title", {})
-    title["font"] = {**title.get("font", {}), "size": FIGURE_TITLE_FONT}
+    title["font"] = _sized(title.get("font"), FIGURE_TITLE_FONT)
+    two_lines = SUBTITLE in title.get("text", "")
+    title["text"] = title.get("text", "").replace(SUBTITLE, SUBTITLE.replace("12px", f"{FIGURE_FONT}px"))
+    legend = layout.get("legend", {})
+    above = legend.get("orientation") == "h"  # a legend in a row goes above the plot: under it, it ran into the ticks
+    margin = layout.setdefault("margin", {})
+    margin["t"] = max(margin.get("t") or 0, (125 if two_lines else 80) + 35 * above)  # the title's lines, the row's
+    for name, part in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            part["tickfont"] = _sized(part.get("tickfont"))
+            part["title"] = {**part.get("title", {}), "font": _sized(part.get("title", {}).get("font"))}
+    bars = [part["colorbar"] for name, part in layout.items() if name.startswith("coloraxis") and "colorbar" in part]
+    for bar in bars + [trace["colorbar"] for trace in fig["data"] if "colorbar" in trace]:
+        bar["tickfont"] = _sized(bar.get("tickfont"))
+        bar["title"] = {**bar.get("title", {}), "font": _sized(bar.get("title", {}).get("font"))}
+    for note in layout.get("annotations", []):
+        note["font"] = _sized(note.get("font"))
+    if "legend" in layout:
+        layout["legend"]["font"] = _sized(legend.get("font"))
+        if above:
+            layout["legend"].update(x=0, xanchor="left", y=1, yanchor="bottom")
+    for trace in fig["data"]:
+        if "text" in trace or "texttemplate" in trace:
+            trace["textfont"] = _sized(trace.get("textfont"))
+    layout["uniformtext"] = dict(minsize=FIGURE_FONT, mode="hide")  # a number that fits a bar only when shrunk: hidden
     return fig
+
+
+def _sized(font: dict | None, size: int = FIGURE_FONT) -> dict:
+    """A plotly font at least `size` px, its other settings (colour, family) kept."""
+    font = dict(font or {})
+    font["size"] = max(font.get("size") or 0, size)
+    return font
 
 
 def screen_url(settings: Settings, base: str, screen: int, n: int, present: bool = True) -> str:

@@ -215,15 +215,27 @@ def bias_note(example: Example) -> str:
             "was solved for with its queries, so it is not 0.")
 
 
-def offer_trained(why: str) -> None:
-    """`why` a trained model is needed, how to choose one, and a button for each installed one."""
-    trained = [name for name in MODELS[1:] if PRETRAINED[name].installed()] or [MODELS[1]]
+def offer_trained(why: str, sidebar: bool = True) -> None:
+    """`why` a trained model is needed, how to choose one, and a button for each installed one. sidebar=False: the
+    sidebar is hidden (presentation mode), so only the buttons are offered."""
+    trained = _trained()
     st.info(f"{why} Choose "
             + " or ".join(f"**{name}** ({_a(PRETRAINED[name].kind)})" for name in trained)
-            + " under *Weights* in the sidebar, or use the button.")
-    for i, name in enumerate(trained):
+            + (" under *Weights* in the sidebar, or use the button." if sidebar else " with its button below."))
+    switch_buttons()
+
+
+def switch_buttons() -> None:
+    """A button for each installed trained model that switches the weights to it (where the sidebar is hidden, the
+    way to another model)."""
+    for i, name in enumerate(_trained()):
         st.button(f"Switch to {name}", on_click=_switch_to, args=(name,), type="primary" if not i else "secondary",
                   key=f"switch_{i}")
+
+
+def _trained() -> list[str]:
+    """The trained models that are installed; the first one when none is (its button then says how to install it)."""
+    return [name for name in MODELS[1:] if PRETRAINED[name].installed()] or [MODELS[1]]
 
 
 def needs_pretrained(example: Example):

@@ -26,15 +26,6 @@ st.markdown(
     "pair (the mask M) gets weight 0. The head's output for a token is the mix of the value vectors, each times "
     "its weight. Every head does this on its own."
 )
-untrained_note(settings)
-token_spelling(settings.spec)
-st.latex(formulas.attention(cfg)
-         + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
-         % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))
-if cfg.group_size > 1:
-    st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
-symbols("Q_i, K_i, V_i", "i", "t", "s", "n", "m", "d_k", "d_v", "z_{ts}", "M", "\\alpha_{ts}", "\\mathrm{head}_i",
-        "W^O", *(["g", "j"] if cfg.group_size > 1 else []))
 experiments.cross_attention_note(ex)
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their attention weights are all 0 and their head output "
@@ -46,6 +37,16 @@ if revealed:
         st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value "
                    "head (the colour of their titles). They share K and V, yet their attention weights differ, "
                    "because each has its own queries.")
+st.latex(formulas.attention(cfg)
+         + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
+         % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))
+if cfg.group_size > 1:
+    st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
+untrained_note(settings)
+token_spelling(settings.spec)
+symbols("Q_i, K_i, V_i", "i", "t", "s", "n", "m", "d_k", "d_v", "z_{ts}", "M", "\\alpha_{ts}", "\\mathrm{head}_i",
+        "W^O", *(["g", "j"] if cfg.group_size > 1 else []))
+if revealed:
     extra = ((["Shared keys and values"] if cfg.group_size > 1 else [])
              + (["Plant a head"] if settings.spec.card is None else []))
     mix_tab, adds_tab, plane_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = tabs(

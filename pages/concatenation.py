@@ -17,17 +17,15 @@ st.markdown(
     "values, equals d_k here). Concatenation places the heads' outputs side by side, token by token. Nothing is "
     "added or mixed: every column still belongs to exactly one head, shown by its colour."
 )
-untrained_note(settings)
-token_spelling(settings.spec)
 off = settings.spec.ablate
 if predict("concat_width"):
-    st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d\times(%d\cdot%d)}"
-             r" = \mathbb{R}^{%d\times%d}" % (h, n, h, d_v, n, h * d_v))
     if off:
         st.info(f"Switched off: head{'s' if len(off) > 1 else ''} {', '.join(map(str, off))}. Each head's output "
                 "is multiplied by its head-mask factor (0 for those, 1 for the others) as it goes in, so their "
                 "columns of the concatenation are zero.", icon=":material/block:")
     plot(figures.concat_figure(tr, ex.tokens), key="concat")
+    st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d\times(%d\cdot%d)}"
+             r" = \mathbb{R}^{%d\times%d}" % (h, n, h, d_v, n, h * d_v))
     gate = np.ones(h) if tr.head_mask is None else tr.head_mask
     same = all(np.array_equal(tr.concat[:, i * d_v:(i + 1) * d_v], tr.heads[i] * gate[i]) for i in range(h))
     st.caption(f"Check: columns (i−1)·d_v+1 … i·d_v of the concatenation equal head i"
@@ -35,6 +33,8 @@ if predict("concat_width"):
     with (box := expander("Each head's output on its own", key="heads_box")):
         if box.open:
             plot(figures.per_head_figure(tr.heads, ex.tokens, "head"), key="heads")
+untrained_note(settings)
+token_spelling(settings.spec)
 symbols("\\mathrm{head}_i", "h", "i", "n", "d_v", "d_k", "d_{model}")
 code_for_step(3)
 next_step("pages/output.py", "Step 4: output projection")

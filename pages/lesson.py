@@ -8,7 +8,7 @@ from mha_app import compute, inside, present
 from mha_app.classroom import plot_step_costs, predict, scaled_latex, show_worked, worked
 from mha_app.lesson import SCREENS
 from mha_app.text import quote
-from mha_app.toolkit import offer_trained, plot, token_spelling, untrained_note, view
+from mha_app.toolkit import offer_trained, plot, switch_buttons, token_spelling, untrained_note, view
 from mha_core import cost, figures
 from mha_core.figures.lesson import kv_cache_figure
 from mha_core.teaching import questions
@@ -109,8 +109,12 @@ def grid_screen():
     if spec.card is None and spec.input != "tiny" and spec.plant == "none":
         st.caption("These weights are random, not trained, so how the heads differ means nothing here. In a trained "
                    "model some heads specialise, and a few of them do most of the work (Voita et al. 2019); many "
-                   "others can be removed with little loss (Michel et al. 2019). Choose a trained model under "
-                   "Weights.")
+                   "others can be removed with little loss (Michel et al. 2019). "
+                   # presentation mode hides the sidebar: its buttons are the way to a trained model there
+                   + ("Switch to a trained model with a button below." if presenting else
+                      "Choose a trained model under Weights."))
+        if presenting:
+            switch_buttons()
 
 
 def concat_screen():
@@ -176,7 +180,7 @@ def adds_screen():
 def rollout_screen():
     if ex.run is None:
         offer_trained("Rollout follows attention through the layers of a trained model; this example is one layer "
-                      "of random weights.")
+                      "of random weights.", sidebar=not presenting)
         return
     layers = len(ex.run.layers)
     st.markdown(inside.rollout_in_brief(layers))

@@ -33,21 +33,21 @@ st.markdown(
     f"each head's output times its own block of W_O{', plus the bias b_O' if cfg.bias else ''}. Without W_O the "
     "heads would only sit next to each other; with it, every output number can draw on all heads."
 )
-untrained_note(settings)
-token_spelling(settings.spec)
 revealed = predict("w_o_size")
 if revealed:
-    # the shapes on a line of their own: on one line the formula is wider than the column at 1280 px, and a
-    # formula that scrolls sideways cannot be scrolled with the keyboard
-    shapes = rf"W^O \in \mathbb{{R}}^{{{h * d_v}\times{d_model}}},\quad W^O_i \in \mathbb{{R}}^{{{d_v}\times{d_model}}}"
-    st.latex(rf"\begin{{gathered}}{formulas.output(cfg)}\\ {shapes}\end{{gathered}}")
     contributions = head_contributions(tr, w)
     left, right = st.columns(2)
     with left:
         plot(figures.output_weight_figure(w.W_O, h), key="W_O")
     with right:
         plot(figures.contribution_size_figure(contributions), key="sizes")
+    # the shapes on a line of their own: on one line the formula is wider than the column at 1280 px, and a
+    # formula that scrolls sideways cannot be scrolled with the keyboard
+    shapes = rf"W^O \in \mathbb{{R}}^{{{h * d_v}\times{d_model}}},\quad W^O_i \in \mathbb{{R}}^{{{d_v}\times{d_model}}}"
+    st.latex(rf"\begin{{gathered}}{formulas.output(cfg)}\\ {shapes}\end{{gathered}}")
     st.caption(bias_note(ex))
+untrained_note(settings)
+token_spelling(settings.spec)
 symbols("W^O", "\\mathrm{head}_i", "h", "i", "d_v", "d_{model}", *(["b"] if cfg.bias else []))
 
 if revealed:

@@ -42,10 +42,7 @@ st.markdown(
        f"({m} tokens)." if cross else "")
     + (" Then every query and key is turned by its position (RoPE, Step 1b below)." if cfg.rope_theta else "")
 )
-untrained_note(settings)
-token_spelling(settings.spec)
 if predict("q_shape"):
-    st.latex(formulas.projection(cfg, cross))
     shown = tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"], key="projection_tab")
     for tab, name, W, per_head in zip(shown, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):
         with tab:
@@ -58,6 +55,7 @@ if predict("q_shape"):
             with right:
                 plot(figures.per_head_figure(per_head, ex.tokens if name == "Q" else ex.keys, name, group_size=g,
                                              kv=name != "Q"), key=f"{name}_heads")
+    st.latex(formulas.projection(cfg, cross))
     st.latex(r"X \in \mathbb{R}^{%d\times%d},\quad W^Q_i, W^K_%s, W^V_%s \in \mathbb{R}^{%d\times%d},\quad "
              r"Q_i \in \mathbb{R}^{%d\times%d},\quad K_%s, V_%s \in \mathbb{R}^{%d\times%d}"
              % (n, d_model, j, j, d_model, d_k, n, d_k, j, j, m, d_k)
@@ -66,6 +64,8 @@ if predict("q_shape"):
         st.caption(notation.kv_head_rule(h, g))
     st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and "
                f"computes x @ W.T{' + b' if cfg.bias else ''}; the figures show W the way the formula uses it.")
+untrained_note(settings)
+token_spelling(settings.spec)
 symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "W^Q_i, W^K_i, W^V_i",
         "Q_i, K_i, V_i", *(["h_{kv}", "g", "j"] if kv != h else []), *(["b"] if cfg.bias else []),
         *(["p"] if cfg.rope_theta else []))

@@ -15,6 +15,7 @@ function pageIsDark() {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b < 128;
 }
 const GAP = 18;
+const WIDE = 760;  // px: from this width the heads, the head's matrix and the query's bars stand side by side
 const TYPES = { '<f4': Float32Array, '<f8': Float64Array, '|u1': Uint8Array };
 
 export default function (component) {
@@ -120,6 +121,29 @@ function hatchPattern(ctx) {
     g.beginPath(); g.moveTo(0, 6); g.lineTo(6, 0); g.moveTo(-1, 1); g.lineTo(1, -1); g.moveTo(5, 7); g.lineTo(7, 5); g.stroke();
   }
   return ctx.createPattern(hatchTile, 'repeat');
+}
+
+// A text in lines of at most `width` px, broken at spaces: a title in a narrow column.
+function wrap(measurer, s, width, size, bold = false) {
+  const fits = t => measurer.measure(t, size) * (bold ? 1.08 : 1) <= width;  // bold runs about 8% wider
+  const lines = [];
+  let line = '';
+  for (const word of s.split(' ')) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && !fits(next)) { lines.push(line); line = word; } else line = next;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+// A panel's title (bold, 13 px) and its note (11 px, muted), each wrapped to `width`; returns the height they take.
+function heading(p, measurer, x, y, width, title, note = '') {
+  const t = wrap(measurer, title, width, 13, true), n = note ? wrap(measurer, note, width, 11) : [];
+  if (p) {
+    t.forEach((line, i) => p.text(line, x, y + 8 + 17 * i, { size: 13, weight: 'bold' }));
+    n.forEach((line, i) => p.text(line, x, y + 9 + 17 * t.length + 14 * i, { size: 11, colour: C.muted }));
+  }
+  return 17 * t.length + 14 * n.length;
 }
 
 function cellsCanvas(img) {
@@ -510,51 +534,72 @@ class Explorer {
       + `head ${v.head + 1} of ${h.heads} · ${stage.label} · query ${v.query + 1} ${quoted(h.tokens[v.query])}${set}`;
   }
 
-  // Lays out and draws everything with painter p (null: only measure); returns the height used.
+  // Lays out and draws everything with painter p (null: only measure); returns the height used. Wide: the heads, the
+  // head's matrix and the query's bars side by side, at most 300 px tall at 820 px wide (more on a wider page), so
+  // that the explorer fits on one screen under the page's text (one idea per screen); narrow: one above the other.
+  // The zoom window, when there is one, goes under them.
   paint(p, width, measurer) {
     const h = this.payload.header, v = this.current();
-    const narrow = width < 760, pad = 4;  // room for the outline of the leftmost panel
-    const gridW = narrow ? width - pad : Math.round(width * 0.34);
-    const gridH = this.paintGrid(p, pad, 0, gridW, v);
-    const mainX = narrow ? 0 : gridW + 2 * GAP, mainY = narrow ? gridH + GAP : 0;
-    const mainH = this.paintMatrix(p, measurer, mainX, mainY, width - mainX, v, v.stage, false);
-    let y = Math.max(narrow ? 0 : gridH, mainY + mainH) + GAP;
-    if (h.window) y += this.paintMatrix(p, measurer, 0, y, width, v, v.stage, true) + GAP;
-    y += this.paintBar(p, measurer, 0, y, width, v);
-    return y + 4;
+    const pad = 4;  // room for the outline of the leftmost panel
+    if (width < WIDE) {
+      const gridH = this.paintGrid(p, measurer, pad, 0, width - pad, v);
+      let y = gridH + GAP;
+      y += this.paintMatrix(p, measurer, 0, y, width, v, v.stage, false) + GAP;
+      if (h.window) y += this.paintMatrix(p, measurer, 0, y, width, v, v.stage, true) + GAP;
+      return y + this.paintBar(p, measurer, 0, y, width, v) + 4;
+    }
+    const gridW = Math.round(width * 0.22), mainX = gridW + GAP, mainW = Math.round(width * 0.46);
+    const barX = mainX + mainW + GAP;
+    const mainH = this.paintMatrix(p, measurer, mainX, 0, mainW, v, v.stage, false, Math.max(300, 0.37 * width));
+    const gridH = this.paintGrid(p, measurer, pad, 0, gridW - pad, v, mainH);
+    const barH = this.paintBar(p, measurer, barX, 0, width - barX, v, mainH);
+    const y = Math.max(gridH, mainH, barH);
+    return (h.window ? y + GAP + this.paintMatrix(p, measurer, 0, y + GAP, width, v, v.stage, true) : y) + 4;
   }
 
-  paintGrid(p, x, y, width, v) {
-    const h = this.payload.header;
-    const cols = h.group_size > 1 && h.group_size <= 6 ? h.group_size : Math.min(h.heads, 4);
-    const rows = Math.ceil(h.heads / cols), gap = 10, title = 16;
+  // Every head's matrix, small; tall: the height beside it, which the panels fill as far as they can (the fewest
+  // columns that fit), else 4 columns; a group of query heads sharing K and V takes a row.
+  paintGrid(p, measurer, x, y, width, v, tall = 0) {
+    const h = this.payload.header, gap = 10, title = 16;
     const shown = v.stage === 'contributions' ? 'contributions' : 'weights';  // the grid's panels: weights, or shares
     const part = h.grid_step > 1 ? (shown === 'weights' ? 'grid' : 'grid/contributions') : shown;
     const mask = h.grid_step > 1 ? 'grid/mask' : 'mask';
     const sample = this.array(part, 0);
-    const pw = (width - (cols - 1) * gap) / cols;
-    const ph = Math.min(2 * pw, Math.max(0.3 * pw, pw * sample.rows / sample.cols));
     const pooled = h.grid_step > 1 ? ` (means of ${h.grid_step}×${h.grid_step} blocks)` : '';
-    if (p) p.text(`All ${h.heads} heads: ${shown === 'weights' ? 'softmax weights' : 'contribution shares'}${pooled}`,
-                  x, y + 8, { size: 13, weight: 'bold' });
-    const top = y + 22;
+    const top = y + 5 + heading(p, measurer, x, y, width,
+      `All ${h.heads} heads: ${shown === 'weights' ? 'softmax weights' : 'contribution shares'}${pooled}`);
+    const size = c => {  // [panel width, panel height, rows] with c columns
+      const w = (width - (c - 1) * gap) / c;
+      return [w, Math.min(2 * w, Math.max(0.3 * w, w * sample.rows / sample.cols)), Math.ceil(h.heads / c)];
+    };
+    const grouped = h.group_size > 1 && h.group_size <= 6;
+    const fits = c => { const [, ph, rows] = size(c); return top - y + rows * (ph + title + gap) <= tall; };
+    const cols = grouped ? h.group_size
+      : (tall && Array.from({ length: h.heads }, (_, i) => i + 1).find(fits)) || Math.min(h.heads, 4);
+    const [pw, ph, rows] = size(cols);
+    // the panels' names in the longest form that fits every panel's width (a K/V head is also its colour), so that
+    // none runs into the next: "head 1 (K/V 1)", "head 1" or "1"
+    const forms = [i => `head ${i + 1}` + (h.group_size > 1 ? ` (K/V ${Math.floor(i / h.group_size) + 1})` : ''),
+                   i => `head ${i + 1}`, i => `${i + 1}`];
+    const name = forms.find(f => Array.from({ length: h.heads }, (_, i) => f(i))
+      .every(s => measurer.measure(s, 11) * 1.08 <= pw)) || forms[2];
     for (let i = 0; i < h.heads; i++) {
       const px = x + (i % cols) * (pw + gap), py = top + Math.floor(i / cols) * (ph + title + gap);
       const m = this.array(part, i), blocked = this.array(mask, i);
       if (p) {
         const colour = h.group_size > 1 ? C.heads[Math.floor(i / h.group_size) % C.heads.length] : C.text;
-        p.text(`head ${i + 1}` + (h.group_size > 1 ? ` (K/V ${Math.floor(i / h.group_size) + 1})` : ''), px, py + 7,
-               { size: 11, colour, weight: i === v.head ? 'bold' : 'normal' });
+        p.text(name(i), px, py + 7, { size: 11, colour, weight: i === v.head ? 'bold' : 'normal' });
         p.hatch(px, py + title, pw, ph);
         p.cells(this.image(m, 'weights', i, blocked && blocked.data), px, py + title, pw, ph);
         if (i === v.head) p.stroke(px - 2, py + title - 2, pw + 4, ph + 4, C.highlight, 2.5);
         this.regions.push(this.region('grid', i, px, py + title, pw, ph, m, blocked, h.grid_step, 0, 0, shown));
       }
     }
-    return 22 + rows * (ph + title + gap);
+    return top - y + rows * (ph + title + gap);
   }
 
-  paintMatrix(p, measurer, x, y, width, v, stage, zoom) {
+  // One head's matrix at a stage (zoom: the zoom window's cells); `most`: the height it may take at most, if any.
+  paintMatrix(p, measurer, x, y, width, v, stage, zoom, most = 0) {
     const h = this.payload.header;
     const step = zoom ? 1 : h.step;
     const [r0, r1, c0, c1] = zoom ? h.window : [0, h.n, 0, h.m];
@@ -567,19 +612,18 @@ class Explorer {
     const rowLabels = labels(h.tokens, r0, r1, step, m.rows), colLabels = labels(keys, c0, c1, step, m.cols);
     const left = Math.min(150, 10 + Math.max(...rowLabels.map(s => measurer.measure(s, 11))));
     const bottom = Math.min(120, 14 + 0.72 * Math.max(...colLabels.map(s => measurer.measure(s, 11))));
-    const head = 40, right = 84;  // the colour bar and its ticks
-    // square cells of at most 40 px where the height allows, else as tall as the height allows
-    const cw = Math.min(Math.max(60, width - left - right) / m.cols, 40);
-    const ch = Math.min(cw, (zoom ? 520 : 560) / m.rows);
-    const w = cw * m.cols, mh = ch * m.rows;
-    if (!p) return head + mh + bottom;
+    const right = 84;  // the colour bar and its ticks
     let title = `Head ${v.head + 1}: ${info.title}` + (stage === 'scaled' ? ` Q_i K_iᵀ × ${Number(h.scale.toPrecision(4))}` : '');
     if (zoom) title += `: queries ${r0 + 1}–${r1} × keys ${c0 + 1}–${c1}, every cell exact`;
     else if (step > 1) title += `  (means of ${step}×${step} blocks)`;
-    p.text(title, x, y + 8, { size: 13, weight: 'bold' });
     const sub = stage === 'raw' ? 'before the scale and the mask' : stage === 'mask' ? 'hatched = blocked (M = −∞)'
       : 'hatched = blocked by the mask';
-    p.text(`rows: queries · columns: keys · ${sub}`, x, y + 26, { size: 11, colour: C.muted });
+    const head = 9 + heading(p, measurer, x, y, width, title, `rows: queries · columns: keys · ${sub}`);
+    // square cells of at most 40 px where the height allows, else as tall as the height allows
+    const cw = Math.min(Math.max(60, width - left - right) / m.cols, 40);
+    const ch = Math.min(cw, (zoom ? 520 : most ? Math.max(60, most - head - bottom) : 560) / m.rows);
+    const w = cw * m.cols, mh = ch * m.rows;
+    if (!p) return head + mh + bottom;
     const mx = x + left, my = y + head;
     p.hatch(mx, my, w, mh);
     const img = this.image(m, stage, v.head, mask && mask.data);
@@ -657,8 +701,9 @@ class Explorer {
   }
 
   // The chosen query's weights as bars; at the contributions stage its contribution shares as bars, each key's weight
-  // outlined beside it, so a key with a large weight that adds little stands out.
-  paintBar(p, measurer, x, y, width, v) {
+  // outlined beside it, so a key with a large weight that adds little stands out. tall: the height to take (the
+  // matrix's beside it), else the bars' own.
+  paintBar(p, measurer, x, y, width, v, tall = 0) {
     const h = this.payload.header, keys = h.key_tokens || h.tokens;
     const shares = v.stage === 'contributions';
     const d = this.barData(v, shares ? 'contributions' : 'weights'), weights = shares ? this.barData(v) : null;
@@ -666,18 +711,18 @@ class Explorer {
       : `${j * d.step + 1}–${Math.min((j + 1) * d.step, h.m)}`;
     const labels = Array.from({ length: d.cols }, (_, j) => label(j));
     const bottom = Math.min(110, 14 + 0.72 * Math.max(...labels.map(s => measurer.measure(s, 11))));
-    const head = 52, left = 50, k = d.queries.length, right = k > 1 ? 60 : 16, bh = 170;
-    if (!p) return head + bh + bottom;
-    const colour = C.heads[v.head % C.heads.length];
+    const left = 50, k = d.queries.length, right = k > 1 ? 60 : 16;
     const names = d.queries.slice(0, 4).map(q => `${q + 1} ${quoted(h.tokens[q])}`).join(', ') + (k > 4 ? ', …' : '');
     const what = shares ? 'contribution shares' : 'weights';
     let total = 0;
     for (const value of d.mean) total += value * k;
     const title = k > 1 ? `Head ${v.head + 1}, ${k} queries (${names}): their ${what} averaged (left axis) and summed (right axis)`
       : `Head ${v.head + 1}, query ${names}: its ${what}` + (d.step === 1 && !d.note ? ` sum to ${total.toFixed(4)}` : '');
-    p.text(title, x, y + 8, { size: 13, weight: 'bold' });
     const note = [shares ? `bars: the share of what the query receives that each key adds · outlines: ${k > 1 ? 'the mean weight' : 'its weight'}` : '', d.note];
-    p.text(note.filter(Boolean).join(' · '), x, y + 26, { size: 11, colour: C.muted });
+    const head = 24 + heading(p, measurer, x, y, width, title, note.filter(Boolean).join(' · '));  // 24: the axis's name
+    const bh = tall ? Math.max(120, tall - head - bottom) : 170;
+    if (!p) return head + bh + bottom;
+    const colour = C.heads[v.head % C.heads.length];
     const bx = x + left, by = y + head, bw = width - left - right;
     for (const f of [0, 0.5, 1]) {
       p.line(bx, by + bh * (1 - f), bx + bw, by + bh * (1 - f), C.faint);

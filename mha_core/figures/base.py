@@ -277,16 +277,20 @@ def subplots(rows: int, cols: int, titles: list[str], horizontal_spacing: float,
 
 def panel_grid(panels: list[tuple[str, np.ndarray]], x_labels: list[str], y_labels: list[str], cols: int,
                coloraxis: dict, hover: str, spacing: float = 0.03, step: int | None = None,
-               value_name: str = "value", blocked: bool = False) -> tuple[dict, int, int]:
+               value_name: str = "value", blocked: bool = False,
+               vertical: float | None = None) -> tuple[dict, int, int]:
     """Small multiples: one heatmap per (title, z) panel on one shared colour axis (colorscale, cmin, cmax), tick
     labels on the outer panels only; returns (figure dict, rows, step). Blank cells are blocked pairs when `blocked`.
 
-    `hover` is the plotly hover text of a cell, e.g. "query %{y}<br>key %{x}<br>weight = %{z:.6g}". step: every z
+    `hover` is the plotly hover text of a cell, e.g. "query %{y}<br>key %{x}<br>weight = %{z:.6g}". spacing and
+    vertical: the gaps between panels, as fractions of the width and the height (vertical: by default less as the
+    rows grow, 0.07 for two). step: every z
     is already averaged over blocks of step x step cells (see analysis.pooling.pool_heads); None pools each here
     (the panels share one shape, so one step).
     """
     rows = -(-len(panels) // cols)
-    fig = subplots(rows, cols, [title for title, _ in panels], spacing, 0.08 / rows + 0.03)
+    fig = subplots(rows, cols, [title for title, _ in panels], spacing, 0.08 / rows + 0.03 if vertical is None
+                   else vertical)
     given, largest = step, 1
     for i, (title, z) in enumerate(panels):
         if given is None:

@@ -22,6 +22,7 @@ from .base import (
     HIGHLIGHT,
     MUTED,
     NEUTRAL,
+    SUBTITLE,
     TEXT,
     WEIGHT_AXIS,
     WEIGHT_SCALE,
@@ -118,9 +119,9 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
                      scaleratio=1)
     reads = f" (keys of K/V head {plane.kv_head + 1})" if group_size > 1 else ""
     title = (f"Head {plane.head + 1}{reads}: queries and keys in the plane that keeps {plane.explained:.0%} of their "
-             f"spread<br><sup>query {q_labels[query]}: of two keys, the one further along its arrow scores higher "
+             f"spread{SUBTITLE}query {q_labels[query]}: of two keys, the one further along its arrow scores higher "
              f"for {plane.order_kept(query):.0%} of pairs, the nearer one for "
-             f"{plane.order_kept(query, 'distance'):.0%} (50 % = chance)</sup>")
+             f"{plane.order_kept(query, 'distance'):.0%} (50 % = chance)</span>")
     layout(fig, title, height=560)
     fig.update_layout(margin_t=90, margin_b=90, legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
     row = describe.weight_row(np.where(visible, w, np.nan), describe.names(tokens)[query],

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from ..teaching.published import ModelShape
 from ..teaching.worked import WorkedCell, fmt
 from . import describe
-from .base import NEUTRAL, TEXT, cell_text, described, dim_labels, head_colour, heatmap, layout, rgba
+from .base import NEUTRAL, SUBTITLE, TEXT, cell_text, described, dim_labels, head_colour, heatmap, layout, rgba
 
 ONE_HEAD_COLOUR = NEUTRAL
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
@@ -67,9 +67,9 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
         x += width + gap
     fig.update_xaxes(visible=False, range=[-gap / 2, x - gap / 2], constrain="domain")
     fig.update_yaxes(visible=False, range=[-0.3 * d, 1.2 * d], scaleanchor="x")
-    fig = layout(fig, f"{shape.name}: the four matrices of one attention block, to scale<br>"
-                      f"<sup>d_model = {d:,}, h = {h}, h_kv = {kv}; thin lines: one block per head "
-                      "(up to 32)</sup>", height=360)
+    fig = layout(fig, f"{shape.name}: the four matrices of one attention block, to scale{SUBTITLE}"
+                      f"d_model = {d:,}, h = {h}, h_kv = {kv}; thin lines: one block per head "
+                      "(up to 32)</span>", height=360)
     rows = tuple((name, f"{height:,} × {width:,}", blocks) for name, width, height, blocks, _ in mats)
     return described(fig, describe.Description(
         f"{shape.name}, one attention block to scale (d_model = {d:,}, h = {h}, h_kv = {kv}): "
@@ -78,17 +78,21 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
 
 
 def dot_product_figure(cell: WorkedCell, query_label: str, key_label: str) -> dict:
-    """The query's and the key's d_k numbers and their products, one column per dimension (the terms of q·k)."""
-    rows = np.vstack([cell.q, cell.k, cell.products])
+    """The query's and the key's d_k numbers and their products (the terms of q·k), one row per component c: each
+    term reads across its row, and every printed number has the width of its column (side by side, one column per
+    component, they ran into each other)."""
+    terms = np.vstack([cell.q, cell.k, cell.products]).T         # (d_k, 3): q_t,c, k_s,c and their product
     names = [f"q_t: query {query_label}", f"k_s: key {key_label}", "q_t,c × k_s,c"]
+    components = dim_labels(cell.d_k, "c=")
     title = f"Head {cell.head + 1}: q_t · k_s term by term: the products add up to {fmt(cell.dot)}"
-    fig = heatmap(rows, dim_labels(cell.d_k, "c="), names, title, x_title="component c, from 1 to d_k", height=260)
+    fig = heatmap(terms, names, components, title, y_title="component c, from 1 to d_k",
+                  height=max(220, min(460, 140 + 20 * cell.d_k)))
     if cell.d_k <= MAX_PRINTED_TERMS:  # every term, in the worked example's own digits
         trace = fig["data"][0]
         axis = dict(colorscale=trace["colorscale"], cmin=trace["zmin"], cmax=trace["zmax"])
-        trace.update(text=cell_text(rows, [[fmt(v) for v in row] for row in rows], axis), texttemplate="%{text}")
-    return described(fig, describe.values(rows, [describe.plain(name) for name in names], dim_labels(cell.d_k, "c="),
-                                          describe.plain(title), full_up_to=16, text_rows=True))
+        trace.update(text=cell_text(terms, [[fmt(v) for v in row] for row in terms], axis), texttemplate="%{text}")
+    return described(fig, describe.values(terms, components, [describe.plain(name) for name in names],
+                                          describe.plain(title), text_rows=False))
 
 
 def kv_cache_figure(table: list[dict], seq_len: int, batch: int) -> go.Figure:

@@ -42,6 +42,9 @@ from .base import (
 # --- Overview -----------------------------------------------------------------------------------------------
 
 STEP_COLOURS = (MUTED, head_colour(0), head_colour(3), head_colour(1), head_colour(7))  # input, then steps 1-4
+# px: a step's main figure, so that it fits under the page's title, text and answered question on a 1280 x 800 screen
+# (one idea per screen, issue 18)
+MAIN_HEIGHT = 380
 
 
 def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None = None, scaled: bool = True,
@@ -131,7 +134,7 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
                  f"head{'s' if n_heads > 1 else ''}, each shared by {group_size} query heads")
     z, step = pool(Wt, OVERVIEW_CELLS)                         # blocks of step x step cells when large
     fig = heatmap(z, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]), title,
-                  x_title="output column", y_title="input dimension", step=step)
+                  x_title="output column", y_title="input dimension", step=step, height=MAIN_HEIGHT)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-Wt.shape[0] // step), names=names, colours=colours)
     return described(fig, describe.values(Wt, dim_labels(Wt.shape[0]), dim_labels(Wt.shape[1], "c"),
                                           describe.plain(title), text_rows=False))
@@ -152,14 +155,14 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
     cols = group_size if group_rows(group_size) and not kv else min(len(panels), 4)
     fig, rows, step = panel_grid(panels, dim_labels(width, "c"), token_labels(tokens), cols,
                                  signed_axis(float(np.abs(a).max()) or 1.0),
-                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04)
+                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04, vertical=0.15)
     if group_size > 1:
         for i, annotation in enumerate(fig["layout"]["annotations"][:len(panels)]):
             annotation["font"] = dict(color=head_colour(i if kv else i // group_size))
     heads = "key/value head" if index == "j" else "head"
     title = (f"{name}_{index} for each {heads}{SUBTITLE}{n} tokens × {width_name} = {width}, one colour scale for "
              "all</span>")
-    return described(layout(fig, title, height=max(260, 230 * rows), pooled=step),
+    return described(layout(fig, title, height=max(MAIN_HEIGHT, 150 * rows), pooled=step),
                      describe.head_values([z for _, z in panels], [t for t, _ in panels], title))
 
 
@@ -380,14 +383,28 @@ def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None =
 
 # --- Step 3: concatenation ------------------------------------------------------------------------------
 
+CONCAT_TICKS = 16  # component labels under the concatenation at most: more ran into each other at 1280 px
+
+
 def concat_figure(trace: Trace, tokens: list[str]) -> dict:
-    """The n x (h*d_k) concatenation, each head's block of columns outlined and labelled in its colour."""
+    """The n x (h*d_k) concatenation, each head's block of columns outlined and labelled in its colour.
+
+    Each column is named "head i, c<component>" (in its hover text and its table); under the matrix only a few
+    components of each block are written, as "c<component>", since the head's number stands over its block."""
     n_heads, n, d_k = trace.heads.shape
     labels = [f"head {i + 1}, c{c + 1}" for i in range(n_heads) for c in range(d_k)]
     z, step = pool(trace.concat, OVERVIEW_CELLS)
     title = f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}"
     fig = heatmap(z, labels, token_labels(tokens), title, x_title="column: head i, component c", y_title="token",
-                  step=step)
+                  step=step, height=min(MAIN_HEIGHT, 24 * n + 200))
+    every = -(-d_k // max(1, CONCAT_TICKS // n_heads))  # components between two labels within a block
+    ticks = {i * d_k + c: f"c{c + 1}" for i in range(n_heads) for c in range(0, d_k, every)}  # column -> label
+    columns = fig["data"][0]["x"]  # the shown columns' names (positions of blocks when pooled)
+    shown = {}  # shown column -> the label of the first labelled column in it
+    for column, text in ticks.items():
+        shown.setdefault(column // step, text)
+    fig["layout"]["xaxis"].update(tickmode="array", tickvals=[columns[j] for j in shown], ticktext=list(shown.values()),
+                                  tickangle=0)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-n // step))
     return described(fig, describe.values(trace.concat, describe.names(tokens), labels, title))
 
@@ -401,7 +418,7 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> dict:
     z, step = pool(Wt, OVERVIEW_CELLS)
     title = f"W_O ({Wt.shape[0]} × {Wt.shape[1]}){SUBTITLE}rows (i-1)·d_v+1 … i·d_v read head i</span>"
     fig = heatmap(z, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"), title, x_title="output dimension",
-                  y_title="concat row", step=step)
+                  y_title="concat row", step=step, height=MAIN_HEIGHT)
     mark_head_blocks(fig, n_heads, d_k / step, "y", -(-Wt.shape[1] // step))
     return described(fig, describe.values(Wt, dim_labels(Wt.shape[0], "r"), dim_labels(Wt.shape[1]), title,
                                           text_rows=False))
@@ -427,9 +444,11 @@ def contribution_size_figure(contributions: np.ndarray) -> dict:
     labels = [f"head {i + 1}" for i in range(len(size))]
     fig = figure([dict(type="bar", x=labels, y=size, marker=dict(color=[head_colour(i) for i in range(len(size))]),
                        hovertemplate="%{x}<br>mean length = %{y:.4g}<extra></extra>")],
-                 xaxis=category_axis("head"), yaxis=dict(title=dict(text="mean length")))
+                 xaxis=category_axis("head", tickmode="array", tickvals=labels,  # the axis says "head": its number
+                                     ticktext=[str(i + 1) for i in range(len(size))]),  # alone fits half a page
+                 yaxis=dict(title=dict(text="mean length")))
     fig = layout(fig, f"How much each head adds to the output{SUBTITLE}the mean length of its contribution</span>",
-                 height=300)
+                 height=MAIN_HEIGHT)
     return described(fig, describe.bars(labels, size, "Mean length of each head's contribution to the output",
                                         column="mean length"))
 

@@ -124,7 +124,8 @@ def test_by_hand_writes_out_the_tiny_cell_and_matches_the_engine():
     assert list(row["attention weight α_ts"]) == ["0.1978", "0.4011", "0.4011"]
     assert list(row["note"])[2] == "◀ this cell"
     dot = figure_titled(at, "Head 2: q_t · k_s term by term")
-    np.testing.assert_array_equal(as_array(dot["data"][0]["z"]), [[1, 0], [1, 0], [1, 0]])
+    # one row per component c: q_t,c, k_s,c and their product (q = k = (1, 0))
+    np.testing.assert_array_equal(as_array(dot["data"][0]["z"]), [[1, 1, 1], [0, 0, 0]])
 
 
 def test_by_hand_pickers_move_the_selection():
@@ -271,6 +272,11 @@ def test_presentation_steps_through_every_screen_and_back(params):
         assert at.button(key="back").disabled == (number == 1)
         assert at.button(key="next").disabled == (number == len(SCREENS))
         assert at.query_params.get("screen", "1") == str(number), "each screen is its own link"
+        # the sidebar is hidden: no screen sends the class there; a trained model is a button away where it matters
+        said = " ".join(e.value for kind in ("markdown", "caption", "info", "warning") for e in getattr(at.main, kind))
+        assert not re.search(r"sidebar|under \*?Weights", said), (name, said)
+        if name == "grid" and not trained and params.get("input") != "tiny":  # random weights: say how to change
+            assert at.main.button(key="switch_0").label.startswith("Switch to ")
         if name == "rollout" and not trained:  # rollout follows a trained model's layers: one layer offers one
             assert any("Rollout follows attention through the layers of a trained model" in i.value for i in at.info)
             assert at.button(key="switch_0").label.startswith("Switch to ")

@@ -24,6 +24,7 @@ from chromium import (
     wait_for_heads,
     wait_settled,
 )
+from mha_app.present import FIGURE_FONT, FIGURE_TITLE_FONT
 from mha_app.settings import MODELS
 
 PRETRAINED = MODELS[1]
@@ -83,6 +84,18 @@ PRESENT_JS = """() => ({
 })"""
 
 
+# The charts' text as drawn (plotly's SVG: ticks, axis names, notes, colour bars, cells' numbers, legends; not the
+# tooltips): the smallest font and the smallest title, in px.
+CHART_TEXT_JS = """() => {
+  const px = e => parseFloat(getComputedStyle(e).fontSize);
+  const texts = [...document.querySelectorAll('.js-plotly-plot .main-svg text, .js-plotly-plot .main-svg tspan')]
+    .filter(t => !t.closest('.hoverlayer') && t.textContent.trim())
+    .filter(t => !(t.tagName === 'text' && t.querySelector('tspan')));  // its parts speak for it
+  const titles = [...document.querySelectorAll('.js-plotly-plot .gtitle')];
+  return {smallest: Math.min(...texts.map(px)), title: Math.min(...titles.map(px))};
+}"""
+
+
 def wait_for_heading(page, start: str) -> None:
     page.wait_for_function("s => (document.querySelector('h1') || {}).innerText?.trim().startsWith(s)", arg=start,
                            timeout=CHANGE_MS, polling="raf")
@@ -96,6 +109,8 @@ def test_presentation_mode_is_large_and_steps_by_button_key_and_link(server, ope
     assert shown["path"] == "/lesson" and parse_qs(shown["query"][1:])["present"] == ["true"], shown
     assert shown["heading"].startswith("1 · ") and shown["nav"] == 0 and shown["sidebarWidth"] < 5, shown
     assert shown["text"] >= 22 and shown["text"] >= 1.4 * normal["text"], (shown, normal)
+    charts = page.evaluate(CHART_TEXT_JS)  # read from the back of the room
+    assert charts["smallest"] >= FIGURE_FONT and charts["title"] >= FIGURE_TITLE_FONT, charts
     no_exception(page)
     screenshot(page, "present-1")
     page.get_by_role("button", name="Next").click()
@@ -105,6 +120,7 @@ def test_presentation_mode_is_large_and_steps_by_button_key_and_link(server, ope
         "a new screen starts at its title, not where the Next button was"
     page.keyboard.press("ArrowRight")
     wait_for_heading(page, "3 · ")
+    assert page.evaluate(CHART_TEXT_JS)["smallest"] >= FIGURE_FONT  # the scores: every cell's number, the colour bar
     screenshot(page, "present-3")
     page.keyboard.press("ArrowLeft")
     wait_for_heading(page, "2 · ")

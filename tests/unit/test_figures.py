@@ -146,6 +146,38 @@ def test_concat_columns_are_named_without_the_multiplication_dot():
     assert fig.layout.xaxis.showticklabels is not False
 
 
+def test_concat_writes_a_few_short_component_labels_per_head():
+    """Under the 128 columns of the default example (h = 8, d_v = 16) the labels "head 1, c1", "head 1, c4", ... ran
+    into each other: now c1 and c9 of each head's block, level; the head's number stands over its block, and every
+    column keeps its full name for the pointer and the table."""
+    tr, _, _ = example(h=8, d_model=128, n=11)
+    fig = F.concat_figure(tr, [f"t{i}" for i in range(11)])
+    axis = fig.layout.xaxis
+    assert list(axis.tickvals) == [f"head {i}, c{c}" for i in range(1, 9) for c in (1, 9)]
+    assert list(axis.ticktext) == ["c1", "c9"] * 8 and axis.tickangle == 0
+    assert [a.text for a in fig.layout.annotations] == [str(i) for i in range(1, 9)]
+    assert list(fig.data[0].x)[:2] == ["head 1, c1", "head 1, c2"] and len(fig.data[0].x) == 128
+    pooled, _, _ = example(h=8, d_model=1024, n=50)  # 50 x 1024 cells: shown as means of 2 x 2 blocks
+    fig = F.concat_figure(pooled, [f"t{i}" for i in range(50)])
+    assert set(fig.layout.xaxis.tickvals) <= set(fig.data[0].x) and len(fig.layout.xaxis.tickvals) == 16
+
+
+def test_dot_product_by_hand_reads_one_term_per_row():
+    """By hand, the d_k = 16 terms of q·k side by side ran into each other (seven-character numbers in cells 40 px
+    wide): one row per component c, with the query's number, the key's and their product across it, each printed in
+    the worked example's own digits."""
+    from mha_core.teaching.worked import fmt, work_cell
+
+    tr, _, cfg = example(h=8, d_model=128, n=11)
+    fig = F.dot_product_figure(work_cell(tr, 1, 3, 2, cfg.softmax_scale), "4 on", "3 sat")
+    q, k = tr.q[1, 3].astype(np.float64), tr.k[1, 2].astype(np.float64)
+    z = z_of(fig)
+    np.testing.assert_array_equal(z, np.stack([q, k, q * k], axis=1))
+    assert list(fig.data[0].y) == [f"c={c}" for c in range(1, 17)] and len(fig.data[0].x) == 3
+    printed = [[re.sub(r"<[^>]+>", "", t) for t in row] for row in fig.data[0].text]  # each in black or white
+    assert printed == [[fmt(v) for v in row] for row in z]
+
+
 def test_output_projection_figures_add_up_to_the_output():
     tr, w, cfg = example(h=4, d_model=16)
     w_fig = F.output_weight_figure(w.W_O, 4)
