@@ -24,7 +24,7 @@ st.markdown(
        f"Each score is multiplied by 1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}. ")
     + "Softmax then turns each query's row of scores into **attention weights**: all ≥ 0, summing to 1; a blocked "
     "pair (the mask M) gets weight 0. The head's output for a token is the mix of the value vectors, each times "
-    "its weight. Every head does this on its own."
+    "its weight."
 )
 experiments.cross_attention_note(ex)
 if tr.blocked_rows.any():

@@ -106,7 +106,7 @@ def choose(page, label: str, value) -> None:
     The box is first scrolled to the middle of the sidebar so the option list opens fully in view: the list closes
     when anything scrolls, and a click meant for an option would then land on whatever lies underneath.
     """
-    box = page.get_by_role("combobox", name=label)
+    box = page.get_by_role("combobox", name=label, exact=True)
     box.evaluate("e => e.scrollIntoView({block: 'center'})")
     box.click()
     option = page.get_by_role("option", name=str(value), exact=True)

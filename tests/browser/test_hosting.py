@@ -41,7 +41,7 @@ def test_two_sessions_never_see_each_others_text_or_settings(server, browser):
             shown = _text_of(page)
             assert all(word in shown for word in mine[id(page)]), shown[:300]
             assert not [w for w in theirs[id(page)] if w in shown], [w for w in theirs[id(page)] if w in shown]
-            expect(page.get_by_role("combobox", name="Heads h")).to_have_value(str(h))
+            expect(page.get_by_role("combobox", name="Heads h", exact=True)).to_have_value(str(h))
             expect(page.get_by_role("spinbutton", name="d_model")).to_have_value(str(d_model))
             query = parse_qs(urlparse(page.url).query)
             assert query.get("h", [str(default("h"))]) == [str(h)], page.url

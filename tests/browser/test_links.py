@@ -45,7 +45,7 @@ def test_heads_change_is_in_url_and_share_link(server, open_page, browser):
     for url in (page.url, link):
         again = open_page(url)
         wait_for_heads(again, 4)
-        expect(again.get_by_role("combobox", name="Heads h")).to_have_value("4")
+        expect(again.get_by_role("combobox", name="Heads h", exact=True)).to_have_value("4")
         assert grid(again) == {"heads": 4, "drawn": True}, url
         assert again.locator("h1").first.inner_text() == title
         assert parse_qs(urlparse(again.url).query).get("h") == ["4"], again.url
@@ -59,7 +59,7 @@ def test_malformed_url_warns_without_exception(server, open_page):
     no_exception(page)
     # d_model = 31 is kept; only h = 1 divides it, so the grid shows one head.
     expect(page.get_by_role("spinbutton", name="d_model")).to_have_value("31")
-    expect(page.get_by_role("combobox", name="Heads h")).to_have_value("1")
+    expect(page.get_by_role("combobox", name="Heads h", exact=True)).to_have_value("1")
     assert grid(page) == {"heads": 1, "drawn": True}
 
 
@@ -67,7 +67,7 @@ def test_unknown_page_says_so_and_shows_the_overview(server, open_page):
     page = open_page(f"{server}/no_such_page?h=4")
     expect(page.get_by_text("Page not found").first).to_be_visible()
     expect(page.locator("h1").first).to_have_text("Multi-head attention, step by step")
-    expect(page.get_by_role("combobox", name="Heads h")).to_have_value("4")
+    expect(page.get_by_role("combobox", name="Heads h", exact=True)).to_have_value("4")
     no_exception(page)
 
 
