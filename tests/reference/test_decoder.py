@@ -206,7 +206,7 @@ def test_ranking_a_decoders_heads_by_the_next_token_matches_transformers(smollm2
     top = full.next_tokens[0]
     assert ranking.embedding_cosine is None and ranking.top_token == top.id
     assert ranking.top_probability == top.probability
-    for i in (0, 4, 8):  # the first, a middle and the last head (app/test_smollm2_pages.py checks all nine against
+    for i in (0, 8):  # the first and the last head (app/test_smollm2_pages.py checks all nine against
         # the model's own runs with that head off, and test_heads_off_in_the_run_... those runs against transformers)
         expected = llama_without_heads(smollm2_reference, INDUCTION, 17, [i])[top.id]
         assert ranking.next_probability[i] == pytest.approx(expected, abs=2e-4), i

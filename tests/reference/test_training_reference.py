@@ -120,7 +120,7 @@ def test_loss_without_one_head_matches_llama(subject, smollm2_reference):
 def test_head_gate_gradient_matches_a_finite_difference_of_llama(subject, smollm2_reference):
     grad = gate_gradients(subject)[0]                                             # (30, 9)
     eps = 0.05  # float32 Llama: a larger step, and a central difference (its error is O(eps^2))
-    for l, i in ((0, 0), (5, 4), (17, 5), (29, 8)):
+    for l, i in ((0, 0), (29, 8)):  # the first layer's first head and the last layer's last: the gates' order
         up, down = np.ones(subject.shape), np.ones(subject.shape)
         up[l, i], down[l, i] = 1 + eps, 1 - eps
         difference = (llama_loss(smollm2_reference, up) - llama_loss(smollm2_reference, down)) / (2 * eps)
