@@ -163,7 +163,7 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
     title = (f"{name}_{index} for each {heads}{SUBTITLE}{n} tokens × {width_name} = {width}, one colour scale for "
              "all</span>")
     return described(layout(fig, title, height=max(MAIN_HEIGHT, 150 * rows), pooled=step),
-                     describe.head_values([z for _, z in panels], [t for t, _ in panels], title))
+                     describe.head_values([z for _, z in panels], [t for t, _ in panels], describe.plain(title)))
 
 
 # --- Step 2: attention per head -------------------------------------------------------------------------
@@ -420,8 +420,8 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> dict:
     fig = heatmap(z, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"), title, x_title="output dimension",
                   y_title="concat row", step=step, height=MAIN_HEIGHT)
     mark_head_blocks(fig, n_heads, d_k / step, "y", -(-Wt.shape[1] // step))
-    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0], "r"), dim_labels(Wt.shape[1]), title,
-                                          text_rows=False))
+    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0], "r"), dim_labels(Wt.shape[1]),
+                                          describe.plain(title), text_rows=False))
 
 
 def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: list[str],
