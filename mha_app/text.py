@@ -58,3 +58,12 @@ def readable(x: float, digits: int = 2) -> str:
         return np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
     mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def table_number(x: float, digits: int = 4) -> str:
+    """A number in a chart's table as the pages write it: a count with thousands separators (180,224, never
+    180224.0), any other number to `digits` significant digits (3.144, never 3.143897)."""
+    x = float(x)
+    if not np.isfinite(x):
+        return str(x)
+    return f"{int(x):,}" if x.is_integer() else readable(x, digits)

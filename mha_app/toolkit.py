@@ -20,7 +20,7 @@ from .example import Example
 from .model_text import spelling_note
 from .settings import MODELS, PRETRAINED, Settings, Spec
 from .snippets import torch_script
-from .text import escape, quote
+from .text import escape, quote, table_number
 
 # One line under each step's code: the names in it that the pages have not introduced.
 CODE_NAMES = {
@@ -126,7 +126,7 @@ def chart_table(description: Description) -> None:
     st.text(description.alt)
     rows = description.rows[:MAX_TABLE_ROWS]
     header = [escape(c) or " " * (i + 1) for i, c in enumerate(description.columns)]  # unique, even when blank
-    cells = [[quote(v, limit=40) if i in description.text_columns else str(v) if isinstance(v, (int, float))
+    cells = [[quote(v, limit=40) if i in description.text_columns else table_number(v) if isinstance(v, (int, float))
               else escape(v) for i, v in enumerate(row)] for row in rows]
     st.table(pd.DataFrame(cells, columns=header), hide_index=True)
     if len(description.rows) > MAX_TABLE_ROWS:

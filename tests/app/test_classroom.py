@@ -46,6 +46,10 @@ def test_cost_page_counts_this_examples_steps():
     assert list(steps["parameters, h = 4"]) == [f"{v:,}" for v in [*params, sum(params)]]
     bars = figure_titled(at, "Multiply-adds of each step")
     assert [list(as_array(t["x"])) for t in bars["data"]] == [expected, expected]
+    words = at.table[0].value.to_numpy()  # that chart in words and numbers: counts as the table above writes them
+    assert list(words[:, 1]) == list(words[:, 2]) == [f"{v:,}" for v in expected]
+    kv = at.table[1].value.to_numpy()[:, 1:].ravel()  # the K/V cache chart's GiB: four significant digits at most
+    assert all(len(re.sub(r"\D|^0\.0*", "", c)) <= 4 for c in kv), kv
     memory = at.dataframe[1].value
     assert list(memory["1 head of d_model = 32"]) == [f"{n * n:,}", f"{4 * n * n} bytes"]  # float32: 4 bytes each
     assert list(memory["4 heads of d_k = 8"]) == [f"{h * n * n:,}", f"{4 * h * n * n} bytes"]
