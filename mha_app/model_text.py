@@ -21,7 +21,8 @@ RESIDUAL = "the layer adds its result to the vectors it received instead of repl
 # How byte-level BPE spells a space and a new line: said once on every page that shows such a model's tokens, where
 # they first appear (toolkit.token_spelling), and in the sentence box's help.
 BYTE_LEVEL_SPELLING = ("Ġ at the start of a token is the space before it: byte-level BPE keeps each space inside the "
-                       "token that follows it, so “ cat” is the token “Ġcat”; Ċ is a new line.")
+                       "token that follows it, so “ cat” is the token “Ġcat”, except before a digit, where the space "
+                       "is a token of its own: “In 2024” → “In”, “Ġ”, “2”, “0”, “2”, “4”. Ċ is a new line.")
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,7 @@ MODEL_TEXT = {
                    "written, byte by byte) into pieces of its 49,152-entry "
                    "vocabulary: a common word is one token, a rarer one several pieces (e.g. “Tokenization” → "
                    "“Token”, “ization”). Case is kept, and every digit is a token of its own. "
-                   f"{BYTE_LEVEL_SPELLING} Before a digit, the space is a token of its own: “In 2024” → “In”, “Ġ”, "
-                   "“2”, “0”, “2”, “4”. Nothing is added to the text: no start or end token. The chat markers such "
+                   f"{BYTE_LEVEL_SPELLING} Nothing is added to the text: no start or end token. The chat markers such "
                    "as <|im_start|> are special tokens, one token each where you type them."),
         first_input=("X of layer 1 is each token's learned embedding (576 numbers: its row of the model's "
                      "49,152 × 576 embedding table), normalised by RMSNorm: each row divided by its root mean square, "

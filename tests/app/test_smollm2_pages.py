@@ -132,6 +132,8 @@ def test_overview_explains_the_byte_level_tokens(model):
     assert notes["Token"] == "" and "word piece" in notes["ization"] and "next digit" in notes["0"]
     assert "starts a chat message" in notes["<|im_start|>"]
     assert "Ġ at the start of a token is the space before it" in texts(at, "caption")
+    example = re.search(r"“(In 2024)” → (.*?)\.", texts(at, "caption"))  # the banner's example, as the model splits it
+    assert re.findall(r"“(.*?)”", example[2]) == model.tokenize(example[1]).tokens
     assert "byte-level BPE" in at.text_area(key="text").proto.help
 
 
