@@ -24,8 +24,8 @@ from .text import escape, quote, table_number
 
 # One line under each step's code: the names in it that the pages have not introduced.
 CODE_NAMES = {
-    1: "`x` is X (n × d_model); `x_kv` is what the keys and values are made from: X itself here (self-attention), "
-       "another sequence of m tokens in cross-attention. `linear(x, W, b)` computes x @ W.T + b, with W stored as "
+    1: "`x` is X (n × d_model); `x_kv` is what the keys and values are made from: X itself in self-attention, "
+       "another sequence of m tokens (Y) in cross-attention. `linear(x, W, b)` computes x @ W.T + b, with W stored as "
        "PyTorch stores it, (out, in); `split_heads` cuts the h·d_k columns into h blocks of d_k, one per head. "
        "`apply_rope` turns each query and key by its position; it runs only when `cfg.rope_theta` is set (RoPE, "
        "as in Llama-style decoders).",

@@ -83,6 +83,8 @@ if kv != h:
         if box.open:
             experiments.kv_sharing(ex)
 decoder.rope_section(settings, ex)
-code_for_step(1, f"Here `cfg.rope_theta` = {cfg.rope_theta:g}, so the rotation ran." if cfg.rope_theta else
-              "Here `cfg.rope_theta` is None: no rotation, q and k are the projections themselves.")
+code_for_step(1, ("Here `x_kv` is Y, the source sentence (cross-attention). " if cross else
+                 "Here `x_kv` is X itself (self-attention). ")
+              + (f"`cfg.rope_theta` = {cfg.rope_theta:g}, so the rotation ran." if cfg.rope_theta else
+                 "`cfg.rope_theta` is None: no rotation, q and k are the projections themselves."))
 next_step("pages/attention.py", "Step 2: attention per head")

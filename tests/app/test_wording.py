@@ -68,11 +68,21 @@ def test_gqa_heads_of_the_cost_table_as_computed(cost_page):
     assert "where 8 divides h" not in cost_page and "Transformer base: h = 8 → 4" in cost_page
 
 
-def test_cross_attention_changes_only_the_attention_weight_matrices():
+@pytest.fixture(scope="module")
+def pair_projection():
+    return page_text(run_app({"input": "pair"}, "pages/projection.py"))
+
+
+def test_cross_attention_changes_only_the_attention_weight_matrices(pair_projection):
     """Was: "Every weight matrix is therefore 11 × 12" (W_Q, W_K, W_V stay d_model × d_model)."""
-    text = page_text(run_app({"input": "pair"}, "pages/projection.py"))
+    text = pair_projection
     assert "Every weight matrix" not in text and "W_Q, W_K, W_V are d_model × d_model as before" in text
 
+
+
+def test_cross_attentions_code_takes_keys_and_values_from_y(pair_projection):
+    """Was: "x_kv is what the keys and values are made from: X itself here (self-attention)" in pair mode."""
+    assert "X itself here" not in pair_projection and "Here `x_kv` is Y" in pair_projection
 
 def test_the_causal_triangle_is_the_masks_not_trainings():
     """Was: "Trained heads are far from random: every square is a lower triangle"."""
