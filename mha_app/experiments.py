@@ -224,8 +224,9 @@ def ablation_results(settings: Settings, ex: Example) -> None:
     st.header("Switching heads off")
     st.markdown(
         f"Many heads of a trained model can be switched off with little loss ({MICHEL})"
-        + (". " if spec.card else "; with random weights every head matters about as much as any other, so here "
-           "each one moves the output. ")
+        + (". " if spec.card else "; the tiny example's weights are set by hand, not trained, and here each of its "
+           "heads moves the output. " if spec.input == "tiny" else "; with random weights every head matters about "
+           "as much as any other, so here each one moves the output. ")
         + "Here a switched-off head's output is multiplied by 0 before W_O (a head mask), so its block of the "
         "concatenation is zero and it adds nothing to the output; everything before Step 3 is computed as usual. "
         + (f"{COSINE} " if off or spec.card and spec.card.kind != "decoder" else "")

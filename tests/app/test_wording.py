@@ -84,6 +84,12 @@ def test_cross_attentions_code_takes_keys_and_values_from_y(pair_projection):
     """Was: "x_kv is what the keys and values are made from: X itself here (self-attention)" in pair mode."""
     assert "X itself here" not in pair_projection and "Here `x_kv` is Y" in pair_projection
 
+
+def test_the_tiny_examples_heads_are_set_by_hand_not_random():
+    """Was: "with random weights every head matters about as much as any other" on the tiny example's Step 4."""
+    text = page_text(run_app({"input": "tiny"}, "pages/output.py"))
+    assert "with random weights" not in text and "the tiny example's weights are set by hand" in text
+
 def test_the_causal_triangle_is_the_masks_not_trainings():
     """Was: "Trained heads are far from random: every square is a lower triangle"."""
     text = page_text(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/model_view.py"))
