@@ -68,7 +68,7 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
         product = f"{'Y' if cross and v != 'Q' else 'X'} W<sup>{v}</sup>{head}{b(v, head)}"
         return f"{v}{head} = " + (f"RoPE({product})" if rope and v != "V" else product)
 
-    heads_shape = (f"{n_heads} heads × ({n} × {d_k})" if kv_heads == n_heads else
+    heads_shape = (f"{n_heads} heads × ({n} × {d_k})" if kv_heads == n_heads and m == n else  # else K, V differ
                    f"Q: {n_heads} × ({n} × {d_k})<br>K, V: {kv_heads} × ({m} × {d_k})")
     g = n_heads // kv_heads
     reads = f", j = ⌈i/{g}⌉<br>(i/{g} rounded up)" if kv_heads != n_heads else ", in each head"

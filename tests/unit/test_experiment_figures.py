@@ -126,6 +126,7 @@ def test_pipeline_says_what_changes():
     assert "√d<sub>k</sub>" not in other and "7 × 32" in other
     assert "Q<sub>i</sub> = X W<sup>Q</sup>" in other and "K<sub>i</sub> = Y W<sup>K</sup>" in other
     assert "V<sub>i</sub> = Y W<sup>V</sup>" in other
+    assert "Q: 4 × (5 × 8)<br>K, V: 4 × (7 × 8)" in other  # K_i and V_i have a row per key: m = 7, not n = 5
 
 
 def test_keeping_another_head_changes_only_the_kept_weights():
