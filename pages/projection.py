@@ -66,8 +66,8 @@ if predict("q_shape"):
                f"computes x @ W.T{' + b' if cfg.bias else ''}; the figures show W the way the formula uses it.")
 untrained_note(settings)
 token_spelling(settings.spec)
-symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "W^Q_i, W^K_i, W^V_i",
-        "Q_i, K_i, V_i", *(["h_{kv}", "g", "j"] if kv != h else []), *(["b"] if cfg.bias else []),
+symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", *notation.head_symbols(g),
+        *(["h_{kv}", "g", "j"] if kv != h else []), *(["b"] if cfg.bias else []),
         *(["p"] if cfg.rope_theta else []))
 
 with (box := expander("The input X: where its rows come from", key="input_box")):

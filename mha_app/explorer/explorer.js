@@ -613,7 +613,7 @@ class Explorer {
     const left = Math.min(150, 10 + Math.max(...rowLabels.map(s => measurer.measure(s, 11))));
     const bottom = Math.min(120, 14 + 0.72 * Math.max(...colLabels.map(s => measurer.measure(s, 11))));
     const right = 84;  // the colour bar and its ticks
-    let title = `Head ${v.head + 1}: ${info.title}` + (stage === 'scaled' ? ` Q_i K_iᵀ × ${Number(h.scale.toPrecision(4))}` : '');
+    let title = `Head ${v.head + 1}: ${info.title}`;  // the scores' title names their product and scale
     if (zoom) title += `: queries ${r0 + 1}–${r1} × keys ${c0 + 1}–${c1}, every cell exact`;
     else if (step > 1) title += `  (means of ${step}×${step} blocks)`;
     const sub = stage === 'raw' ? 'before the scale and the mask' : stage === 'mask' ? 'hatched = blocked (M = −∞)'

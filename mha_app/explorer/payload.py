@@ -42,7 +42,7 @@ VERSION = 1
 STEP2 = pooling.STAGES                    # raw, scaled, mask, weights: read from the trace
 # STAGES: those, then contributions (what each key adds), made from the trace and the layer's weights
 SIGNED = ("raw", "scaled")                # drawn on the diverging scale, centred on 0
-TITLES = figures.STAGE_TITLES | {"contributions": "Contribution shares ‖α_ts v_s W^O_i‖ ÷ the row's sum"}
+CONTRIBUTIONS = "Contribution shares ‖α_ts v_s W^O_i‖ ÷ the row's sum"
 LAYERS_BUDGET = 4 * 2**20                 # bytes: a trained model's layers all go when they fit in this
 ALIGN = 8
 
@@ -184,6 +184,7 @@ def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens
     overviews: each layer's overview_arrays (of these weights), when they are already computed."""
     first = next(iter(layers.values()))
     h, n, m = first.weights.shape
+    group = first.q.shape[0] // first.k.shape[0]  # query heads per key/value head
     step = overview_step(n, m)
     grid_step = pooling.block_step(n, m, pooling.grid_budget(h))
     arrays = {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
@@ -204,12 +205,13 @@ def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens
     header = {
         "version": VERSION,
         "tokens": list(tokens), "key_tokens": None if key_tokens is None else list(key_tokens),
-        "n": n, "m": m, "heads": h, "group_size": first.q.shape[0] // first.k.shape[0],
+        "n": n, "m": m, "heads": h, "group_size": group,
         "layers": sorted(layers), "layer_count": layer_count,
         "step": step, "grid_step": grid_step,
         "window": None if window is None else list(window),
         "masked": first.mask is not None, "scale": float(scale),
-        "stages": [{"key": key, "label": control("stage").label_of(key), "title": TITLES[key],
+        "stages": [{"key": key, "label": control("stage").label_of(key),
+                    "title": CONTRIBUTIONS if key == "contributions" else figures.stage_title(key, group, scale),
                     "signed": key in SIGNED} for key in (STAGES if weights else STEP2)],
         "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
         "arrays": index,

@@ -60,6 +60,7 @@ from .steps import (
     pipeline_figure,
     projection_weight_figure,
     query_weights_figure,
+    stage_title,
     value_mix_figure,
     zoom_figure,
     zoom_window,
@@ -76,6 +77,6 @@ __all__ = [
     "next_token_label", "output_change_figure", "output_weight_figure", "per_head_figure", "pipeline_figure",
     "plant_figure", "projection_weight_figure", "qk_plane_figure", "query_row_figure", "query_weights_figure",
     "removal_figure", "rollout_figure", "rollout_layers", "rope_distance_figure", "rope_figure",
-    "scale_summary_figure", "scale_weights_figure", "special_share_figure", "token_labels", "value_mix_figure",
-    "weight_share_figure", "weight_shapes_figure", "zoom_figure", "zoom_window",
+    "scale_summary_figure", "scale_weights_figure", "special_share_figure", "stage_title", "token_labels",
+    "value_mix_figure", "weight_share_figure", "weight_shapes_figure", "zoom_figure", "zoom_window",
 ]

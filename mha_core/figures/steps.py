@@ -168,20 +168,25 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
 
 # --- Step 2: attention per head -------------------------------------------------------------------------
 
-# The title of each stage of step 2 (analysis.pooling.STAGES).
+# The title of each stage of step 2 (analysis.pooling.STAGES); stage_title adds the scores' product.
 STAGE_TITLES = {
-    "raw": "Raw scores Q_i K_iᵀ",
-    "scaled": "Scaled scores",  # the title adds the scale used
+    "raw": "Raw scores",
+    "scaled": "Scaled scores",
     "mask": "Mask M: grey = kept (0), blank = blocked (−∞)",
     "weights": "Attention weights softmax(…)",
 }
 STAGE_VALUES = {"raw": "score", "scaled": "score", "mask": "M", "weights": "weight"}  # what a cell holds
 
 
+def stage_title(stage: str, group_size: int = 1, scale: float = 1.0) -> str:
+    """A stage's title, the scores with their product: Q_i K_jᵀ where query heads share key/value heads (group_size
+    > 1, head j = ⌈i/g⌉), else Q_i K_iᵀ; the scaled ones times the scale used."""
+    product = f" Q_i K_{'j' if group_size > 1 else 'i'}ᵀ" if stage in ("raw", "scaled") else ""
+    return STAGE_TITLES[stage] + product + (f" × {scale:.4g}" if stage == "scaled" else "")
+
+
 def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
-    title = f"Head {head + 1}: {STAGE_TITLES[stage]}"
-    if stage == "scaled":
-        title += f" Q_i K_iᵀ × {scale:.4g}"
+    title = f"Head {head + 1}: {stage_title(stage, trace.q.shape[0] // trace.k.shape[0], scale)}"
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
     return title

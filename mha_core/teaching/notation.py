@@ -34,6 +34,11 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
     Symbol("W^Q_i, W^K_i, W^V_i", "head $i$'s projection matrices, $d_{model} \\times d_k$: its block of columns of "
                                   "$W^Q$, $W^K$, $W^V$."),
     Symbol("Q_i, K_i, V_i", "head $i$'s queries, keys and values: one row per token."),
+    Symbol("W^Q_i, W^K_j, W^V_j", "query head $i$'s projection matrix, and key/value head $j$'s two (shared by $g$ "
+                                  "query heads), each $d_{model} \\times d_k$: blocks of columns of $W^Q$, $W^K$, "
+                                  "$W^V$."),
+    Symbol("Q_i, K_j, V_j", "query head $i$'s queries, and key/value head $j$'s keys and values (shared by $g$ query "
+                            "heads): one row per token."),
     Symbol("b", "a bias: a vector added after a matrix product (when the layer has biases)."),
     Symbol("t", "a query position, from 1 to $n$ (a row of the matrices of step 2)."),
     Symbol("s", "a key position, from 1 to $m$ (a column of the matrices of step 2)."),
@@ -60,6 +65,13 @@ def kv_head_rule(n_heads: int, group_size: int) -> str:
              + ("" if kv == 2 else ", and so on"))
     return (f"Query head i reads key/value head j = ⌈i / {g}⌉: i / {g} rounded up to a whole number (⌈ ⌉ means round "
             f"up), so {which}.")
+
+
+def head_symbols(group_size: int = 1) -> tuple[str, str]:
+    """The symbols of each head's projection matrices and of what they make: K and V carry the key/value head's
+    index j where query heads share them (group_size > 1), else the head's own i."""
+    return (("W^Q_i, W^K_i, W^V_i", "Q_i, K_i, V_i") if group_size == 1 else
+            ("W^Q_i, W^K_j, W^V_j", "Q_i, K_j, V_j"))
 
 
 def symbol(latex: str) -> Symbol:

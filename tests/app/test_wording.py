@@ -90,6 +90,13 @@ def test_the_tiny_examples_heads_are_set_by_hand_not_random():
     text = page_text(run_app({"input": "tiny"}, "pages/output.py"))
     assert "with random weights" not in text and "the tiny example's weights are set by hand" in text
 
+
+def test_shared_key_value_heads_are_named_j_in_the_symbols():
+    """Was: "W^K_i … Q_i, K_i, V_i: head i's queries, keys and values" under K_j = X W^K_j (kv_heads = 2)."""
+    at = run_app({"kv_heads": "2"}, "pages/projection.py")
+    symbols = next(e for e in at.expander if e.label == "Symbols on this page").markdown[0].value
+    assert "W^K_i" not in symbols and "K_i," not in symbols and "$Q_i, K_j, V_j$" in symbols
+
 def test_the_causal_triangle_is_the_masks_not_trainings():
     """Was: "Trained heads are far from random: every square is a lower triangle"."""
     text = page_text(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/model_view.py"))

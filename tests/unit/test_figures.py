@@ -290,6 +290,16 @@ def test_raw_scores_are_the_products_themselves():
     np.testing.assert_array_equal(raw, tr.q[2] @ tr.k[2].T)  # Q_i K_i^T itself, not the scaled scores / scale
     scaled = F.attention_figure(tr, 2, TOKENS, "scaled", cfg.softmax_scale)
     assert f"× {cfg.softmax_scale:.4g}" in scaled.layout.title.text
+    assert "Q_i K_iᵀ" in scaled.layout.title.text
+
+
+def test_shared_key_value_heads_are_named_j_in_the_score_titles():
+    """Query head i reads key/value head j = ⌈i/g⌉ (trace.raw_scores): its scores are Q_i K_jᵀ, not Q_i K_iᵀ."""
+    cfg = mc.MHAConfig(24, 6, n_kv_heads=2)
+    tr = mc.forward(mc.random_input(6, 24, seed=1), mc.init_weights(cfg, seed=1), cfg)
+    titles = [F.attention_figure(tr, 4, TOKENS, stage, cfg.softmax_scale).layout.title.text
+              for stage in ("raw", "scaled")]
+    assert all("Q_i K_jᵀ" in t and "K_i" not in t for t in titles), titles
 
 
 def test_head_split_bars_stack_the_shares_to_one():
