@@ -29,7 +29,8 @@ def predict(kind: str, key: str | None = None) -> bool:
     settings, ex = view()
     labels = [quote(t, 40) for t in ex.tokens]
     key_labels = None if ex.key_tokens is None else [quote(t, 40) for t in ex.key_tokens]
-    q = questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1, key_labels)
+    q = questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1, key_labels,
+                      ex.cfg.scale)
     state = f"answered_{key or kind}"
     if st.session_state.get(state):  # answered: one line, so that the figure it opens fits on the screen
         right = "Right! " if st.session_state[state] == "right" else ""

@@ -143,10 +143,12 @@ def zoom_start(container, name: str, count: int) -> int:
     return widgets.number(container, name, 1, count, step=figures.ZOOM)
 
 
-def symbols(*names: str, container=st) -> None:
-    """'Symbols on this page': each symbol the page uses, with its one meaning in the whole app (teaching.notation)."""
+def symbols(*names: str | notation.Symbol, container=st) -> None:
+    """'Symbols on this page': each symbol the page uses, with its one meaning in the whole app (teaching.notation;
+    a Symbol itself where the meaning follows the example, as notation.score_symbol)."""
+    entries = [notation.symbol(s) if isinstance(s, str) else s for s in names]
     with container.expander("Symbols on this page", icon=":material/function:"):
-        st.markdown("\n".join(f"- ${s.latex}$: {s.meaning}" for s in map(notation.symbol, names)))
+        st.markdown("\n".join(f"- ${s.latex}$: {s.meaning}" for s in entries))
 
 
 def code_for_step(step: int, note: str = "") -> None:

@@ -44,8 +44,9 @@ if cfg.group_size > 1:
     st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
 untrained_note(settings)
 token_spelling(settings.spec)
-symbols(notation.head_symbols(cfg.group_size)[1], "i", "t", "s", "n", "m", "d_k", "d_v", "z_{ts}", "M",
-        "\\alpha_{ts}", "\\mathrm{head}_i", "W^O", *(["g", "j"] if cfg.group_size > 1 else []))
+symbols(notation.head_symbols(cfg.group_size)[1], "i", "t", "s", "n", "m", "d_k", "d_v",
+        notation.score_symbol(cfg.scale), "M", "\\alpha_{ts}", "\\mathrm{head}_i", "W^O",
+        *(["g", "j"] if cfg.group_size > 1 else []))
 if revealed:
     extra = ((["Shared keys and values"] if cfg.group_size > 1 else [])
              + (["Plant a head"] if settings.spec.card is None else []))

@@ -6,6 +6,7 @@ from mha_app.classroom import pick_cell, predict, row_table, scaled_latex, show_
 from mha_app.text import quote
 from mha_app.toolkit import plot, symbols, token_spelling, untrained_note, view
 from mha_core import figures
+from mha_core.teaching import notation
 
 settings, ex = view()
 tr, cfg = ex.trace, ex.cfg
@@ -42,4 +43,4 @@ if predict("strongest_key"):
     st.caption("Softmax needs every score of the row: the attention weight of one key depends on all the others.")
     row_table(cell, ex.keys)
     plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="row")
-symbols("t", "s", "c", "q_t, k_s, v_s", "d_k", "z_{ts}", "M", "\\alpha_{ts}")
+symbols("t", "s", "c", "q_t, k_s, v_s", "d_k", notation.score_symbol(cfg.scale), "M", "\\alpha_{ts}")

@@ -16,6 +16,17 @@ class Symbol:
     meaning: str   # one plain sentence (Markdown; $...$ for maths)
 
 
+def score_words(scale: float | None = None) -> str:
+    """What the score z_ts is, for the scale used (MHAConfig.scale: None for the paper's 1/√d_k)."""
+    return ("$q_t \\cdot k_s$, times the scale $1/\\sqrt{d_k}$" if scale is None else
+            "$q_t \\cdot k_s$ itself (not scaled here)" if scale == 1 else f"$q_t \\cdot k_s$, times {scale:g}")
+
+
+def score_symbol(scale: float | None = None) -> Symbol:
+    """The entry for z_ts with this scale (the table's own is the paper's)."""
+    return Symbol("z_{ts}", f"the score of query $t$ against key $s$: {score_words(scale)}.")
+
+
 SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
     Symbol("X", "the input: one row per token, $n$ rows of $d_{model}$ numbers."),
     Symbol("Y", "the second sentence in cross-attention: the keys and values are made from its $m$ rows."),
@@ -44,7 +55,7 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
     Symbol("s", "a key position, from 1 to $m$ (a column of the matrices of step 2)."),
     Symbol("c", "a component of a vector, from 1 to $d_k$."),
     Symbol("q_t, k_s, v_s", "the query of token $t$, and the key and value of token $s$: rows of $Q_i$, $K_i$, $V_i$."),
-    Symbol("z_{ts}", "the score of query $t$ against key $s$: $q_t \\cdot k_s$, times the scale $1/\\sqrt{d_k}$."),
+    score_symbol(),
     Symbol("M", "the mask: $M_{ts} = 0$ where query $t$ may look at key $s$, $-\\infty$ where that pair is blocked."),
     Symbol("\\alpha_{ts}", "the attention weight of query $t$ on key $s$: $\\alpha_{ts} = "
                            "\\mathrm{softmax}_s(z_{ts} + M_{ts})$. Each row's weights are $\\ge 0$ and sum to 1."),

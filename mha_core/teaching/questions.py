@@ -14,6 +14,7 @@ import numpy as np
 from ..analysis import cost
 from ..attention.trace import Trace
 from ..attention.weights import MHAWeights
+from .notation import score_words
 
 TIE = 1e-6  # weights closer than this count as a tie
 KINDS = ("x_size", "q_shape", "strongest_key", "concat_width", "w_o_size", "heads_cost")
@@ -90,13 +91,14 @@ def _score_decimals(scores: np.ndarray, order: np.ndarray, tied: int) -> int:
 
 
 def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
-                  key_labels: list[str] | None = None) -> Question:
+                  key_labels: list[str] | None = None, scale: float | None = None) -> Question:
     """Which key the query weights most in this head (ties and the runner-up named); blocked rows asked otherwise.
 
     The question can be reasoned, not guessed: each choice shows its key's score z_ts (the scaled score, before
     the mask) and whether the mask blocks it, and the page has taught that softmax keeps the order of the scores
     and gives a blocked key 0. labels, key_labels: the tokens as the page shows them (key_labels: the keys' in
-    cross-attention, None: the queries' own). The choices are the keys by position, token and score."""
+    cross-attention, None: the queries' own). The choices are the keys by position, token and score. scale:
+    MHAConfig.scale (None: 1/√d_k), said with the scores."""
     row = trace.weights[head, query]
     keys = labels if key_labels is None else key_labels
     who = f"query {query + 1} {labels[query]}"
@@ -124,7 +126,7 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
     choices = tuple(f"{j + 1} {keys[j]}: z = {scores[j]:.{decimals}f}" + (", blocked" if blocked[j] else "")
                     for j in range(len(keys)))
     return Question(f"In head {head + 1}, which token will {who} attend to most, given each key's score $z_{{ts}}$ "
-                    "($q_t \\cdot k_s$, scaled: the number softmax turns into a weight)?", answer, why,
+                    f"({score_words(scale)}: the number softmax turns into a weight)?", answer, why,
                     choices=choices, correct=choices[tied[0]], facts=(f"{top:.4f}",),
                     also_right=tuple(choices[j] for j in tied[1:]))
 
@@ -187,15 +189,15 @@ def heads_cost(trace: Trace) -> Question:
 
 
 def ask(kind: str, trace: Trace, weights: MHAWeights, labels: list[str], head: int, query: int,
-        key_labels: list[str] | None = None) -> Question:
-    """The question `kind` (one of KINDS) about this example; head and query are 0-based; key_labels as in
-    strongest_key."""
+        key_labels: list[str] | None = None, scale: float | None = None) -> Question:
+    """The question `kind` (one of KINDS) about this example; head and query are 0-based; key_labels and scale
+    as in strongest_key."""
     if kind == "x_size":
         return x_size(trace)
     if kind == "q_shape":
         return q_shape(trace, head)
     if kind == "strongest_key":
-        return strongest_key(trace, labels, head, query, key_labels)
+        return strongest_key(trace, labels, head, query, key_labels, scale)
     if kind == "concat_width":
         return concat_width(trace)
     if kind == "w_o_size":

@@ -97,6 +97,13 @@ def test_shared_key_value_heads_are_named_j_in_the_symbols():
     symbols = next(e for e in at.expander if e.label == "Symbols on this page").markdown[0].value
     assert "W^K_i" not in symbols and "K_i," not in symbols and "$Q_i, K_j, V_j$" in symbols
 
+
+def test_unscaled_scores_are_not_called_scaled():
+    """Was: "z_ts (q_t · k_s, scaled: …)" in the question and "z_ts: … times the scale 1/√d_k" with ?scale=none."""
+    text = page_text(run_app({"scale": "none"}, "pages/attention.py", answered=False))
+    assert "scaled: the number" not in text and "times the scale" not in text
+    assert text.count("$q_t \\cdot k_s$ itself (not scaled here)") == 2, "the question and the symbol"
+
 def test_the_causal_triangle_is_the_masks_not_trainings():
     """Was: "Trained heads are far from random: every square is a lower triangle"."""
     text = page_text(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/model_view.py"))
