@@ -139,7 +139,7 @@ MODEL_TEXT = {
                   f"dark first column (*{SINK}* heads: the attention parked on the first token), a stripe just "
                   f"below the diagonal (*{POSITIONAL}* heads: the previous token), and on a repeated phrase a stripe "
                   "parallel to the diagonal, one phrase length to the left (induction heads; the head summary counts "
-                  "each kind)"),
+                  "the first two kinds and gives each head's induction score)"),
     ),
 }
 

@@ -104,10 +104,21 @@ def test_unscaled_scores_are_not_called_scaled():
     assert "scaled: the number" not in text and "times the scale" not in text
     assert text.count("$q_t \\cdot k_s$ itself (not scaled here)") == 2, "the question and the symbol"
 
-def test_the_causal_triangle_is_the_masks_not_trainings():
+@pytest.fixture(scope="module")
+def smollm2_model_view():
+    return page_text(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/model_view.py"))
+
+
+def test_the_causal_triangle_is_the_masks_not_trainings(smollm2_model_view):
     """Was: "Trained heads are far from random: every square is a lower triangle"."""
-    text = page_text(run_app({"model": "SmolLM2-135M-Instruct"}, "pages/model_view.py"))
+    text = smollm2_model_view
     assert "far from random" not in text and "random weights with the mask give the same triangle" in text
+
+
+def test_the_head_summary_scores_induction_heads_without_counting_them(smollm2_model_view):
+    """Was: "(induction heads; the head summary counts each kind)": it counts sink, positional, content, mixed."""
+    assert "counts each kind" not in smollm2_model_view
+    assert "gives each head's induction score" in smollm2_model_view
 
 
 def test_rope_keeps_content_in_the_score():
