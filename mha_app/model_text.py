@@ -128,8 +128,9 @@ MODEL_TEXT = {
                  "computers). In it the weights are quantised to 4 bits: in each block of 32 numbers, every number "
                  "is rounded to one of 16 evenly spaced levels between the block's smallest and largest, and only "
                  "the level (4 bits) is stored, with one scale and offset per block (llama.cpp calls this recipe "
-                 "Q4_1); the token embeddings are kept the same way with 8 bits (Q8_0). The released model has 16 "
-                 "bits a number, so every number here is close to the original's, not equal to it."),
+                 "Q4_1); the token embeddings are kept with 8 bits a number and one scale per block of 32, with no "
+                 "offset: levels spread evenly on both sides of 0 (Q8_0). The released model has 16 bits a number, "
+                 "so every number here is close to the original's, not equal to it."),
         weights_short=("Its weights here are rounded to 4 bits a number (the released model has 16): close to the "
                        "original's, not equal."),
         masks=("A decoder: each token sees only itself and the tokens before it. The causal mask is part of the "

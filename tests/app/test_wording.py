@@ -211,6 +211,12 @@ def test_jargon_is_said_in_plain_words_where_it_first_appears(page_run, mode, pa
     assert gloss in page_text(page_run(mode, f"pages/{page}.py"))
 
 
+
+def test_q8_0_is_not_said_to_be_q4_1s_recipe(page_run):
+    """Was: "the token embeddings are kept the same way with 8 bits (Q8_0)": Q8_0 has one scale a block, no offset."""
+    text = page_text(page_run(SMOLLM2, "pages/overview.py"))
+    assert "the same way with 8 bits" not in text and "one scale per block of 32, with no offset" in text
+
 def test_the_query_key_plane_says_what_its_order_means():
     """Was: "its keys are in score order along its arrow for 83% of pairs", in the figure's title."""
     at = run_app({}, "pages/attention.py", opened={"attention_tab": "Queries and keys as points"})
