@@ -129,10 +129,11 @@ def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") 
         if spec.plant_head > cfg.n_heads:
             raise ConfigError(f"There are {cfg.n_heads} heads, so head {spec.plant_head} cannot be planted.")
         w = plant_head(w, cfg, spec.plant_head - 1, spec.plant, spec.strength, x, kv=x_kv)
-        rows = f"{(spec.plant_head - 1) * cfg.d_k + 1}–{spec.plant_head * cfg.d_k}"
+        columns = f"{(spec.plant_head - 1) * cfg.d_k + 1}–{spec.plant_head * cfg.d_k}"
         wanted = "all 0" if spec.plant == "uniform" else f"{spec.strength:g} on the rule's key and 0 elsewhere"
-        notes.append(f"Head {spec.plant_head} is planted: {PATTERNS[spec.plant]}. Rows {rows} of W_Q"
-                     f"{' and b_Q' if cfg.bias else ''} (its queries) were solved for, by {LEAST_SQUARES}, so that the "
+        notes.append(f"Head {spec.plant_head} is planted: {PATTERNS[spec.plant]}. Columns {columns} of W_Q"
+                     f"{' and entries ' + columns + ' of b_Q' if cfg.bias else ''} (its queries, as the projection "
+                     f"page draws W_Q) were solved for, by {LEAST_SQUARES}, so that the "
                      f"scores softmax sees are {wanted}; W_K, W_V, W_O and the other heads are unchanged.")
     m = len(key_tokens or tokens)
     trace = forward(x, w, cfg, kv=x_kv, key_padding_mask=_padding(m, spec.pad), head_mask=head_mask(spec, cfg.n_heads),

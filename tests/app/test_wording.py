@@ -44,6 +44,13 @@ def test_a_planted_rule_cites_who_found_it_or_says_nobody_did(rule, cited, not_c
     assert cited in planted and not_cited not in planted.split("To plant it")[0]
 
 
+
+def test_the_planted_block_of_w_q_is_columns_everywhere():
+    """Was: "Rows 33–48 of W_Q and b_Q (its queries) were solved for" (the overview's note), where the plant tab says
+    "only columns 33–48 of W_Q" for the same block."""
+    text = page_text(run_app({"plant": "previous", "plant_head": "3"}))
+    assert "Rows 33–48" not in text and "Columns 33–48 of W_Q" in text
+
 def test_the_encoder_ranking_never_speaks_of_a_bar_below_zero(minilm_output):
     """Was: "a bar below 0: the model is surer without it" under 1 − cosine, which is never below 0."""
     assert "surer" not in minilm_output and "no bar goes below 0" in minilm_output
