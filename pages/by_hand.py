@@ -20,8 +20,8 @@ st.markdown(
     "row, and divide by their total (softmax). Pick a cell and follow it. "
     + ("In the tiny example every number is small enough to check with pencil and paper."
        if settings.spec.input == "tiny" and not settings.spec.card else
-       "For numbers small enough to check with pencil and paper, choose random weights and the *tiny* input in "
-       "the sidebar.")
+       "For numbers small enough to check with pencil and paper, choose random weights, then the *tiny* input, in "
+       "the sidebar: the tiny example brings its own small hand-set weights in place of the random ones.")
 )
 head, query, key = pick_cell(settings, ex)
 if predict("strongest_key"):

@@ -51,6 +51,12 @@ def test_the_planted_block_of_w_q_is_columns_everywhere():
     text = page_text(run_app({"plant": "previous", "plant_head": "3"}))
     assert "Rows 33–48" not in text and "Columns 33–48 of W_Q" in text
 
+
+def test_by_hand_says_the_tiny_example_brings_its_own_weights():
+    """Was: "choose random weights and the tiny input", but the tiny input switches to hand-set weights."""
+    text = page_text(run_app({}, "pages/by_hand.py"))
+    assert "random weights and the *tiny* input" not in text and "its own small hand-set weights" in text
+
 def test_the_encoder_ranking_never_speaks_of_a_bar_below_zero(minilm_output):
     """Was: "a bar below 0: the model is surer without it" under 1 − cosine, which is never below 0."""
     assert "surer" not in minilm_output and "no bar goes below 0" in minilm_output
