@@ -18,11 +18,11 @@ unscaled = cfg.scale == 1.0
 
 st.title("Step 2 · Attention, in every head")
 st.markdown(
-    "Each head scores every query against every key by a dot product: a large **score** means a good match. "
+    "Each head scores every query against every key (a dot product): a large **score**, a good match. "
     + ("Here the scores are not scaled. " if unscaled else
        f"Scores are multiplied by 1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}. ")
-    + "Softmax then turns each query's row of scores into **attention weights**: all ≥ 0, summing to 1; a blocked "
-    "pair (mask M) gets 0. Each token's head output is the value vectors mixed by these weights."
+    + "Softmax turns each query's row of scores into **attention weights**: all ≥ 0, summing to 1; a blocked "
+    "pair (mask M) gets 0. The head's output is the value vectors mixed by these weights."
 )
 experiments.cross_attention_note(ex)
 if tr.blocked_rows.any():

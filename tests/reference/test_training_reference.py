@@ -96,7 +96,7 @@ def test_torch_layers_on_the_references_hidden_states(smollm2, smollm2_reference
 
 def test_pruning_curve_matches_llama_with_the_same_heads_zeroed(subject, smollm2_reference):
     order = pruning_order(head_importance(subject, "gradient"))
-    removed = (0, 27, 135, 270)
+    removed = (0, 27, 270)  # none, the first tenth, all: each point a whole Llama run
     losses, accuracy = pruning_curve(subject, order, removed)
     for k, loss in zip(removed, losses, strict=True):
         gates = np.ones(subject.shape)
@@ -108,7 +108,7 @@ def test_pruning_curve_matches_llama_with_the_same_heads_zeroed(subject, smollm2
 
 def test_loss_without_one_head_matches_llama(subject, smollm2_reference):
     full = llama_loss(smollm2_reference, np.ones(subject.shape))
-    for l, heads in ((0, (0, 3)), (17, (5,)), (29, (2, 8))):
+    for l, heads in ((0, (0,)), (29, (8,))):  # the first and the last layer's heads: the gates' order
         losses = subject.losses_without(l)                                        # (9,): each head off alone
         for i in heads:
             gates = np.ones(subject.shape)
