@@ -23,6 +23,9 @@ REQUIRED = os.environ.get("REQUIRE_BROWSER") == "1"
 LOAD_MS = 90_000     # first load of a page (the very first one imports torch and computes the example)
 CHANGE_MS = 30_000   # one rerun after a widget change
 SMALL = {"width": 1280, "height": 800}
+# axe-core, the accessibility checker, from npm: .ci/run installs it here (AXE_VERSION), nothing is fetched at run time.
+AXE_VERSION = "4.14.1"
+AXE = ROOT / ".ci" / "node" / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def _unavailable(reason: str) -> None:
@@ -152,6 +155,47 @@ def switch_theme(page, theme: str) -> None:
     """The system turns light or dark while the page is open (Streamlit follows it; mha_app.theme reruns the charts)."""
     page.emulate_media(color_scheme=theme)
     wait_for_theme(page, theme)
+
+
+# --- the accessibility audit (axe-core) --------------------------------------------------------------------------
+
+OTHER = {"light": "dark", "dark": "light"}
+# Violations Streamlit itself causes, that the app cannot work around: rule id -> why (none in Streamlit 1.67 on
+# these pages; axe leaves KaTeX's formula glyphs "incomplete", not violated: it cannot tell their background).
+STREAMLIT_CAUSES: dict[str, str] = {}
+AUDIT_JS = """async rules => {
+  const options = {resultTypes: ['violations'], ...(rules ? {runOnly: {type: 'rule', values: rules}} : {})};
+  const result = await axe.run(document, options);
+  return result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => ({rule: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' + n.failureSummary)}));
+}"""
+# What a theme changes: colours. In a page's second theme only the rules about colour run again.
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+
+
+def audit(page, rules: list[str] | None = None) -> list[dict]:
+    """The page's serious and critical violations of every rule (or of `rules`), less those recorded as Streamlit's.
+    axe-core is put into the page once: it stays while the top bar changes pages."""
+    if not AXE.is_file():
+        reason = (f"axe-core is not installed at {AXE.parent} "
+                  f"(npm install --prefix .ci/node axe-core@{AXE_VERSION}, as .ci/run does)")
+        if REQUIRED:
+            pytest.fail(f"REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    return [v for v in page.evaluate(AUDIT_JS, rules) if v["rule"] not in STREAMLIT_CAUSES]
+
+
+def audit_both_themes(page) -> dict[str, list[dict]]:
+    """The page's violations in its theme, then (the rules about colour) in the other one, which it is left in."""
+    background = page.evaluate("() => getComputedStyle(document.querySelector('.stApp')).backgroundColor")
+    theme = "dark" if background == APP_BACKGROUND["dark"] else "light"
+    found = {theme: audit(page)}
+    switch_theme(page, OTHER[theme])
+    found[OTHER[theme]] = audit(page, COLOUR_RULES)
+    return found
 
 
 def share_link(page) -> str:

@@ -1,5 +1,5 @@
 """The app in a real Chromium: every page renders (with a sentence crafted to be read as markup, math or script, and
-shown exactly as typed; its title, text and whole main figure on one screen),
+shown exactly as typed; the accessibility audit in both themes; its title, text and whole main figure on one screen),
 the navigation, each mode's attention page, the trained models' pages (controls and links: test_links.py).
 
 One `streamlit run app.py` per test worker and one Chromium per module (conftest.py). Every page in every mode, and
@@ -16,6 +16,7 @@ import pytest
 from app_pages import app_pages
 from chromium import (
     LOAD_MS,
+    audit_both_themes,
     expect,
     needs_model,
     no_exception,
@@ -102,6 +103,9 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_pa
         has_text="Query token 2")
     expect(caption.first).to_have_text("Query token 2: script")
     screenshot(page, app_page.name)
+    # The accessibility audit (axe-core) in both themes; the next page opens in the theme this one ends in.
+    failed = {theme: found for theme, found in audit_both_themes(page).items() if found}
+    assert not failed, failed
 
 
 @pytest.mark.parametrize("app_page", [p for p in PAGES if p.step or not p.url_path], ids=lambda p: p.name)
@@ -189,6 +193,8 @@ def test_pretrained_page_offers_the_switch(server, open_page, app_page):
     page = open_page(f"{server}/{app_page.url_path}")
     no_exception(page)
     expect(page.locator('[data-testid="stAlert"]').filter(has_text=PRETRAINED).first).to_be_visible()
+    failed = {theme: found for theme, found in audit_both_themes(page).items() if found}  # the page as it is here
+    assert not failed, failed
     page.get_by_role("button", name=f"Switch to {PRETRAINED}").click()
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length > 0",
                            timeout=LOAD_MS, polling="raf")
