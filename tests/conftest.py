@@ -38,7 +38,8 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: _rank(item.nodeid))
 
 
-BROWSER = ("test_links", "test_pages", "test_explorer", "test_themes", "test_hosting")  # longest first
+BROWSER = ("test_audit", "test_links", "test_pages", "test_explorer", "test_keyboard", "test_themes",
+           "test_hosting")  # longest first
 
 
 def _rank(nodeid: str) -> tuple[int, int]:

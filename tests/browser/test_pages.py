@@ -1,6 +1,6 @@
 """The app in a real Chromium: every page renders (with a sentence crafted to be read as markup, math or script, and
 shown exactly as typed; the accessibility audit in both themes; its title, text and whole main figure on one screen),
-the navigation, each mode's attention page, the trained models' pages (controls and links: test_links.py).
+the navigation, the trained models' pages (controls and links: test_links.py; the audit with each model: test_audit.py).
 
 One `streamlit run app.py` per test worker and one Chromium per module (conftest.py). Every page in every mode, and
 what the pages compute, are checked through AppTest in app/; here what only a browser shows.
@@ -103,7 +103,8 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_pa
         has_text="Query token 2")
     expect(caption.first).to_have_text("Query token 2: script")
     screenshot(page, app_page.name)
-    # The accessibility audit (axe-core) in both themes; the next page opens in the theme this one ends in.
+    # The accessibility audit in both themes (with each trained model: test_audit.py); the next page opens in the
+    # theme this one ends in.
     failed = {theme: found for theme, found in audit_both_themes(page).items() if found}
     assert not failed, failed
 
@@ -139,23 +140,6 @@ def test_navigation_shows_every_step_and_opens_the_menus(walk):
     expect(page.locator("h1").first).to_contain_text(target.heading, timeout=60_000)
     assert page.url.split("?")[0].endswith("/" + target.url_path)
     no_exception(page)
-
-
-# The trained models on the page with the most figures (the default weights: the crafted-text test above; every
-# page in every mode: app/test_every_page.py).
-MODES = {"trained": {"model": PRETRAINED}, "decoder": DECODER_VIEW}
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_attention_page_renders_in_every_mode(server, open_page, mode):
-    if mode == "decoder":
-        needs_model(DECODER)
-    page = open_page(f"{server}/attention?{urlencode(MODES[mode])}")
-    expect(page.locator("h1").first).to_be_visible()
-    no_exception(page)
-    charts = page.locator(".js-plotly-plot")
-    assert charts.count() > 0 and page.locator(".js-plotly-plot .main-svg").count() >= charts.count()
-    screenshot(page, f"attention-{mode}")
 
 
 def test_decoder_model_view_on_a_projector(server, browser):
