@@ -65,7 +65,8 @@ def heads_screen():
 
 
 def scores_screen():
-    scaled = ("scaled by 1/√d_k so that it does not grow with d_k" if cfg.scale is None else
+    scaled = ("scaled by 1/√d_k so that its typical size does not grow with d_k (under the paper's assumptions: "
+              "independent numbers of mean 0 and variance 1)" if cfg.scale is None else
               f"multiplied by {cfg.scale:g} instead of the usual 1/√d_k")
     st.markdown(f"Head {head + 1} compares every query with every key: one dot product per pair, {scaled}. "
                 "A large score means a good match."

@@ -273,3 +273,12 @@ def test_numbers_are_never_written_the_computers_way(page_run, mode):
         assert not E_NOTATION.search(text), (page.script, E_NOTATION.search(text).group())
     badge = re.search(r"max \|difference\| = \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
     assert badge and "× 10⁻" in badge.group(), badge  # torch and NumPy agree to about 10⁻⁷
+
+
+def test_the_scale_keeps_the_scores_typical_size_under_the_papers_assumptions():
+    """Was: "scaled by 1/√d_k so that it does not grow with d_k" (lesson screen 3), while the √d_k tab shows spreads
+    of 3.36 (MiniLM) and 1.64 (SmolLM2) after scaling: only the typical size, and only under the footnote's
+    assumptions."""
+    text = page_text(run_app({"screen": "3"}, "pages/lesson.py"))
+    assert "so that it does not grow" not in text
+    assert "its typical size does not grow with d_k (under the paper's assumptions" in text
