@@ -23,7 +23,11 @@ from mha_core.attention.masks import padding_problem
 from mha_core.experiments.plant import LEAST_SQUARES, PATTERNS, plant_head
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
 
-from .settings import APP_MAX_TOKENS, Spec
+from .settings import APP_MAX_TOKENS, Spec, view_defaults
+from .text import quote
+
+CAUSAL_NOTE = ("A causal mask is on, as in a decoder: each token may look only at itself and the tokens before "
+               "it.")
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,25 @@ def _padding(m: int, pad: int) -> np.ndarray | None:
     if problem := padding_problem(m, pad):
         raise ConfigError(problem)
     return padding_mask(m, pad)
+
+
+def padding_note(spec: Spec, tokens: list[str], key_tokens: list[str] | None = None) -> str:
+    """What padding is, and which tokens stand in for it here (the overview's note, the attention page, the mask
+    tab). key_tokens: the source sentence's in cross-attention, where only keys are padded."""
+    keys = tokens if key_tokens is None else key_tokens
+    last = spec.pad
+    names = ", ".join(quote(t) for t in keys[-last:])
+    text = ("**Padding** is filler: a batch computes several texts at once, so the shorter ones get filler tokens "
+            "(such as [PAD]) at the end until all have one length, and the mask keeps every query from looking at "
+            f"them. Here the last {last} token{'s' if last > 1 else ''} of "
+            + ("the source sentence" if key_tokens is not None else "the sentence")
+            + f" ({names}) stand{'' if last > 1 else 's'} in for that filler: blocked as keys for every query.")
+    if key_tokens is None:
+        query = view_defaults(spec, len(tokens))["query"]
+        text += (" As queries, their outputs are thrown away (a model uses only the real tokens' outputs)"
+                 + (f", so the pages start on query {query} {quote(tokens[query - 1])}, the last token that is not "
+                    "padding." if spec.causal else "."))
+    return text
 
 
 def head_mask(spec: Spec, n_heads: int) -> np.ndarray | None:
@@ -135,6 +158,10 @@ def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") 
                      f"{' and entries ' + columns + ' of b_Q' if cfg.bias else ''} (its queries, as the projection "
                      f"page draws W_Q) were solved for, by {LEAST_SQUARES}, so that the "
                      f"scores softmax sees are {wanted}; W_K, W_V, W_O and the other heads are unchanged.")
+    if spec.causal:
+        notes.append(CAUSAL_NOTE)
+    if spec.pad:
+        notes.append(padding_note(spec, tokens, key_tokens))
     m = len(key_tokens or tokens)
     trace = forward(x, w, cfg, kv=x_kv, key_padding_mask=_padding(m, spec.pad), head_mask=head_mask(spec, cfg.n_heads),
                     backend=backend, device=device)

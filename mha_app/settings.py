@@ -128,7 +128,8 @@ class Spec:
                        what="how many tokens to mask as padding",
                        help="Blocks these keys for every query, as padding is blocked in a batch. In a batch the "
                             "padding is filler ([PAD] tokens added to make texts the same length); here the last "
-                            "real tokens stand in for it, so you can see what blocking does.")
+                            "real tokens stand in for it, so you can see what blocking does. A padded token's own "
+                            "output, as a query, is thrown away.")
     backend: str = setting("numpy", "Backend", choices=engine.BACKENDS, labels={"numpy": "NumPy", "torch": "PyTorch"},
                            aliases={"pytorch": "torch"},
                            help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")
@@ -360,11 +361,16 @@ class Settings:
 
 def view_defaults(spec: Spec, n: int | None = None) -> dict:
     """The head and query token shown when none is chosen, where they depend on what is computed: a planted head,
-    else head 1; with a causal mask (a decoder) the last token (the one that sees every other, whose next token a
-    decoder predicts), else the first. n: the number of query tokens (None: the query's default stays 1)."""
+    else head 1; with a causal mask (a decoder) the last token that is not padding (the one that sees every other,
+    whose next token a decoder predicts; a padded query's output is thrown away), else the first; a head planted to
+    look at the previous token starts on the second, the first to have one. n: the number of query tokens (None:
+    the query's default stays 1)."""
     causal = spec.causal or (spec.card is not None and spec.card.kind == "decoder")
-    return {"head": spec.plant_head if spec.plant != PLANTS[0] else 1,
-            "query": n if n and causal else 1}
+    padded = spec.pad if spec.card is None and spec.input != "pair" else 0  # in pair mode padding is the source's
+    query = max(1, n - padded) if n and causal else 1
+    if spec.plant == "previous" and query == 1 and n and n > 1:
+        query = 2
+    return {"head": spec.plant_head if spec.plant != PLANTS[0] else 1, "query": query}
 
 
 def to_url(value) -> str:

@@ -199,8 +199,9 @@ def spec_controls() -> tuple[Spec, int]:
             st.session_state.causal = False
             widgets.checkbox(sb, "causal", disabled=True, help="Cross-attention reads the whole other sentence, so "
                                                                "there is no causal mask here.")
-        pad = widgets.number(sb, "pad", help="Blocks the last keys (of the second sentence) for every query."
-                             if input_mode == "pair" else None)
+        pad = widgets.number(sb, "pad", **({"help": "Blocks the last keys (of the source sentence) for every query, "
+                                                    "as padding is blocked in a batch: filler ([PAD] tokens added to "
+                                                    "make texts the same length)."} if input_mode == "pair" else {}))
     heads = Spec(model=model, input=input_mode, h=int(h)).heads
     experiments = experiment_controls(sb, card, input_mode, heads, int(layer))
     backend = widgets.choice(sb, "backend", "radio", horizontal=True)

@@ -112,7 +112,7 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
     blocked = np.zeros(len(row), bool) if trace.mask is None else trace.mask[head, query]
     order = np.argsort(-row, kind="stable")
     top = row[order[0]]
-    tied = [j for j in order if top - row[j] <= TIE]
+    tied = sorted(j for j in order if top - row[j] <= TIE)  # a tie is named in position order
     decimals = _score_decimals(np.where(blocked, -np.inf, scores), order, len(tied))
     names = " and ".join(f"{j + 1} {keys[j]}" for j in tied)
     answer = f"**{names}**, with weight {top:.4f}" + (" each (a tie)." if len(tied) > 1 else ".")

@@ -145,6 +145,21 @@ def test_heads_cost_is_counted_from_the_shapes():
     assert single.answer.startswith("**The same**")
 
 
+def test_a_tie_is_named_in_position_order():
+    """Was: "11 . and 1 The and 4 on and 8 it …, with weight 0.0909 each (a tie)" for the first query of a head
+    planted to look at the previous token (no previous token: an even row, equal only to rounding)."""
+    cfg = mc.MHAConfig(64, 8)
+    tokens = mc.tokenize(SENTENCE)
+    x = mc.embed(tokens, 64, seed=1)
+    w = mc.plant_head(mc.init_weights(cfg, seed=1), cfg, 2, "previous", 4.0, x)
+    tr = mc.forward(x, w, cfg)
+    row = tr.weights[2, 0]
+    assert np.ptp(row) <= questions.TIE and len(set(row.tolist())) > 1, "a tie to rounding, not exact equality"
+    q = questions.strongest_key(tr, tokens, 2, 0)
+    named = [int(k) for k in re.findall(r"(?:\*\*| and )(\d+) ", q.answer.split(", with weight")[0])]
+    assert named == list(range(1, len(tokens) + 1)), q.answer
+
+
 def test_unknown_question_kinds_are_refused():
     tr, w, tokens = _tiny()
     with pytest.raises(KeyError, match="unknown question"):
