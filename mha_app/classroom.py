@@ -20,6 +20,11 @@ from .text import quote
 from .toolkit import plot, view
 
 
+def answered(kind: str) -> bool:
+    """Whether the student has answered (or revealed) the question `kind` in this session, on any page."""
+    return bool(st.session_state.get(f"answered_{kind}"))
+
+
 def predict(kind: str, key: str | None = None) -> bool:
     """Predict, then reveal: a question (questions.KINDS) about this example, answered by a pick or a number.
 

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from mha_app import compute, decoder, experiments
+from mha_app.classroom import answered
 from mha_app.cost_table import MULTIPLY_ADD, cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
 from mha_app.text import readable
@@ -66,7 +67,12 @@ with tokens_tab:
             st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
                          height=min(740, 35 * m + 38), key="key_tokens")
 with cost_tab:
-    if cost_tab.open:
+    if cost_tab.open and not answered("heads_cost"):  # the cost page asks first: its answer waits for the student
+        st.markdown(f"Does splitting d_model = {cfg.d_model} into h heads of d_k = d_model / h cost more "
+                    f"multiply-adds ({MULTIPLY_ADD}) than one head of full width, fewer, or the same? Predict it on "
+                    "the cost page: once you have answered there, this tab shows the counts of this example.")
+        st.page_link("pages/cost.py", label="The cost of heads: predict, then count", icon=":material/calculate:")
+    elif cost_tab.open:
         st.markdown("Splitting d_model across the heads keeps the parameters and the multiply-adds of the matrix "
                     f"products ({MULTIPLY_ADD}) exactly those of one head of full width; what grows with h is the "
                     "number of attention weights, and softmax's exponentials with them."

@@ -137,9 +137,13 @@ def test_heads_cost_is_counted_from_the_shapes():
     same = 4 * n * 64 * 64 + 2 * n * n * 64  # projections and W_O, then scores and weighted sum, for any h
     q = questions.heads_cost(tr)
     assert q.answer.startswith("**The same**") and f"{same:,} against {same:,}" in q.answer
+    # Was: "Fewer" with 2 K/V heads, a saving of the sharing, asked as if it came from splitting into heads
     gqa = questions.heads_cost(_sentence(kv=2)[0])
+    assert "one K/V head per query head" in gqa.prompt and "sharing of 2 K/V heads" in gqa.prompt
+    assert gqa.answer.startswith("**The same**") and f"{same:,} against {same:,}" in gqa.answer
     fewer = 2 * n * 64 * 64 + 2 * n * 64 * (2 * 8) + 2 * n * n * 64  # K and V projections shrink to 2 heads of 8
-    assert gqa.answer.startswith("**Fewer**") and f"{fewer:,} against {same:,}" in gqa.answer
+    assert f"take {n * 64 * 16:,} multiply-adds each instead of {n * 64 * 64:,}" in gqa.why
+    assert f"the whole layer {fewer:,} instead of {same:,}" in gqa.why and f"{fewer:,}" in gqa.facts
     single = questions.heads_cost(_sentence(h=1)[0])
     assert "1 head of d_k = 64" in single.prompt and "2 heads of 32" in single.prompt
     assert single.answer.startswith("**The same**")
