@@ -137,16 +137,16 @@ def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") 
         cfg = MHAConfig(spec.d_model, spec.h, n_kv_heads=spec.kv_heads or None,
                         causal=spec.causal, scale=spec.softmax_scale)
         if spec.input in ("sentence", "pair"):
-            tokens = tokenize(spec.text, max_tokens=APP_MAX_TOKENS)
-            x = embed(tokens, spec.d_model, seed=spec.seed, positional=spec.pe)
+            tokens = tokenize(spec.query_text, max_tokens=APP_MAX_TOKENS)                    # the queries' tokens
+            x = embed(tokens, spec.d_model, seed=spec.seed, positional=spec.pe)              # (n, d_model)
         elif spec.input == "random":
             tokens = [f"t{i + 1}" for i in range(spec.n)]
             x = random_input(spec.n, spec.d_model, seed=spec.seed)
         else:
             raise ConfigError(f"Unknown input kind {spec.input!r}: choose sentence, random, tiny or pair.")
         if spec.input == "pair":
-            key_tokens = tokenize(spec.text_kv, max_tokens=APP_MAX_TOKENS)
-            x_kv = embed(key_tokens, spec.d_model, seed=spec.seed, positional=spec.pe)
+            key_tokens = tokenize(spec.text, max_tokens=APP_MAX_TOKENS)  # the source sentence: keys and values
+            x_kv = embed(key_tokens, spec.d_model, seed=spec.seed, positional=spec.pe)        # (m, d_model)
         w = init_weights(cfg, seed=spec.seed)
     if spec.plant != "none":
         if spec.plant_head > cfg.n_heads:

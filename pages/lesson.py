@@ -43,8 +43,9 @@ if not presenting or name == "tokens":  # presenting: where the tokens are first
 
 def tokens_screen():
     st.markdown(f"The attention layer reads **{n} tokens**, each one a row of **d_model = {d} numbers**. "
-                "Stacked, they form the matrix X." + ("" if keys is None else f" Its keys and values come from a "
-                                                      f"second sentence of {m} tokens (cross-attention)."))
+                "Stacked, they form the matrix X." + ("" if keys is None else " They are the sentence being written; "
+                                                      f"its keys and values come from the source sentence, {m} tokens "
+                                                      "(cross-attention)."))
     if predict("x_size"):
         st.latex(r"X \in \mathbb{R}^{%d \times %d}" % (n, d))
         show(figures.input_figure(tr.x, tokens), "x")

@@ -54,7 +54,13 @@ with formulas_tab:
                 *(["b"] if cfg.bias else []))
 with tokens_tab:
     if tokens_tab.open:
-        st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")
+        if cross:  # in reading order: the source first, then the sentence being written from it
+            st.caption("The source sentence's tokens: each becomes one row of Y (keys and values).")
+            st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
+                         height=min(740, 35 * m + 38), key="key_tokens")
+        st.caption(("The sentence being written, split into tokens; each token is one row of X (the queries). "
+                    if cross else "The input split into tokens; each token is one row of X. ")
+                   + input_source(settings.spec, ex.layer))
         tokens = {"position": list(range(1, n + 1)), "token": ex.tokens}
         notes = token_notes(settings.spec, ex.tokens)
         if any(notes):
@@ -62,10 +68,6 @@ with tokens_tab:
         st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
         if special_tokens_explained(settings.spec):
             st.caption(special_tokens_explained(settings.spec))
-        if cross:
-            st.caption("The source sentence's tokens: each becomes one row of Y (keys and values).")
-            st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
-                         height=min(740, 35 * m + 38), key="key_tokens")
 with cost_tab:
     if cost_tab.open and not answered("heads_cost"):  # the cost page asks first: its answer waits for the student
         st.markdown(f"Does splitting d_model = {cfg.d_model} into h heads of d_k = d_model / h cost more "
