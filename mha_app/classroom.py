@@ -10,7 +10,7 @@ from mha_core import cost
 from mha_core.figures import token_labels
 from mha_core.figures.lesson import dot_product_figure, flops_figure
 from mha_core.teaching import questions
-from mha_core.teaching.worked import DECIMALS, WorkedCell, fmt, latex_lines, work_cell
+from mha_core.teaching.worked import DECIMALS, WorkedCell, fmt, latex_lines, same_to, work_cell
 
 from . import widgets
 from .cost_table import step_names
@@ -18,6 +18,11 @@ from .example import Example
 from .settings import Settings, control
 from .text import quote
 from .toolkit import plot, view
+
+
+def answered(kind: str) -> bool:
+    """Whether the student has answered (or revealed) the question `kind` in this session, on any page."""
+    return bool(st.session_state.get(f"answered_{kind}"))
 
 
 def predict(kind: str, key: str | None = None) -> bool:
@@ -116,7 +121,7 @@ def show_worked(cell: WorkedCell, ex: Example, figure: bool = True) -> None:
     for line in latex_lines(cell):
         st.latex(line)
     sd, wd = cell.score_decimals, cell.weight_decimals
-    same = fmt(cell.score, sd) == fmt(cell.engine_score, sd) and fmt(cell.weight, wd) == fmt(cell.engine_weight, wd)
+    same = same_to(cell.score, cell.engine_score, sd) and same_to(cell.weight, cell.engine_weight, wd)
     message = (f"The engine's own cell: score {fmt(cell.engine_score, sd)}, weight {fmt(cell.engine_weight, wd)}; "
                f"by hand: {fmt(cell.score, sd)} and {fmt(cell.weight, wd)}.")
     if same:

@@ -23,7 +23,11 @@ from mha_core.attention.masks import padding_problem
 from mha_core.experiments.plant import LEAST_SQUARES, PATTERNS, plant_head
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS, tiny_example
 
-from .settings import APP_MAX_TOKENS, Spec
+from .settings import APP_MAX_TOKENS, Spec, view_defaults
+from .text import quote
+
+CAUSAL_NOTE = ("A causal mask is on, as in a decoder: each token may look only at itself and the tokens before "
+               "it.")
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,25 @@ def _padding(m: int, pad: int) -> np.ndarray | None:
     return padding_mask(m, pad)
 
 
+def padding_note(spec: Spec, tokens: list[str], key_tokens: list[str] | None = None) -> str:
+    """What padding is, and which tokens stand in for it here (the overview's note, the attention page, the mask
+    tab). key_tokens: the source sentence's in cross-attention, where only keys are padded."""
+    keys = tokens if key_tokens is None else key_tokens
+    last = spec.pad
+    names = ", ".join(quote(t) for t in keys[-last:])
+    text = ("**Padding** is filler: a batch computes several texts at once, so the shorter ones get filler tokens "
+            "(such as [PAD]) at the end until all have one length, and the mask keeps every query from looking at "
+            f"them. Here the last {last} token{'s' if last > 1 else ''} of "
+            + ("the source sentence" if key_tokens is not None else "the sentence")
+            + f" ({names}) stand{'' if last > 1 else 's'} in for that filler: blocked as keys for every query.")
+    if key_tokens is None:
+        query = view_defaults(spec, len(tokens))["query"]
+        text += (" As queries, their outputs are thrown away (a model uses only the real tokens' outputs)"
+                 + (f", so the pages start on query {query} {quote(tokens[query - 1])}, the last token that is not "
+                    "padding." if spec.causal else "."))
+    return text
+
+
 def head_mask(spec: Spec, n_heads: int) -> np.ndarray | None:
     """(h,) 1 for every head, 0 for the spec's switched-off heads; None when no head is switched off."""
     if not spec.ablate:
@@ -114,16 +137,16 @@ def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") 
         cfg = MHAConfig(spec.d_model, spec.h, n_kv_heads=spec.kv_heads or None,
                         causal=spec.causal, scale=spec.softmax_scale)
         if spec.input in ("sentence", "pair"):
-            tokens = tokenize(spec.text, max_tokens=APP_MAX_TOKENS)
-            x = embed(tokens, spec.d_model, seed=spec.seed, positional=spec.pe)
+            tokens = tokenize(spec.query_text, max_tokens=APP_MAX_TOKENS)                    # the queries' tokens
+            x = embed(tokens, spec.d_model, seed=spec.seed, positional=spec.pe)              # (n, d_model)
         elif spec.input == "random":
             tokens = [f"t{i + 1}" for i in range(spec.n)]
             x = random_input(spec.n, spec.d_model, seed=spec.seed)
         else:
             raise ConfigError(f"Unknown input kind {spec.input!r}: choose sentence, random, tiny or pair.")
         if spec.input == "pair":
-            key_tokens = tokenize(spec.text_kv, max_tokens=APP_MAX_TOKENS)
-            x_kv = embed(key_tokens, spec.d_model, seed=spec.seed, positional=spec.pe)
+            key_tokens = tokenize(spec.text, max_tokens=APP_MAX_TOKENS)  # the source sentence: keys and values
+            x_kv = embed(key_tokens, spec.d_model, seed=spec.seed, positional=spec.pe)        # (m, d_model)
         w = init_weights(cfg, seed=spec.seed)
     if spec.plant != "none":
         if spec.plant_head > cfg.n_heads:
@@ -135,6 +158,10 @@ def build_example(spec: Spec, model=None, layer: int = 1, device: str = "auto") 
                      f"{' and entries ' + columns + ' of b_Q' if cfg.bias else ''} (its queries, as the projection "
                      f"page draws W_Q) were solved for, by {LEAST_SQUARES}, so that the "
                      f"scores softmax sees are {wanted}; W_K, W_V, W_O and the other heads are unchanged.")
+    if spec.causal:
+        notes.append(CAUSAL_NOTE)
+    if spec.pad:
+        notes.append(padding_note(spec, tokens, key_tokens))
     m = len(key_tokens or tokens)
     trace = forward(x, w, cfg, kv=x_kv, key_padding_mask=_padding(m, spec.pad), head_mask=head_mask(spec, cfg.n_heads),
                     backend=backend, device=device)

@@ -112,10 +112,10 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
            "found other weights)." if settings.spec.card else ""))
     cols = st.columns(4)
     for col, (label, values) in zip(cols, (
-            ("entropy, with 1/√d_k", comparison.entropy[scaling.SCALES[0]]),
-            ("entropy, without", comparison.entropy[scaling.SCALES[1]]),
-            ("largest weight, with 1/√d_k", comparison.peak[scaling.SCALES[0]]),
-            ("largest weight, without", comparison.peak[scaling.SCALES[1]])), strict=True):
+            ("mean entropy, with 1/√d_k", comparison.entropy[scaling.SCALES[0]]),
+            ("mean entropy, without", comparison.entropy[scaling.SCALES[1]]),
+            ("mean largest weight, with 1/√d_k", comparison.peak[scaling.SCALES[0]]),
+            ("mean largest weight, without", comparison.peak[scaling.SCALES[1]])), strict=True):
         col.metric(label, f"{values.mean():.3f}" + (" bits" if "entropy" in label else ""),
                    help="The mean over every head and query token of this layer.")
     mask = None if ex.trace.mask is None else ex.trace.mask[comparison.head]

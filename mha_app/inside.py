@@ -117,11 +117,22 @@ def plane_reading(plane: QKPlane, query: int, tokens: list[str]) -> str:
     if plane.visible(query).sum() < 2:
         return text + f"Here {who} sees only one key, so there is no order to keep."
     return (text + f"In this plane the arrow puts the keys of {who} in the right order for "
-            f"**{plane.order_kept(query):.0%}** of the pairs of keys (50 % would be chance).\n\n"
-            "**Distance is only an approximation.** Near the query does not always mean a high score: a dot "
-            "product also grows with the length of the key, and the plane leaves out "
-            f"{1 - plane.explained:.0%} of the spread. Ordered by distance (nearer = higher score), the keys of {who} "
-            f"are right for **{plane.order_kept(query, 'distance'):.0%}** of the pairs.")
+            f"**{plane.order_kept(query):.0%}** of the pairs of keys (50 % would be chance). Ordered by distance "
+            f"(nearer = higher score), they are right for **{plane.order_kept(query, 'distance'):.0%}** of the pairs. "
+            f"{better_reading(plane, query)}\n\n"
+            "**Neither reading is exact.** The score is a dot product over all d_k numbers: it grows with the length "
+            "of the key as well as with its direction, so near the query does not always mean a high score; and the "
+            f"plane leaves out {1 - plane.explained:.0%} of the spread, so even the arrow can swap two keys.")
+
+
+def better_reading(plane: QKPlane, query: int) -> str:
+    """Which of the plane's two readings, the arrow or the distance, put this query's keys in order better here:
+    a verdict read off the numbers, since either can win on a given example."""
+    arrow, near = (plane.order_kept(query, by) for by in ("dot", "distance"))
+    if f"{arrow:.0%}" == f"{near:.0%}":  # equal as the page shows them
+        return "On this example the two readings do equally well."
+    return "On this example " + ("the arrow does better than distance." if arrow > near else
+                                 "distance does better than the arrow.")
 
 
 def plane_intro(plane: QKPlane, d_k: int) -> str:
@@ -266,8 +277,8 @@ def plane_in_brief(plane: QKPlane, query: int, tokens: list[str]) -> str:
     if plane.visible(query).sum() < 2:
         return text
     return (text + f" Here the arrow puts its keys in the right order for {plane.order_kept(query):.0%} of the pairs "
-            "(50 % is chance). Distance is only a rough guide: nearer = higher score is right for "
-            f"{plane.order_kept(query, 'distance'):.0%}.")
+            f"(50 % is chance), and distance (nearer = higher score) for {plane.order_kept(query, 'distance'):.0%}. "
+            + better_reading(plane, query))
 
 
 CONTRIBUTION_IN_BRIEF = (

@@ -202,8 +202,8 @@ def input_source(spec: Spec, layer: int = 1) -> str:
                 "fixed by the seed; t1, t2, … are only names for its rows.")
     position = ("plus the sinusoidal position signal of Vaswani et al. (2017), so that word order matters" if spec.pe
                 else "with no position signal (positional encoding is off), so X does not depend on word order")
-    pair = (" Y, the keys' and values' input, is made the same way from the second sentence." if spec.input == "pair"
-            else "")
+    pair = (" In cross-attention X is made from the sentence being written, and Y, the keys' and values' input, is "
+            "made the same way from the source sentence." if spec.input == "pair" else "")
     return (f"Each token's row of X is {spec.d_model} random numbers (normal, mean 0, variance 1) fixed by the seed "
             f"and the word (the same word always gets the same vector, whatever its capitals), {position}.{pair}")
 

@@ -41,7 +41,7 @@ RANDOM = "random"
 MODELS = (RANDOM, *PRETRAINED)
 INPUTS = ("sentence", "random", "tiny", "pair")
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
-DEFAULT_TEXT_KV = "Le chat s'est assis sur le tapis parce qu'il était fatigué."
+DEFAULT_TEXT_Q = "Le chat s'est assis sur le tapis parce qu'il était fatigué."  # cross-attention: the translation
 DEFAULT_COMPARE = "A tired cat was lying on the rug."
 PLANTS = ("none", *PATTERNS)
 MAX_STRENGTH = 30.0                     # at 30 a rule key keeps all but 2e-10 of the weight against 2047 others
@@ -128,13 +128,18 @@ class Spec:
                        what="how many tokens to mask as padding",
                        help="Blocks these keys for every query, as padding is blocked in a batch. In a batch the "
                             "padding is filler ([PAD] tokens added to make texts the same length); here the last "
-                            "real tokens stand in for it, so you can see what blocking does.")
+                            "real tokens stand in for it, so you can see what blocking does. A padded token's own "
+                            "output, as a query, is thrown away.")
     backend: str = setting("numpy", "Backend", choices=engine.BACKENDS, labels={"numpy": "NumPy", "torch": "PyTorch"},
                            aliases={"pytorch": "torch"},
                            help="NumPy is the readable reference; PyTorch uses a GPU when one is available.")
-    text_kv: str = setting(DEFAULT_TEXT_KV, "The source sentence: keys and values", max_chars=APP_MAX_TEXT_CHARS,
-                           help="Cross-attention: the keys and values come from this sentence, the source that a "
-                                "translating decoder reads; the queries come from the sentence being written, below.")
+    # Cross-attention (input = pair): `text` is the source sentence, read first (its tokens make the keys and
+    # values, Y), and text_q the sentence being written from it (its tokens make the queries, X). Links from before
+    # carried text_kv, with the roles the other way round: url.check turns them into these two.
+    text_q: str = setting(DEFAULT_TEXT_Q, "The sentence being written: the queries", max_chars=APP_MAX_TEXT_CHARS,
+                          help="Cross-attention: each token of this sentence asks (its query) what to take from the "
+                               "source sentence above (its keys and values), as a decoder does while it writes a "
+                               "translation.")
     kv_heads: int = setting(0, "Key/value heads h_kv", lo=0, hi=APP_MAX_HEADS, what="the number of key/value heads",
                             help="Grouped-query attention (Ainslie et al. 2023): fewer key/value heads than query "
                                  "heads, each shared by a group of query heads. 1 = multi-query attention.")
@@ -153,6 +158,12 @@ class Spec:
     def card(self):
         """The pretrained model's ModelCard, or None for random weights."""
         return PRETRAINED.get(self.model)
+
+    @property
+    def query_text(self) -> str:
+        """The text whose tokens make the queries: in cross-attention the sentence being written (text_q), else
+        the sentence (text)."""
+        return self.text_q if self.input == "pair" else self.text
 
     @property
     def heads(self) -> int:
@@ -177,10 +188,10 @@ class Spec:
         if self.card is not None:
             return None
         if self.input in ("sentence", "pair"):
-            n = min(len(token_spans(self.text)), APP_MAX_TOKENS)
+            n = min(len(token_spans(self.query_text)), APP_MAX_TOKENS)
         else:
             n = len(TINY_TOKENS) if self.input == "tiny" else self.n
-        m = min(len(token_spans(self.text_kv)), APP_MAX_TOKENS) if self.input == "pair" else n
+        m = min(len(token_spans(self.text)), APP_MAX_TOKENS) if self.input == "pair" else n
         return (n, m) if n and m else None
 
     def problems(self) -> list[Problem]:
@@ -360,11 +371,16 @@ class Settings:
 
 def view_defaults(spec: Spec, n: int | None = None) -> dict:
     """The head and query token shown when none is chosen, where they depend on what is computed: a planted head,
-    else head 1; with a causal mask (a decoder) the last token (the one that sees every other, whose next token a
-    decoder predicts), else the first. n: the number of query tokens (None: the query's default stays 1)."""
+    else head 1; with a causal mask (a decoder) the last token that is not padding (the one that sees every other,
+    whose next token a decoder predicts; a padded query's output is thrown away), else the first; a head planted to
+    look at the previous token starts on the second, the first to have one. n: the number of query tokens (None:
+    the query's default stays 1)."""
     causal = spec.causal or (spec.card is not None and spec.card.kind == "decoder")
-    return {"head": spec.plant_head if spec.plant != PLANTS[0] else 1,
-            "query": n if n and causal else 1}
+    padded = spec.pad if spec.card is None and spec.input != "pair" else 0  # in pair mode padding is the source's
+    query = max(1, n - padded) if n and causal else 1
+    if spec.plant == "previous" and query == 1 and n and n > 1:
+        query = 2
+    return {"head": spec.plant_head if spec.plant != PLANTS[0] else 1, "query": query}
 
 
 def to_url(value) -> str:

@@ -38,9 +38,9 @@ INPUT_CAPTIONS = ["your own words", "n random vectors",
                   f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}, its own small whole-number weights "
                   "(not random): check by hand",
                   "two sentences: a translating decoder writes one while it reads the other (cross-attention)"]
-PAIR_QUERIES = "The sentence being written: the queries"
-PAIR_QUERIES_HELP = ("Cross-attention: each token of this sentence asks (its query) what to take from the source "
-                     "sentence above (its keys and values), as a decoder does while it translates.")
+PAIR_SOURCE = "The source sentence: keys and values"
+PAIR_SOURCE_HELP = ("Cross-attention: the keys and values come from this sentence, the source that a translating "
+                    "decoder reads; the queries come from the sentence being written from it, below.")
 
 
 def check_link() -> None:
@@ -164,12 +164,12 @@ def spec_controls() -> tuple[Spec, int]:
         sb.selectbox("Example sentences", list(examples(model)), index=None, key="example",
                      placeholder="Pick an example…", on_change=_use_example, args=(model,),
                      help="Fills the sentence box; you can edit it afterwards.")
-    text_kv = d.text_kv
-    if input_mode == "pair":  # in reading order: the source first, then the sentence being written from it
-        text_kv = widgets.text(sb, "text_kv")
-    if input_mode in ("sentence", "pair"):
-        text = widgets.text(sb, "text", PAIR_QUERIES if input_mode == "pair" else None,
-                            help=PAIR_QUERIES_HELP if input_mode == "pair" else sentence_help(Spec(model=model)))
+    text_q = d.text_q
+    if input_mode in ("sentence", "pair"):  # in pair mode, in reading order: the source, then what is written from it
+        text = widgets.text(sb, "text", PAIR_SOURCE if input_mode == "pair" else None,
+                            help=PAIR_SOURCE_HELP if input_mode == "pair" else sentence_help(Spec(model=model)))
+    if input_mode == "pair":
+        text_q = widgets.text(sb, "text_q")
     elif input_mode == "random":
         n = widgets.number(sb, "n")
     d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
@@ -199,13 +199,14 @@ def spec_controls() -> tuple[Spec, int]:
             st.session_state.causal = False
             widgets.checkbox(sb, "causal", disabled=True, help="Cross-attention reads the whole other sentence, so "
                                                                "there is no causal mask here.")
-        pad = widgets.number(sb, "pad", help="Blocks the last keys (of the second sentence) for every query."
-                             if input_mode == "pair" else None)
+        pad = widgets.number(sb, "pad", **({"help": "Blocks the last keys (of the source sentence) for every query, "
+                                                    "as padding is blocked in a batch: filler ([PAD] tokens added to "
+                                                    "make texts the same length)."} if input_mode == "pair" else {}))
     heads = Spec(model=model, input=input_mode, h=int(h)).heads
     experiments = experiment_controls(sb, card, input_mode, heads, int(layer))
     backend = widgets.choice(sb, "backend", "radio", horizontal=True)
     spec = Spec(model=model, input=input_mode, text=text, n=int(n), d_model=int(d_model), h=int(h), seed=int(seed),
-                pe=bool(pe), causal=bool(causal), pad=int(pad), backend=backend, text_kv=text_kv,
+                pe=bool(pe), causal=bool(causal), pad=int(pad), backend=backend, text_q=text_q,
                 kv_heads=kv_heads, **experiments)
     for problem in spec.problems():  # a control's value that the others rule out (padding every token): say so
         st.warning(problem.message, icon=":material/warning:")

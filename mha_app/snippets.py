@@ -173,14 +173,14 @@ def torch_script(spec: Spec, layer: int = 1) -> str:
             lines.append("x, w = tiny_example()\nx_kv = x")
         else:
             if spec.input in ("sentence", "pair"):
-                lines.append(f"tokens = mc.tokenize({spec.text!r})\n"
+                lines.append(f"tokens = mc.tokenize({spec.query_text!r})\n"
                              f"x = mc.embed(tokens, cfg.d_model, seed={spec.seed}, positional={spec.pe})"
                              "  # (n, d_model)")
             else:
                 lines.append(f"x = mc.random_input({spec.n}, cfg.d_model, seed={spec.seed})  # (n, d_model)")
-            lines.append(f"key_tokens = mc.tokenize({spec.text_kv!r})\n"
+            lines.append(f"key_tokens = mc.tokenize({spec.text!r})\n"
                          f"x_kv = mc.embed(key_tokens, cfg.d_model, seed={spec.seed}, positional={spec.pe})"
-                         "  # (m, d_model): keys and values come from the second sentence" if spec.input == "pair"
+                         "  # (m, d_model): keys and values come from the source sentence" if spec.input == "pair"
                          else "x_kv = x  # self-attention: keys and values come from the same tokens")
             lines.append(f"w = mc.init_weights(cfg, seed={spec.seed})  # the app's seeded weights")
         if spec.plant != "none":

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from mha_core.attention.inputs import token_spans
 
-from .settings import APP_MAX_TOKENS, FIELDS, Settings, Spec, control, default, to_url
+from .settings import APP_MAX_TOKENS, DEFAULT_TEXT, FIELDS, Settings, Spec, control, default, to_url
 from .text import quote
 
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
@@ -94,6 +94,17 @@ def _cut_to_tokens(name: str, text: str) -> tuple[str, str | None]:
         f"first {APP_MAX_TOKENS:,} are used.")
 
 
+def _roles_as_now(params: Mapping[str, str | list[str]]) -> dict:
+    """A link from before the source sentence came first in cross-attention, read as it was meant: there `text`
+    made the queries and `text_kv` the keys and values; now `text` is the source (keys and values) and `text_q`
+    the sentence being written (queries)."""
+    params = dict(params)
+    if "text_kv" in params:
+        queries = params.pop("text", DEFAULT_TEXT)  # the old links' default sentence made the queries
+        params["text"], params["text_q"] = params.pop("text_kv"), queries
+    return params
+
+
 def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, str]]:
     """Warnings for the link's settings that cannot be used as given, and the parameters to use instead.
 
@@ -104,7 +115,7 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
     """
     problems: list[str] = []
     values = {}
-    for name, given in params.items():
+    for name, given in _roles_as_now(params).items():
         raws = [given] if isinstance(given, str) else list(given)
         if name not in FIELDS:
             problems.append(f"The link has an unknown setting {quote(name)}; it was ignored.")
@@ -118,7 +129,7 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
         if value is not None:
             values[name] = value
     random_weights = Spec(model=values.get("model", default("model"))).card is None
-    for name in ("text", "text_kv"):  # a trained model's tokenizer counts its own tokens, and says when it cuts
+    for name in ("text", "text_q"):  # a trained model's tokenizer counts its own tokens, and says when it cuts
         if name in values and random_weights:
             values[name], problem = _cut_to_tokens(name, values[name])
             problems += [problem] if problem else []

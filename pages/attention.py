@@ -4,6 +4,7 @@ import streamlit as st
 
 from mha_app import compute, experiments, inside
 from mha_app.classroom import predict
+from mha_app.example import padding_note
 from mha_app.explorer import attention_explorer
 from mha_app.toolkit import code_for_step, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
 from mha_core import causal_mask, figures
@@ -25,6 +26,8 @@ st.markdown(
     "pair (mask M) gets 0. The head's output is the value vectors mixed by these weights."
 )
 experiments.cross_attention_note(ex)
+if settings.spec.pad and settings.spec.card is None:
+    st.caption(padding_note(settings.spec, ex.tokens, ex.key_tokens))
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their attention weights are all 0 and their head output "
                "is 0.")
@@ -68,7 +71,7 @@ if revealed:
                 causal = int(causal_mask(n, m).sum()) if cfg.causal else 0
                 parts = ([f"{causal} by the causal mask (every key after its query)"] if causal else []) + (
                     [f"{blocked - causal}{' more' if causal else ''} by the {settings.spec.pad} padded key"
-                     f"{'s' if settings.spec.pad > 1 else ''} (the last keys, blocked for every query)"]
+                     f"{'s' if settings.spec.pad > 1 else ''} (the filler, blocked for every query)"]
                     if blocked > causal else [])
                 st.caption(f"The mask M blocks {blocked} of the {n * m} query–key pairs (M = −∞ there, 0 elsewhere): "
                            + " and ".join(parts) + ".")

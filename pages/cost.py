@@ -19,7 +19,12 @@ st.title("The cost of heads")
 st.markdown(f"Does splitting d_model into h heads make attention dearer? Predict, then check with this example's own "
             f"shapes: {h} head{'s' if h > 1 else ''} of d_k = {d_k} against one head of d_model = {d}, for n = {n} "
             f"queries and m = {m} keys, counted in multiply-adds ({MULTIPLY_ADD}).")
-if predict("heads_cost"):
+timing_key = (settings.spec, ex.layer, h)
+one_name, many_name = f"1 head of d_model = {d}", f"{h} head{'s' if h > 1 else ''} of d_k = {d_k}"
+
+
+def counts_section() -> None:
+    """This example's multiply-adds, step by step, for h heads and for one."""
     st.markdown(
         "The paper that introduced multi-head attention says: *“Due to the reduced dimension of each head, the total "
         "computational cost is similar to that of single-head attention with full dimensionality”* (Vaswani et al. "
@@ -42,62 +47,70 @@ if predict("heads_cost"):
                 f"mc.cost.kv_cache_bytes(n_layers=80, n_kv_heads=8, d_k=128, seq_len=4096)  # Llama 2 70B, 16 bits",
                 language="python")
 
-st.header("What grows with h: the attention weights kept")
-one_name, many_name = f"1 head of d_model = {d}", f"{h} head{'s' if h > 1 else ''} of d_k = {d_k}"
-st.markdown(what_grows(n, m, h))
-held_one, held_many = cost.score_values(n, m, 1), cost.score_values(n, m, h)
-size = ex.trace.weights.dtype.itemsize
-st.dataframe({
-    "what is kept": ["attention weights (n × m each)", f"their memory at {8 * size} bits"],
-    one_name: [f"{held_one:,}", cost.human_bytes(held_one * size)],
-    many_name: [f"{held_many:,}", cost.human_bytes(held_many * size)],
-}, hide_index=True)
-real = sum(a.size for a in ex.weights.arrays().values())
-st.caption(("The parameters do not grow: " if kv == h else
-            f"The parameters do not grow; they even shrink here, because {h} query heads share {kv} K/V heads: ")
-           + f"the example's own W_Q, W_K, W_V and W_O{' and biases' if bias else ''} hold {real:,} numbers, the "
-           f"parameters' total for h = {h} above. What more heads cost in compute is the "
-           "memory and the exponentials of the attention weights. They also cost capacity: with d_model fixed, each "
-           "head is narrower (d_k = d_model / h), so each compares tokens on fewer dimensions. In Vaswani et al. "
-           "(2017, Table 3, rows A) one head scored 0.9 BLEU below the best setting (BLEU: a score of how closely a "
-           "machine translation matches human ones), and quality also fell with too "
-           "many heads (h = 32, d_k = 16): more heads is not always better.")
-
-st.header("Measured on this machine")
-st.markdown(
-    "Counting is one thing; the clock is another. This runs the engine on this example's input, once with one head "
-    f"of {d} and once with {h} heads of {d_k}, with random weights of those shapes (time does not depend on the "
-    "values), and reports the median of several runs."
-)
-timing_key = (settings.spec, ex.layer, h)
-
 
 def _measure() -> None:
     st.session_state.head_timing = (timing_key, time_heads(ex.trace.x, h, kv, backend=settings.spec.backend,
                                                            causal=ex.cfg.causal))
 
 
-if h == 1:
-    st.info("This example has a single head: choose more heads in the sidebar to compare.")
-else:
-    st.button("Measure one head against h heads", icon=":material/timer:", key="measure", on_click=_measure,
-              help="Takes a few seconds at most: each is run several times.")
-timing = st.session_state.get("head_timing")
-if h > 1 and timing and timing[0] == timing_key:
-    t = timing[1]
-    left, middle, right = st.columns(3)
-    left.metric(one_name, f"{t.one_head * 1e3:.3g} ms")
-    middle.metric(many_name, f"{t.many_heads * 1e3:.3g} ms")
-    right.metric(f"{h} heads ÷ 1 head", f"{t.ratio:.2f}×")  # h > 1 here
-    st.caption(f"Median of {t.runs} runs each on {t.device}, {settings.spec.backend}. Equal multiply-adds need not "
-               f"take equal time: {h} smaller products, {h} matrices of attention weights to write and read, and "
-               "each call's fixed work all count, and how much depends on the machine and the sizes.")
+def what_grows_section() -> None:
+    """What does grow with h (it tells the answer, so it waits for it)."""
+    st.header("What grows with h: the attention weights kept")
+    st.markdown(what_grows(n, m, h))
+    held_one, held_many = cost.score_values(n, m, 1), cost.score_values(n, m, h)
+    size = ex.trace.weights.dtype.itemsize
+    st.dataframe({
+        "what is kept": ["attention weights (n × m each)", f"their memory at {8 * size} bits"],
+        one_name: [f"{held_one:,}", cost.human_bytes(held_one * size)],
+        many_name: [f"{held_many:,}", cost.human_bytes(held_many * size)],
+    }, hide_index=True)
+    real = sum(a.size for a in ex.weights.arrays().values())
+    st.caption(("The parameters do not grow: " if kv == h else
+                f"The parameters do not grow; they even shrink here, because {h} query heads share {kv} K/V heads: ")
+               + f"the example's own W_Q, W_K, W_V and W_O{' and biases' if bias else ''} hold {real:,} numbers, the "
+               f"parameters' total for h = {h} in the table above. What more heads cost in compute is the memory and "
+               "the exponentials of the attention weights. They also cost capacity: with d_model fixed, each head is "
+               "narrower (d_k = d_model / h), so each compares tokens on fewer dimensions. In Vaswani et al. (2017, "
+               "Table 3, rows A) one head scored 0.9 BLEU below the best setting (BLEU: a score of how closely a "
+               "machine translation matches human ones), and quality also fell with too many heads (h = 32, "
+               "d_k = 16): more heads is not always better.")
+
+
+def measured_section() -> None:
+    """One head against h heads on the clock (a hint at the answer too, so it waits for it)."""
+    st.header("Measured on this machine")
+    st.markdown(
+        "Counting is one thing; the clock is another. This runs the engine on this example's input, once with one head "
+        f"of {d} and once with {h} heads of {d_k}, with random weights of those shapes (time does not depend on the "
+        "values), and reports the median of several runs."
+    )
+    if h == 1:
+        st.info("This example has a single head: choose more heads in the sidebar to compare.")
+    else:
+        st.button("Measure one head against h heads", icon=":material/timer:", key="measure", on_click=_measure,
+                  help="Takes a few seconds at most: each is run several times.")
+    timing = st.session_state.get("head_timing")
+    if h > 1 and timing and timing[0] == timing_key:
+        t = timing[1]
+        left, middle, right = st.columns(3)
+        left.metric(one_name, f"{t.one_head * 1e3:.3g} ms")
+        middle.metric(many_name, f"{t.many_heads * 1e3:.3g} ms")
+        right.metric(f"{h} heads ÷ 1 head", f"{t.ratio:.2f}×")  # h > 1 here
+        st.caption(f"Median of {t.runs} runs each on {t.device}, {settings.spec.backend}. Equal multiply-adds need not "
+                   f"take equal time: {h} smaller products, {h} matrices of attention weights to write and read, and "
+                   "each call's fixed work all count, and how much depends on the machine and the sizes.")
+
+
+if predict("heads_cost"):  # until it is answered, nothing below the question may tell the answer
+    counts_section()
+    what_grows_section()
+    measured_section()
 
 st.header("Real models")
 shapes = presets()
 st.markdown(
     "The same counting for models with published sizes, and for the trained models of this app. One attention block "
-    "has four matrices; with d_k = d_model / h their size does not depend on h, only on d_model and on how many K/V "
+    "has four matrices, W_Q, W_K, W_V and W_O; their size is set by d_model and by how many K/V "
     "heads the model keeps (grouped-query attention, GQA, shares each K/V head among several query heads; "
     "multi-query attention, MQA, keeps one)."
 )

@@ -43,8 +43,9 @@ if not presenting or name == "tokens":  # presenting: where the tokens are first
 
 def tokens_screen():
     st.markdown(f"The attention layer reads **{n} tokens**, each one a row of **d_model = {d} numbers**. "
-                "Stacked, they form the matrix X." + ("" if keys is None else f" Its keys and values come from a "
-                                                      f"second sentence of {m} tokens (cross-attention)."))
+                "Stacked, they form the matrix X." + ("" if keys is None else " They are the sentence being written; "
+                                                      f"its keys and values come from the source sentence, {m} tokens "
+                                                      "(cross-attention)."))
     if predict("x_size"):
         st.latex(r"X \in \mathbb{R}^{%d \times %d}" % (n, d))
         show(figures.input_figure(tr.x, tokens), "x")
@@ -65,7 +66,8 @@ def heads_screen():
 
 
 def scores_screen():
-    scaled = ("scaled by 1/√d_k so that it does not grow with d_k" if cfg.scale is None else
+    scaled = ("scaled by 1/√d_k so that its typical size does not grow with d_k (under the paper's assumptions: "
+              "independent numbers of mean 0 and variance 1)" if cfg.scale is None else
               f"multiplied by {cfg.scale:g} instead of the usual 1/√d_k")
     st.markdown(f"Head {head + 1} compares every query with every key: one dot product per pair, {scaled}. "
                 "A large score means a good match."

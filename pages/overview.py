@@ -3,6 +3,7 @@
 import streamlit as st
 
 from mha_app import compute, decoder, experiments
+from mha_app.classroom import answered
 from mha_app.cost_table import MULTIPLY_ADD, cost_rows, rope_note, what_grows
 from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
 from mha_app.text import readable
@@ -53,7 +54,13 @@ with formulas_tab:
                 *(["b"] if cfg.bias else []))
 with tokens_tab:
     if tokens_tab.open:
-        st.caption(f"The input split into tokens; each token is one row of X. {input_source(settings.spec, ex.layer)}")
+        if cross:  # in reading order: the source first, then the sentence being written from it
+            st.caption("The source sentence's tokens: each becomes one row of Y (keys and values).")
+            st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
+                         height=min(740, 35 * m + 38), key="key_tokens")
+        st.caption(("The sentence being written, split into tokens; each token is one row of X (the queries). "
+                    if cross else "The input split into tokens; each token is one row of X. ")
+                   + input_source(settings.spec, ex.layer))
         tokens = {"position": list(range(1, n + 1)), "token": ex.tokens}
         notes = token_notes(settings.spec, ex.tokens)
         if any(notes):
@@ -61,12 +68,13 @@ with tokens_tab:
         st.dataframe(tokens, hide_index=True, height=min(740, 35 * n + 38))
         if special_tokens_explained(settings.spec):
             st.caption(special_tokens_explained(settings.spec))
-        if cross:
-            st.caption("The source sentence's tokens: each becomes one row of Y (keys and values).")
-            st.dataframe({"position": list(range(1, m + 1)), "token": ex.key_tokens}, hide_index=True,
-                         height=min(740, 35 * m + 38), key="key_tokens")
 with cost_tab:
-    if cost_tab.open:
+    if cost_tab.open and not answered("heads_cost"):  # the cost page asks first: its answer waits for the student
+        st.markdown(f"Does splitting d_model = {cfg.d_model} into h heads of d_k = d_model / h cost more "
+                    f"multiply-adds ({MULTIPLY_ADD}) than one head of full width, fewer, or the same? Predict it on "
+                    "the cost page: once you have answered there, this tab shows the counts of this example.")
+        st.page_link("pages/cost.py", label="The cost of heads: predict, then count", icon=":material/calculate:")
+    elif cost_tab.open:
         st.markdown("Splitting d_model across the heads keeps the parameters and the multiply-adds of the matrix "
                     f"products ({MULTIPLY_ADD}) exactly those of one head of full width; what grows with h is the "
                     "number of attention weights, and softmax's exponentials with them."

@@ -29,7 +29,7 @@ def score_symbol(scale: float | None = None) -> Symbol:
 
 SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
     Symbol("X", "the input: one row per token, $n$ rows of $d_{model}$ numbers."),
-    Symbol("Y", "the second sentence in cross-attention: the keys and values are made from its $m$ rows."),
+    Symbol("Y", "the source sentence in cross-attention: the keys and values are made from its $m$ rows."),
     Symbol("n", "the number of query tokens (rows of $X$)."),
     Symbol("m", "the number of key tokens: $m = n$ when the tokens attend to each other (self-attention)."),
     Symbol("d_{model}", "the width of every token vector."),

@@ -112,7 +112,7 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
     blocked = np.zeros(len(row), bool) if trace.mask is None else trace.mask[head, query]
     order = np.argsort(-row, kind="stable")
     top = row[order[0]]
-    tied = [j for j in order if top - row[j] <= TIE]
+    tied = sorted(j for j in order if top - row[j] <= TIE)  # a tie is named in position order
     decimals = _score_decimals(np.where(blocked, -np.inf, scores), order, len(tied))
     names = " and ".join(f"{j + 1} {keys[j]}" for j in tied)
     answer = f"**{names}**, with weight {top:.4f}" + (" each (a tie)." if len(tied) > 1 else ".")
@@ -163,29 +163,39 @@ def _other_head_count(d_model: int, h: int) -> int | None:
 
 
 def heads_cost(trace: Trace) -> Question:
-    """Do h heads of d_k cost more multiply-adds than one head of d_model? Counted from the trace's shapes."""
+    """Do h heads of d_k cost more multiply-adds than one head of d_model? Counted from the trace's shapes.
+
+    The question is about splitting into heads only: with shared K/V heads (GQA, MQA) both sides are counted with
+    one K/V head per query head, and the saving that sharing brings is told apart in the reason."""
     h, n, m = trace.weights.shape
     d_model, kv = trace.x.shape[1], trace.k.shape[0]
-    mine = sum(cost.attention_flops(n, m, d_model, h, kv).values())
     other = _other_head_count(d_model, h)
     if other is None:
         return Question(
             f"How many multiply-adds do the scores Q K^T take for {n} queries, {m} keys and d_model = {d_model}?",
             f"**{n * m * d_model:,}** = n · m · d_model.", "One multiply-add per dimension, for every query–key pair.",
             correct=n * m * d_model, facts=_numbers(n * m * d_model))
-    theirs = sum(cost.attention_flops(n, m, d_model, other).values())
+    split_only = cost.attention_flops(n, m, d_model, h)           # one K/V head per query head
+    mine, theirs = sum(split_only.values()), sum(cost.attention_flops(n, m, d_model, other).values())
     split = (f"{h} head{'s' if h > 1 else ''} of d_k = {d_model // h}",
              f"{other} head{'s' if other > 1 else ''} of {d_model // other}")
     verdict = "The same" if mine == theirs else ("More" if mine > theirs else "Fewer")
     why = ("The projections and W_O do not depend on h, and the scores take h · n · m · d_k = n · m · d_model "
            "multiply-adds for any h. What grows with h is the number of n × m matrices of attention weights kept.")
-    if kv < h:
-        why += (f" Here the {h} query heads share {kv} K/V head{'s' if kv > 1 else ''}, so the K and V projections "
-                "are smaller than with one K/V head per query head.")
-    return Question(
-        f"Will {split[0]} need more, fewer or the same multiply-adds as {split[1]}?",
-        f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example.", why,
-        choices=("More", "Fewer", "The same"), correct=verdict, facts=_numbers(mine) + _numbers(theirs))
+    prompt = f"Will {split[0]} need more, fewer or the same multiply-adds as {split[1]}?"
+    facts = _numbers(mine) + _numbers(theirs)
+    if kv < h:  # sharing K/V heads is another saving, not splitting's: ask about splitting alone, then tell it
+        shared = cost.attention_flops(n, m, d_model, h, kv)
+        total = sum(shared.values())
+        prompt += (f" Count both with one K/V head per query head: this example's sharing of {kv} K/V "
+                   f"head{'s' if kv > 1 else ''} among its {h} query heads is another saving, told after.")
+        why += (f" Sharing is a saving of its own: here the {h} query heads share {kv} K/V "
+                f"head{'s' if kv > 1 else ''}, so the K and V projections take {shared['project_k']:,} multiply-adds "
+                f"each instead of {split_only['project_k']:,}, and the whole layer {total:,} instead of {mine:,}.")
+        facts += _numbers(total)
+    answer = f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example" + (
+        ", each query head with its own K/V head." if kv < h else ".")
+    return Question(prompt, answer, why, choices=("More", "Fewer", "The same"), correct=verdict, facts=facts)
 
 
 def ask(kind: str, trace: Trace, weights: MHAWeights, labels: list[str], head: int, query: int,

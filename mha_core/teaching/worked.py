@@ -29,10 +29,16 @@ def fmt(x: float, decimals: int = DECIMALS) -> str:
     return "0" if text == "-0" else text
 
 
+def same_to(a: float, b: float, decimals: int) -> bool:
+    """Whether two numbers round to the same `decimals` places (4.0 and 4.0000002 do, though fmt prints the first
+    as 4, being exact, and the second as 4.0000)."""
+    return f"{a:.{decimals}f}" == f"{b:.{decimals}f}"
+
+
 def agreed_decimals(mine: float, engine: float, most: int = DECIMALS) -> int:
-    """The most decimals (at most `most`, at least 1) at which two numbers print the same."""
+    """The most decimals (at most `most`, at least 1) at which two numbers round the same."""
     for decimals in range(most, 0, -1):
-        if fmt(mine, decimals) == fmt(engine, decimals):
+        if same_to(mine, engine, decimals):
             return decimals
     return most
 

@@ -256,7 +256,7 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     np.testing.assert_allclose(as_array(comparison["data"][0]["z"]), softmax(raw[0] / 4), atol=1e-5)  # √16 = 4
     np.testing.assert_allclose(as_array(comparison["data"][1]["z"]), weights[0], atol=1e-5)
     metrics = {m.label: m.value for m in at.metric}
-    peak = float(metrics["largest weight, without"])
+    peak = float(metrics["mean largest weight, without"])  # the label says what the number is: a mean
     assert peak == pytest.approx(weights.max(axis=-1).mean(), abs=1e-3)
     at.radio(key="scale").set_value("sqrt_dk").run()
     assert "scale=" not in share_link(at)
@@ -322,18 +322,18 @@ def test_kv_heads_control_offers_the_divisors_of_h_and_resets_when_h_changes():
 
 # --- cross-attention -------------------------------------------------------------------------------------------
 
-def test_cross_attention_in_the_app_reads_keys_and_values_from_the_second_sentence():
-    params = {"input": "pair", "text": CAT, "text_kv": FRENCH, "d_model": "32", "h": "4", "pad": "2"}
+def test_cross_attention_in_the_app_reads_keys_and_values_from_the_source_sentence():
+    params = {"input": "pair", "text": CAT, "text_q": FRENCH, "d_model": "32", "h": "4", "pad": "2"}
     at = run_app(params, "pages/attention.py")
     assert_clean(at)
-    queries, keys = mc.tokenize(CAT), mc.tokenize(FRENCH)
+    queries, keys = mc.tokenize(FRENCH), mc.tokenize(CAT)  # the translation being written reads the source
     n, m = len(queries), len(keys)
     assert n != m
     weights = example(at).trace.weights
     assert weights.shape == (4, n, m) and not weights[..., -2:].any(), "the last 2 keys are padding"
     header, arrays, _ = explorer(at)
     np.testing.assert_allclose(arrays["1/weights"], weights, atol=1e-6)
-    assert header["key_tokens"] == keys, "keys: the second sentence"
+    assert header["key_tokens"] == keys, "keys: the source sentence"
     assert header["tokens"] == queries
     assert any("Cross-attention" in i.value for i in at.info)
     at.switch_page("pages/output.py").run()
@@ -349,10 +349,27 @@ def test_pair_input_controls():
     at.radio(key="input").set_value("pair").run()
     assert_clean(at)
     assert at.checkbox(key="causal").disabled
-    at.text_area(key="text_kv").set_value("Bonjour tout le monde").run()
+    at.text_area(key="text_q").set_value("Bonjour tout le monde").run()
     assert_clean(at)
-    assert len(grid(at)[0][0]) == 4
-    assert "text_kv=Bonjour" in share_link(at)
+    assert len(grid(at)[0]) == 4, "one row per query: the sentence being written"
+    assert "text_q=Bonjour" in share_link(at)
+
+
+def test_cross_attention_reads_the_source_first():
+    """Was: the sentence being written (the queries) was the app's English sentence, first on every page, and the
+    source (keys and values) the French one: a decoder producing the first language from the second."""
+    at = run_app({"input": "pair", "d_model": "32", "h": "4"}, "pages/overview.py",
+                 opened={"overview_tab": "The tokens"})
+    ex = example(at)
+    written = mc.tokenize("Le chat s'est assis sur le tapis parce qu'il était fatigué.")
+    assert ex.key_tokens == mc.tokenize(CAT) and ex.tokens == written, "English source, French written"
+    captions = [c.value for c in at.caption]
+    source = next(i for i, c in enumerate(captions) if c.startswith("The source sentence's tokens"))
+    being_written = next(i for i, c in enumerate(captions) if c.startswith("The sentence being written"))
+    assert source < being_written, "the source is listed first"
+    labels = [t.label for t in at.sidebar.text_area]
+    assert labels.index("The source sentence: keys and values") < labels.index(
+        "The sentence being written: the queries")
 
 
 # --- every new URL parameter, bad values included -------------------------------------------------------------

@@ -102,7 +102,7 @@ def test_queries_and_keys_as_points_shows_the_focused_head_and_query(plane):
     assert f"This plane keeps **{plane.explained:.0%}** of the spread" in said
     assert f"right order for **{plane.order_kept(5):.0%}** of the pairs" in said
     assert f"right for **{plane.order_kept(5, 'distance'):.0%}** of the pairs" in said
-    assert "Distance is only an approximation" in said and "Yeh et al. (2023)" in " ".join(c.value for c in tab.caption)
+    assert "Neither reading is exact" in said and "Yeh et al. (2023)" in " ".join(c.value for c in tab.caption)
     scores = figure_titled(at, "Head 3: Scaled scores")
     outline = scores["layout"]["shapes"][-1]
     assert (outline["y0"], outline["y1"], outline["line"]["color"]) == (4.5, 5.5, figure_base.HIGHLIGHT), \
@@ -124,6 +124,25 @@ def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
     said = page_text(at)
     assert "Keys before and after the rotary turn" in said
     assert f"right for **{plane.order_kept(4, 'distance'):.0%}** of the pairs" in said
+
+
+
+# (head, query) of the default example where the arrow, the distance, or neither orders the keys better
+@pytest.mark.parametrize(("page", "head", "query"), [("pages/attention.py", 1, 1), ("pages/attention.py", 2, 7),
+                                                     ("pages/attention.py", 1, 2), ("pages/lesson.py", 2, 7)])
+def test_the_plane_says_which_reading_did_better_on_this_example(page, head, query):
+    """Was: "Distance is only an approximation" / "only a rough guide" whatever the numbers, while distance put
+    91 % of the pairs in order and the arrow 78 % (SmolLM2, lesson screen 12)."""
+    params = {"head": str(head), "query": str(query)} | ({"screen": "12"} if page.endswith("lesson.py") else {})
+    at = run_app(params, page, opened={"attention_tab": "Queries and keys as points"})
+    _, ex = shown(at)
+    plane = mc.qk_plane(ex.trace, head - 1)
+    arrow, near = (round(100 * plane.order_kept(query - 1, by)) for by in ("dot", "distance"))
+    verdict = ("the two readings do equally well" if arrow == near else
+               "the arrow does better than distance" if arrow > near else "distance does better than the arrow")
+    said = page_text(at)
+    assert f"On this example {verdict}." in said and "rough guide" not in said
+    assert f"{arrow}%" in said.replace(" %", "%") and f"{near}%" in said.replace(" %", "%")
 
 
 # --- the trained-model pages -----------------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def used(shown) -> set[str]:
     names |= {"input", "causal", "pad"}
     if spec.input != "tiny":
         names |= {"d_model", "h", "seed"}
-    inputs = {"sentence": {"text", "pe"}, "pair": {"text", "text_kv", "pe"}, "random": {"n"}}
+    inputs = {"sentence": {"text", "pe"}, "pair": {"text", "text_q", "pe"}, "random": {"n"}}
     return names | inputs.get(spec.input, set())
 
 
@@ -92,7 +92,7 @@ def test_crafted_link(page, data):
     for text in notes + messages(at, "error"):
         assert "Traceback" not in text and "Error:" not in text and not re.search(r"\w+Error\b", text), (where, text)
 
-    texts = {name: link.params.get(name, default(name)) for name in ("text", "text_kv")}
+    texts = {name: link.params.get(name, default(name)) for name in ("text", "text_q")}
     texts = {name: value[-1] if isinstance(value, list) else value for name, value in texts.items()}
     text = texts["text"]
     errors = messages(at, "error")

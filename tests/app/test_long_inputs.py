@@ -153,9 +153,9 @@ def test_zoom_of_a_grouped_query_head_reads_its_key_value_head():
 
 
 def test_zoom_in_cross_attention_has_query_and_key_tokens_of_their_own():
-    text = " ".join(f"q{i}" for i in range(80))
-    text_kv = " ".join(f"k{i}" for i in range(100))
-    params = {"input": "pair", "text": text, "text_kv": text_kv, "d_model": "64", "h": "4", "zoom_query": "10",
+    text = " ".join(f"q{i}" for i in range(80))       # the sentence being written: the queries
+    text_kv = " ".join(f"k{i}" for i in range(100))   # the source sentence: the keys and values
+    params = {"input": "pair", "text": text_kv, "text_q": text, "d_model": "64", "h": "4", "zoom_query": "10",
               "zoom_key": "30"}
     at = run_app(params, "pages/attention.py")
     assert not at.exception

@@ -76,6 +76,27 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     assert len(at.get("plotly_chart")) > charts, "the figure that shows the answer appears"
 
 
+# How the cost of heads depends on h, in words: each states the answer to "more, fewer or the same?"
+COST_ANSWERS = ("does not grow", "do not grow", "does not depend on h", "What grows with h", "What does grow with h",
+                "exactly those of one head", "similar to that of single-head", "share the work of one wide head")
+
+
+@pytest.mark.parametrize(("page", "params"), [("pages/cost.py", {}), ("pages/cost.py", {"kv_heads": "2"}),
+                                              ("pages/lesson.py", {"screen": "10"})])
+def test_the_cost_of_heads_is_not_told_in_words_before_it_is_answered(page, params):
+    """Was: below the waiting question, "What does grow with h: the attention weights" and "The parameters do not
+    grow: … What more heads cost in compute is the memory …", and the overview's tab "What it costs" said
+    "exactly those of one head of full width"."""
+    at = run_app(params, page, answered=False)
+    before = shown_text(at)
+    assert not [words for words in COST_ANSWERS if words in before]
+    next(b for b in at.button if b.label == "Reveal the answer").click().run()
+    assert [words for words in COST_ANSWERS if words in shown_text(at)], "the reasons come with the answer"
+    tab = run_app(params, "pages/overview.py", answered=False, opened={"overview_tab": "What it costs"})
+    assert not [words for words in COST_ANSWERS if words in shown_text(tab)]
+    assert "Predict it on the cost page" in shown_text(tab)
+
+
 def test_a_right_answer_opens_the_page_and_a_wrong_one_waits():
     at = run_app({}, "pages/projection.py", answered=False)
     ex = build_example(Spec())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from app_pages import app_pages
@@ -273,3 +274,41 @@ def test_numbers_are_never_written_the_computers_way(page_run, mode):
         assert not E_NOTATION.search(text), (page.script, E_NOTATION.search(text).group())
     badge = re.search(r"max \|difference\| = \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
     assert badge and "× 10⁻" in badge.group(), badge  # torch and NumPy agree to about 10⁻⁷
+
+
+def test_the_scale_keeps_the_scores_typical_size_under_the_papers_assumptions():
+    """Was: "scaled by 1/√d_k so that it does not grow with d_k" (lesson screen 3), while the √d_k tab shows spreads
+    of 3.36 (MiniLM) and 1.64 (SmolLM2) after scaling: only the typical size, and only under the footnote's
+    assumptions."""
+    text = page_text(run_app({"screen": "3"}, "pages/lesson.py"))
+    assert "so that it does not grow" not in text
+    assert "its typical size does not grow with d_k (under the paper's assumptions" in text
+
+
+def test_padding_is_said_and_the_pages_start_on_the_last_real_token():
+    """Was (`?causal=1&pad=2`): every figure and the question started on query 11 ".", itself one of the two padded
+    tokens; no page said what padding is or that a padded query's output is thrown away, and the overview said
+    nothing of the mask."""
+    at = run_app({"causal": "true", "pad": "2"}, "pages/attention.py", answered=False)
+    settings, ex = at.session_state["view"]
+    assert (settings.view.query, ex.n) == (9, 11) and ex.tokens[8] == "was"
+    text = page_text(at)
+    assert "which token will query 9 `was` attend to most" in text
+    assert "filler tokens (such as [PAD]) at the end until all have one length" in text
+    assert "(`tired`, `.`) stand in for that filler" in text and "their outputs are thrown away" in text
+    assert "thrown away" in next(w for w in at.sidebar.number_input if w.key == "pad").help
+    overview = page_text(run_app({"causal": "true", "pad": "2"}))
+    assert "A causal mask is on" in overview and "(`tired`, `.`) stand in for that filler" in overview
+
+
+@pytest.mark.parametrize(("params", "query"), [({"plant": "previous", "plant_head": "3"}, 2),
+                                               ({"plant": "previous", "plant_head": "3", "causal": "true"}, 11),
+                                               ({"plant": "next", "plant_head": "3"}, 1)])
+def test_a_planted_head_starts_on_a_query_its_rule_reaches(params, query):
+    """Was (`?plant=previous`): the question asked about query 1, which has no previous token, so the answer was an
+    eleven-way tie that showed nothing of the rule."""
+    at = run_app(params, "pages/attention.py", answered=False)
+    settings, ex = at.session_state["view"]
+    assert settings.view.query == query
+    rule = {"previous": query - 2, "next": query}[params["plant"]]  # the key the rule points at (0-based)
+    assert int(np.argmax(ex.trace.weights[2, query - 1])) == rule

@@ -27,7 +27,7 @@ CASES = {
     "heads 2 and 4 off": {"input": "random", "n": 5, "d_model": 32, "h": 4, "seed": 2, "ablate": (2, 4)},
     "no scaling": {"input": "random", "n": 6, "d_model": 64, "h": 4, "seed": 1, "scale": "none"},
     "grouped K/V": {"input": "random", "n": 6, "d_model": 48, "h": 6, "kv_heads": 2, "seed": 3},
-    "cross-attention, padded": {"input": "pair", "text": CAT, "text_kv": FRENCH, "d_model": 32, "h": 4, "pad": 2},
+    "cross-attention, padded": {"input": "pair", "text": FRENCH, "text_q": CAT, "d_model": 32, "h": 4, "pad": 2},
     "PyTorch backend": {"backend": "torch", "kv_heads": 4},
 }
 
@@ -39,9 +39,10 @@ def documented(spec):
     if spec.input == "random":
         x = mc.random_input(spec.n, spec.d_model, seed=spec.seed)
     else:
-        x = mc.embed(mc.tokenize(spec.text), spec.d_model, seed=spec.seed, positional=spec.pe)
-    y = mc.embed(mc.tokenize(spec.text_kv), spec.d_model, seed=spec.seed, positional=spec.pe) \
-        if spec.input == "pair" else x
+        queries = spec.text_q if spec.input == "pair" else spec.text  # in cross-attention: the sentence being written
+        x = mc.embed(mc.tokenize(queries), spec.d_model, seed=spec.seed, positional=spec.pe)
+    y = mc.embed(mc.tokenize(spec.text), spec.d_model, seed=spec.seed, positional=spec.pe) \
+        if spec.input == "pair" else x  # the source sentence: keys and values
     keep = np.ones((len(x), len(y)), bool)
     if spec.pad:
         keep[:, -spec.pad:] = False  # the last `pad` keys are padding

@@ -26,7 +26,7 @@ CASES = [
 
 # The experiments on heads: nn.MultiheadAttention does cross-attention; the rest needs attention written per head.
 EXPERIMENTS = [
-    Spec(input="pair", text="The cat sat on the mat.", text_kv="Le chat s'est assis.", d_model=32, h=4, pad=1),
+    Spec(input="pair", text="The cat sat on the mat.", text_q="Le chat s'est assis.", d_model=32, h=4, pad=1),
     Spec(input="random", n=6, d_model=48, h=6, kv_heads=2, seed=5),
     Spec(input="sentence", text="Heads can be switched off.", d_model=32, h=4, ablate=(1, 3), causal=True),
     Spec(input="random", n=5, d_model=32, h=4, scale="none", pad=2),

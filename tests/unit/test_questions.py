@@ -137,12 +137,31 @@ def test_heads_cost_is_counted_from_the_shapes():
     same = 4 * n * 64 * 64 + 2 * n * n * 64  # projections and W_O, then scores and weighted sum, for any h
     q = questions.heads_cost(tr)
     assert q.answer.startswith("**The same**") and f"{same:,} against {same:,}" in q.answer
+    # Was: "Fewer" with 2 K/V heads, a saving of the sharing, asked as if it came from splitting into heads
     gqa = questions.heads_cost(_sentence(kv=2)[0])
+    assert "one K/V head per query head" in gqa.prompt and "sharing of 2 K/V heads" in gqa.prompt
+    assert gqa.answer.startswith("**The same**") and f"{same:,} against {same:,}" in gqa.answer
     fewer = 2 * n * 64 * 64 + 2 * n * 64 * (2 * 8) + 2 * n * n * 64  # K and V projections shrink to 2 heads of 8
-    assert gqa.answer.startswith("**Fewer**") and f"{fewer:,} against {same:,}" in gqa.answer
+    assert f"take {n * 64 * 16:,} multiply-adds each instead of {n * 64 * 64:,}" in gqa.why
+    assert f"the whole layer {fewer:,} instead of {same:,}" in gqa.why and f"{fewer:,}" in gqa.facts
     single = questions.heads_cost(_sentence(h=1)[0])
     assert "1 head of d_k = 64" in single.prompt and "2 heads of 32" in single.prompt
     assert single.answer.startswith("**The same**")
+
+
+def test_a_tie_is_named_in_position_order():
+    """Was: "11 . and 1 The and 4 on and 8 it …, with weight 0.0909 each (a tie)" for the first query of a head
+    planted to look at the previous token (no previous token: an even row, equal only to rounding)."""
+    cfg = mc.MHAConfig(64, 8)
+    tokens = mc.tokenize(SENTENCE)
+    x = mc.embed(tokens, 64, seed=1)
+    w = mc.plant_head(mc.init_weights(cfg, seed=1), cfg, 2, "previous", 4.0, x)
+    tr = mc.forward(x, w, cfg)
+    row = tr.weights[2, 0]
+    assert np.ptp(row) <= questions.TIE and len(set(row.tolist())) > 1, "a tie to rounding, not exact equality"
+    q = questions.strongest_key(tr, tokens, 2, 0)
+    named = [int(k) for k in re.findall(r"(?:\*\*| and )(\d+) ", q.answer.split(", with weight")[0])]
+    assert named == list(range(1, len(tokens) + 1)), q.answer
 
 
 def test_unknown_question_kinds_are_refused():

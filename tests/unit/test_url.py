@@ -120,3 +120,17 @@ def test_ablate_is_read_sorted_and_without_repeats(raw, kept):
 def test_bad_experiment_parameters_are_explained(params, words):
     problems = check_query_params(params)
     assert problems and any(words in p for p in problems), problems
+
+
+@pytest.mark.parametrize(("old", "now"), [
+    ({"input": "pair", "text": "a b c", "text_kv": "x y"}, {"input": "pair", "text": "x y", "text_q": "a b c"}),
+    ({"input": "pair", "text_kv": "x y"},
+     {"input": "pair", "text": "x y", "text_q": "The cat sat on the mat because it was tired."}),
+    ({"input": "pair", "text": "a b c"}, {"input": "pair", "text": "a b c"}),
+])
+def test_an_old_cross_attention_link_keeps_its_roles(old, now):
+    """Links from before the source sentence came first: there `text` made the queries and `text_kv` (the source)
+    the keys and values, and the old default sentence made the queries when `text` was left out. Now `text` is the
+    source and `text_q` the sentence being written; a link without text_kv is read the new way."""
+    problems, kept = check(old)
+    assert problems == [] and kept == now

@@ -12,7 +12,7 @@ from scipy.special import softmax
 
 import mha_core as mc
 from mha_core.teaching.presets import TINY_CONFIG, tiny_example
-from mha_core.teaching.worked import DECIMALS, agreed_decimals, fmt, latex_lines, work_cell
+from mha_core.teaching.worked import DECIMALS, agreed_decimals, fmt, latex_lines, same_to, work_cell
 
 
 def _tiny():
@@ -147,3 +147,6 @@ def test_agreed_decimals_drops_a_digit_only_where_the_numbers_round_apart():
     assert agreed_decimals(0.40115, 0.40115) == 4
     assert agreed_decimals(0.123449999, 0.123450001) == 3
     assert agreed_decimals(0.1, 0.9) == 4  # nothing agrees: keep the full precision, so the difference shows
+    # Was: 4.0000 by hand against the engine's float32 4.0, printed "4" (exact), called different (a head planted
+    # with strength 4, its previous-token cell)
+    assert agreed_decimals(4.000000184031369, 4.0) == 4 and same_to(4.000000184031369, 4.0, 4)
