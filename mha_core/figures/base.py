@@ -99,6 +99,7 @@ HIGHLIGHT = LIGHT.highlight  # the outline of the selected cells, head or layer
 TEXT, MUTED, NEUTRAL, PALE, FAINT, BACKGROUND = (LIGHT.text, LIGHT.muted, LIGHT.neutral, LIGHT.pale, LIGHT.faint,
                                                 LIGHT.background)
 BLOCKED_NOTE = "blank:<br>blocked"  # under a colour bar whose matrix has blocked pairs
+FOCUS_BAR = "bits (0 = focused)"  # entropy's colour bar: its scale turned round, 0 bits at a large weight's end
 MAX_LABELLED_CELLS = 150  # up to this many cells, each one shows its number (the tiny example, short sentences)
 MAX_GROUP_ROW = 6  # groups of up to this many query heads (sharing one K/V head) get a row of panels each
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)

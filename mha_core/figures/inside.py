@@ -7,6 +7,7 @@ rows, keys as columns; the chosen query in the red that attention figures use fo
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -44,10 +45,24 @@ KEY_COLOUR = MUTED          # the keys' names (text colour: keys are not heads)
 LINK_COLOUR = series_colour(1)  # the lines from the query to its strongest keys
 TOP_KEYS = 5                # the chosen query's strongest keys that get a line
 MAX_POINT_LABELS = 24       # up to this many tokens, points get their token's name where it fits; beyond, hover only
-# The plane's layout, in px: its height, margins, and the narrowest plot area it is drawn in (the lesson's and the
-# attention page's column at 1280 px is wider). Names are placed for this scale, so none overlap at any width above.
-PLANE_HEIGHT, PLANE_TOP, PLANE_BOTTOM, PLANE_MIN_WIDTH = 560, 90, 90, 520
-LABEL_SIZE = 11             # px: the font of a point's name
+PLANE_MIN_WIDTH = 520      # px: the narrowest plot area the plane is drawn in (the main column at 1280 px is wider)
+
+
+@dataclass(frozen=True)
+class PlaneSize:
+    """The plane's layout in px: names are placed apart for this height, these margins and this font, on a plot
+    area at least PLANE_MIN_WIDTH wide (wider only adds room at the sides)."""
+
+    height: int = 560
+    top: int = 90
+    bottom: int = 90
+    font: int = 11          # a point's name
+
+    @property
+    def plot_height(self) -> int:
+        return self.height - self.top - self.bottom
+
+
 CHAR_WIDTH, LABEL_PAD = 0.62, 3  # a name's width: 0.62 em a character (wider than Inter's mean), plus a margin
 MARKER_ROOM = 7             # px around a point that no name covers
 MAX_ROLLOUT_PANELS = 6
@@ -58,12 +73,16 @@ def _plane_hover(labels: list[str], what: str) -> list[str]:
 
 
 def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: list[str] | None = None,
-                    top: int = TOP_KEYS, group_size: int = 1) -> go.Figure:
+                    top: int = TOP_KEYS, group_size: int = 1, size: PlaneSize | None = None) -> go.Figure:
     """The head's queries (●) and keys (◆) in one plane, keys coloured by the chosen query's weight (0..1); lines
     join the query to its `top` strongest visible keys, as wide as the weight. The arrow from the space's zero (✚) to
     the query is the direction along which its keys' scores grow. With RoPE, the keys before their rotary turn (○)
     are joined to where the turn took them. Axes keep equal units, so distances are drawn true to the plane.
+
+    size: the figure's height, top margin and name font (PlaneSize()), for which the names are placed apart; a
+    presentation draws larger.
     """
+    size = size or PlaneSize()
     q_labels, k_labels = token_labels(tokens), token_labels(key_tokens or tokens)
     n, m = plane.queries.shape[0], plane.keys.shape[0]
     w = plane.weights[query].astype(np.float64)                       # (m,)
@@ -115,7 +134,7 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
     drawn = [plane.queries, plane.keys, origin[None]] + ([] if plane.keys_before_rope is None
                                                          else [plane.keys_before_rope])
     points = np.vstack(drawn)                                               # (every point drawn, 2)
-    x_range, y_range = plane_ranges(points)
+    x_range, y_range = plane_ranges(points, size)
     names = [(point, html.escape(tokens[query], quote=False), CHOSEN), (origin, "0", TEXT)]  # then the keys
     if m <= MAX_POINT_LABELS:
         key_names = [html.escape(t, quote=False) for t in (key_tokens or tokens)]
@@ -124,7 +143,7 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
     if n <= MAX_POINT_LABELS:
         names += [(plane.queries[t], html.escape(tokens[t], quote=False), QUERY_COLOUR) for t in range(n)
                   if t != query]
-    placed = place_labels(names, points, x_range, y_range)
+    placed = place_labels(names, points, x_range, y_range, size)
     fig.update_layout(annotations=[*fig.layout.annotations, *placed])
     left_off = len(names) - len(placed)
     fig.update_xaxes(title=f"plane axis 1 ({share[0]:.0%} of the spread)"
@@ -137,8 +156,8 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
              f"spread{SUBTITLE}query {q_labels[query]}: of two keys, the one further along its arrow scores higher "
              f"for {plane.order_kept(query):.0%} of pairs, the nearer one for "
              f"{plane.order_kept(query, 'distance'):.0%} (50 % = chance)</span>")
-    layout(fig, title, height=PLANE_HEIGHT)
-    fig.update_layout(margin_t=PLANE_TOP, margin_b=PLANE_BOTTOM,
+    layout(fig, title, height=size.height)
+    fig.update_layout(margin_t=size.top, margin_b=size.bottom,
                       legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
     row = describe.weight_row(np.where(visible, w, np.nan), describe.names(tokens)[query],
                               describe.names(key_tokens or tokens), plane.head)
@@ -146,22 +165,18 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
         f"{describe.plain(title)}. {row.alt}", row.columns, row.rows, row.text_columns))
 
 
-def plane_ranges(points: np.ndarray) -> tuple[tuple[float, float], tuple[float, float]]:
+def plane_ranges(points: np.ndarray, size: PlaneSize) -> tuple[tuple[float, float], tuple[float, float]]:
     """The x and y ranges of the plane: every point with a margin, the y range tall enough that on a plot area at
     least PLANE_MIN_WIDTH px wide the shared unit (scaleanchor) is set by the height: one px per unit for any width."""
     lo, hi = points.min(axis=0), points.max(axis=0)                        # (2,), (2,)
     span = np.maximum(hi - lo, 1e-9)
     lo, hi = lo - 0.12 * span.max(), hi + 0.12 * span.max()                 # room for names at the edges
     x_span, y_span = hi[0] - lo[0], hi[1] - lo[1]
-    tall = x_span * plot_height() / PLANE_MIN_WIDTH                         # the y span that fits the narrowest width
+    tall = x_span * size.plot_height / PLANE_MIN_WIDTH                      # the y span that fits the narrowest width
     if y_span < tall:
         mid = (lo[1] + hi[1]) / 2
         lo[1], hi[1] = mid - tall / 2, mid + tall / 2
     return (float(lo[0]), float(hi[0])), (float(lo[1]), float(hi[1]))
-
-
-def plot_height() -> int:
-    return PLANE_HEIGHT - PLANE_TOP - PLANE_BOTTOM
 
 
 # Where a name may sit around its point, in order of preference: (x, y) direction of its centre from the point.
@@ -169,12 +184,12 @@ LABEL_SPOTS = ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, 
 
 
 def place_labels(names: list[tuple[np.ndarray, str, str]], points: np.ndarray, x_range: tuple[float, float],
-                 y_range: tuple[float, float]) -> list[dict]:
+                 y_range: tuple[float, float], size: PlaneSize) -> list[dict]:
     """Annotations naming points, none overlapping another or any point: each (point (2,), text, colour) in turn
     takes the first spot of LABEL_SPOTS that is free and inside the plot, or is left off (its point's hover names it).
 
     Boxes are measured in px at the scale plane_ranges fixes (plot height / y span px per unit)."""
-    scale = plot_height() / (y_range[1] - y_range[0])                      # px per unit
+    scale = size.plot_height / (y_range[1] - y_range[0])                   # px per unit
     width_px = (x_range[1] - x_range[0]) * scale
 
     def px(p) -> np.ndarray:
@@ -183,19 +198,19 @@ def place_labels(names: list[tuple[np.ndarray, str, str]], points: np.ndarray, x
     taken = [(*(px(p) - MARKER_ROOM), *(px(p) + MARKER_ROOM)) for p in points]  # (x0, y0, x1, y1) in px
     out = []
     for point, text, colour in names:
-        w, h = CHAR_WIDTH * LABEL_SIZE * len(text) + 2 * LABEL_PAD, 1.3 * LABEL_SIZE
+        w, h = CHAR_WIDTH * size.font * len(text) + 2 * LABEL_PAD, 1.3 * size.font
         centre = px(point)
         for dx, dy in LABEL_SPOTS:
             cx = centre[0] + dx * (MARKER_ROOM + w / 2 if dx else 0)
             cy = centre[1] + dy * (MARKER_ROOM + h / 2)
             box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
-            inside = box[0] >= 0 and box[2] <= width_px and box[1] >= 0 and box[3] <= plot_height()
+            inside = box[0] >= 0 and box[2] <= width_px and box[1] >= 0 and box[3] <= size.plot_height
             if inside and not any(_overlap(box, other) for other in taken):
                 taken.append(box)
                 out.append(dict(x=float(point[0]), y=float(point[1]), xref="x", yref="y", text=text,
                                 showarrow=False, xanchor="center", yanchor="middle", name="point name",
                                 xshift=float(cx - centre[0]), yshift=float(cy - centre[1]),
-                                font=dict(size=LABEL_SIZE, color=colour)))
+                                font=dict(size=size.font, color=colour)))
                 break
     return out
 

@@ -14,6 +14,7 @@ from ..analysis.head_stats import ENCODER, Parts
 from ..analysis.pooling import MAX_CELLS, pool
 from . import describe
 from .base import (
+    FOCUS_BAR,
     HIGHLIGHT,
     NEUTRAL,
     PALE,
@@ -113,7 +114,7 @@ def head_summary_figure(values: np.ndarray, metric: str, parts: Parts = ENCODER)
     words = parts.labels[metric]
     label = f"mean {words}" if not is_share else words if metric in parts.extra else f"share: {words}"
     # Shares on the fixed 0..1; entropy in bits from 0 to the largest here (its maximum depends on each text), on
-    # the scale turned round: dark = focused (low entropy), as a dark weight means one key takes the row.
+    # the scale turned round: focused (low entropy) takes a large weight's end, as one key takes that row.
     finite = values[np.isfinite(values)]
     axis = amount_axis(1.0 if is_share or not finite.size else float(finite.max()))
     axis["reversescale"] = not is_share
@@ -122,7 +123,7 @@ def head_summary_figure(values: np.ndarray, metric: str, parts: Parts = ENCODER)
         z=values, x=heads, y=layers, colorscale=axis["colorscale"], zmin=axis["cmin"], zmax=axis["cmax"],
         reversescale=axis["reversescale"],
         hoverongaps=False, hovertemplate=f"%{{y}}, %{{x}}<br>{label} = %{{z:.4f}}<extra></extra>",
-        colorbar=colour_bar("share" if is_share else "bits<br><sub>dark = focused</sub>"),
+        colorbar=colour_bar("share" if is_share else FOCUS_BAR),
         **cell_numbers(values, axis, fmt="{:.2f}", most=values.size)))
     fig.update_traces(textfont_size=10)
     fig.update_yaxes(autorange="reversed")

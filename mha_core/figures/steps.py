@@ -14,6 +14,7 @@ from ..analysis.stats import row_entropy
 from ..attention.trace import Trace
 from . import describe
 from .base import (
+    FOCUS_BAR,
     MUTED,
     PALE,
     SUBTITLE,
@@ -357,8 +358,9 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
 def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> dict:
     """Row entropy (bits) per query (rows) and head (columns): 0 = focused on one key, log2(m) = spread evenly.
 
-    On the weights' sequential scale turned round, so that a dark cell means focused here as it does in a weight
-    matrix (a dark weight: one key takes most of the row); the colour bar names its two ends.
+    On the weights' sequential scale turned round, so that a focused row takes the end a large weight takes (dark
+    on the light page, bright on the dark one) in either theme; the colour bar's title and its two ends say which
+    end is focused.
     entropy: row_entropy(trace.weights) when it is already computed, (h, n).
     """
     ent = row_entropy(trace.weights) if entropy is None else entropy  # (h, n)
@@ -369,11 +371,11 @@ def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None =
     z = z.astype(np.float32)  # shown to 4 decimals: float32's 7 digits are plenty, at half the bytes
     ticks = [float(t) for t in range(int(top)) if top - t > 0.3 or t == 0] + [top]
     ticktext = ["0 focused"] + [f"{t:g}" for t in ticks[1:-1]] + [f"{top:.2f} spread"]
-    axis = dict(amount_axis(max(top, 1e-9)), reversescale=True)     # 0 bits (focused) at the dark end
+    axis = dict(amount_axis(max(top, 1e-9)), reversescale=True)     # 0 bits (focused) at a large weight's end
     fig = figure([dict(
         type="heatmap", z=z, x=pooled_labels(heads, step), y=pooled_labels(token_labels(tokens), step),
         colorscale=axis["colorscale"], reversescale=True, zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
-        colorbar=colour_bar("bits<br><sub>dark = focused</sub>", tickvals=ticks, ticktext=ticktext),
+        colorbar=colour_bar(FOCUS_BAR, tickvals=ticks, ticktext=ticktext),
         hovertemplate=f"query %{{y}}<br>%{{x}}<br>{'mean ' if step > 1 else ''}entropy = %{{z:.4f}} bits"
                       "<extra></extra>", **cell_numbers(z, axis))],
         xaxis=category_axis("head", tickangle=-45 if len(heads) > 4 else 0),

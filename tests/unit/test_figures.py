@@ -295,7 +295,7 @@ def test_entropy_colour_bar_is_in_bits_and_says_which_end_is_focused():
     tr, _, _ = example(n=13)
     fig = F.entropy_figure(tr, [f"t{i}" for i in range(13)])
     bar = fig.data[0].colorbar
-    assert bar.title.text.startswith("bits") and "dark = focused" in bar.title.text
+    assert bar.title.text == "bits (0 = focused)"
     assert bar.tickvals[0] == 0 and bar.ticktext[0] == "0 focused"
     assert bar.tickvals[-1] == pytest.approx(np.log2(13)) and bar.ticktext[-1] == f"{np.log2(13):.2f} spread"
     assert fig.data[0].zmax == pytest.approx(np.log2(13))
@@ -410,9 +410,9 @@ def test_head_summary_figure_shows_one_value_per_layer_and_head(metric):
     # shares on the fixed 0..1; entropy from 0 to the largest, in bits: both on the one sequential scale
     assert fig.data[0].zmax == (1 if metric != "entropy" else np.nanmax(values)) and fig.data[0].zmin == 0
     assert [c for _, c in fig.data[0].colorscale] == [c for _, c in F.WEIGHT_SCALE]
-    # entropy turned round (dark = focused, as a dark weight), with a bar that says so; shares as weights
+    # entropy turned round (focused at a large weight's end), with a bar that says so; shares as weights
     assert bool(fig.data[0].reversescale) == (metric == "entropy")
-    assert fig.data[0].colorbar.title.text == ("bits<br><sub>dark = focused</sub>" if metric == "entropy"
+    assert fig.data[0].colorbar.title.text == ("bits (0 = focused)" if metric == "entropy"
                                                else "share")
 
 

@@ -453,3 +453,15 @@ def test_plane_names_stay_apart_on_the_default_sentence():
     assert len(boxes) >= len(ex.tokens)  # most of the 22 points keep their name
     for a, b in itertools.combinations(boxes, 2):
         assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+
+
+def test_plane_names_stay_apart_at_a_presentations_size():
+    """Lesson screen 12 in presentation mode draws the plane lower, with a taller top and 18 px names."""
+    trace, _ = CASES["self-attention"]()
+    size = inside.PlaneSize(height=480, top=160, bottom=90, font=18)
+    fig = inside_figures.qk_plane_figure(mc.qk_plane(trace, 0), [f"word{j}" for j in range(trace.weights.shape[1])],
+                                         1, size=size)
+    assert (fig.layout.height, fig.layout.margin.t, fig.layout.annotations[-1].font.size) == (480, 160, 18)
+    boxes = label_boxes(fig)
+    for a, b in itertools.combinations(boxes, 2):
+        assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
