@@ -30,6 +30,7 @@ h1 { font-size: 2.1rem !important; padding-bottom: 0.5rem !important; }
 FIGURE_FONT = 18   # px: every text of a plotly figure in presentation mode, at least (ticks, axis names, notes)
 FIGURE_TITLE_FONT = 22
 FIGURE_HEIGHT = 480  # px at most, so that a screen's figure fits under its text
+PLANE_TOP = 160  # px: enlarge's top margin for a two-line title over a legend in a row (the plane's)
 
 
 def requested() -> bool:
@@ -67,7 +68,7 @@ def enlarge(fig) -> dict:
     legend = layout.get("legend", {})
     above = legend.get("orientation") == "h"  # a legend in a row goes above the plot: under it, it ran into the ticks
     margin = layout.setdefault("margin", {})
-    margin["t"] = max(margin.get("t") or 0, (125 if two_lines else 80) + 35 * above)  # the title's lines, the row's
+    margin["t"] = max(margin.get("t") or 0, (PLANE_TOP - 35 if two_lines else 80) + 35 * above)  # title, legend
     for name, part in layout.items():
         if name.startswith(("xaxis", "yaxis")):
             part["tickfont"] = _sized(part.get("tickfont"))

@@ -49,11 +49,12 @@ symbols(notation.head_symbols(cfg.group_size)[1], "i", "t", "s", "n", "m", "d_k"
         notation.score_symbol(cfg.scale), "M", "\\alpha_{ts}", "\\mathrm{head}_i", "W^O",
         *(["g", "j"] if cfg.group_size > 1 else []))
 if revealed:
-    extra = ((["Shared keys and values"] if cfg.group_size > 1 else [])
+    # Short titles: all eight fit the main column at 1280 px (longer ones hid the last behind a scroll arrow).
+    extra = ((["Shared K/V"] if cfg.group_size > 1 else [])
              + (["Plant a head"] if settings.spec.card is None else []))
     mix_tab, adds_tab, plane_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = tabs(
-        [f"Head {head + 1}, query {query + 1}: mixing the values", "What each key adds", "Queries and keys as points",
-         "The mask", "How focused is each head?", "Why divide by √d_k?", *extra], key="attention_tab")
+        ["Mixing the values", "What each key adds", "Queries and keys", "The mask", "How focused?", "Why √d_k?",
+         *extra], key="attention_tab")
     with mix_tab:
         if mix_tab.open:
             experiments.switched_off_note(settings, ex)
@@ -94,7 +95,7 @@ if revealed:
     for tab, name in zip(extra_tabs, extra, strict=True):
         with tab:
             if tab.open:
-                if name == "Shared keys and values":
+                if name == "Shared K/V":
                     experiments.kv_sharing(ex)
                 else:
                     experiments.planted_head(settings, ex)

@@ -10,6 +10,7 @@ from mha_app.lesson import SCREENS
 from mha_app.text import quote
 from mha_app.toolkit import offer_trained, plot, switch_buttons, token_spelling, untrained_note, view
 from mha_core import cost, figures
+from mha_core.figures.inside import PlaneSize
 from mha_core.figures.lesson import kv_cache_figure
 from mha_core.teaching import questions
 from mha_core.teaching.published import cache_length_note, kv_cache_table, preset, presets
@@ -166,7 +167,8 @@ def cache_screen():
 def plane_screen():
     plane = compute.qk_plane(settings.spec, ex.layer, head)
     st.markdown(inside.plane_in_brief(plane, query, tokens))
-    show(figures.qk_plane_figure(plane, tokens, query, keys, group_size=cfg.group_size), "plane")
+    size = PlaneSize(present.FIGURE_HEIGHT, present.PLANE_TOP, 90, present.FIGURE_FONT) if presenting else None
+    show(figures.qk_plane_figure(plane, tokens, query, keys, group_size=cfg.group_size, size=size), "plane")
     st.caption(inside.SOURCES["plane"])
 
 

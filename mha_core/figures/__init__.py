@@ -13,11 +13,13 @@ from .base import (
     HEAD_COLOURS,
     LIGHT,
     PALETTES,
+    SERIES,
     SIGNED_SCALE,
     WEIGHT_SCALE,
     group_rows,
     head_colour,
     heatmap,
+    series_colour,
     token_labels,
 )
 from .decoder import next_token_figure, next_token_label, rope_distance_figure, rope_figure
@@ -69,7 +71,7 @@ from .theme import themed
 
 __all__ = [
     "DARK", "Description", "LIGHT", "PALETTES", "themed",
-    "HEAD_COLOURS", "MIX_KEYS", "SIGNED_SCALE", "STAGE_TITLES", "WEIGHT_SCALE", "ZOOM", "attention_figure",
+    "HEAD_COLOURS", "SERIES", "MIX_KEYS", "SIGNED_SCALE", "STAGE_TITLES", "WEIGHT_SCALE", "ZOOM", "attention_figure",
     "concat_figure", "contribution_grid_figure", "contribution_size_figure", "contributions_figure",
     "dot_product_figure", "entropy_figure", "flops_figure", "group_rows", "head_colour", "head_grid_figure",
     "head_panels", "head_split_figure", "head_summary_figure", "heatmap", "input_figure", "input_output_figure",
@@ -77,6 +79,6 @@ __all__ = [
     "next_token_label", "output_change_figure", "output_weight_figure", "per_head_figure", "pipeline_figure",
     "plant_figure", "projection_weight_figure", "qk_plane_figure", "query_row_figure", "query_weights_figure",
     "removal_figure", "rollout_figure", "rollout_layers", "rope_distance_figure", "rope_figure",
-    "scale_summary_figure", "scale_weights_figure", "special_share_figure", "stage_title", "token_labels",
-    "value_mix_figure", "weight_share_figure", "weight_shapes_figure", "zoom_figure", "zoom_window",
+    "scale_summary_figure", "scale_weights_figure", "series_colour", "special_share_figure", "stage_title",
+    "token_labels", "value_mix_figure", "weight_share_figure", "weight_shapes_figure", "zoom_figure", "zoom_window",
 ]

@@ -7,6 +7,12 @@ The colour language, defined here once and used by every figure (each always mea
 - one diverging scale for signed numbers (scores, X, Q, K, V, outputs), centred on 0: blue below, orange above.
 - a blocked pair is never a colour of a scale: it is left blank (the background shows) and the colour bar says so.
 - one colour per head (cycled after eight), each readable as text on the background; labels name the head too.
+  Head colours mean heads only: in a title or label over a head, a line or bar of that head. The border of a head's
+  block on a value heatmap is the neutral text colour (a blue or red border on the blue-orange scale would read as a
+  value); the head's name above the block carries its colour.
+- one series of greys for comparisons that are not heads (with / without 1/√d_k, one head against h, MHA / GQA / MQA,
+  the steps of the pipeline, key/value heads): no hue, so never a head's colour, told apart by lightness (which every
+  colour-vision deficiency keeps) and always named by a legend or label.
 Queries are rows and keys are columns in every matrix. A matrix too large to send is pooled first
 (mha_core.analysis.pooling) and every figure that shows block means says so in its title.
 
@@ -45,6 +51,7 @@ class Palette:
     sequential: tuple[str, ...]  # amounts, from 0 (next to the background) to the most (farthest from it)
     diverging: tuple[str, ...]   # signed values: -limit (blue) .. 0 (next to the background) .. +limit (orange)
     heads: tuple[str, ...]       # one per head, cycled; neighbours differ under every colour-vision deficiency
+    series: tuple[str, ...]      # greys, most contrast first: the members of a comparison that is not one of heads
     highlight: str               # the outline of the selected cells, head or layer; the chosen query
 
 
@@ -59,6 +66,8 @@ LIGHT = Palette(
     diverging=("#0c379b", "#325ab3", "#597bc5", "#859dd2", "#b4c0de", "#eae7e8", "#fba688", "#ef6e40", "#d23e02",
                "#9f2d01", "#6e1c00"),
     heads=("#1f5fbf", "#b35900", "#7b3fb5", "#3a7d00", "#a0008a", "#6b6b00", "#00758f", "#c0392b"),
+    # J' 18 to 80 in even steps, no chroma: every one at least 20 ΔE' from every head colour.
+    series=("#262626", "#595959", "#8c8c8c", "#bfbfbf"),
     highlight="#c0392b",
 )
 DARK = Palette(
@@ -69,6 +78,7 @@ DARK = Palette(
                "#ff8952", "#fec9b2"),
     # The light theme's hues at J' 76: readable on the dark background.
     heads=("#8eb8fe", "#fe943e", "#cc9eff", "#80cb4e", "#ff80df", "#b8ba4e", "#6ec3df", "#fe8f7d"),
+    series=("#ebebeb", "#b8b8b8", "#878787", "#575757"),  # the same order: most contrast with the dark page first
     highlight="#fe8f7d",
 )
 PALETTES = {"light": LIGHT, "dark": DARK}
@@ -84,10 +94,12 @@ WEIGHT_SCALE = colour_scale(LIGHT.sequential)  # attention weights and shares on
 SIGNED_SCALE = colour_scale(LIGHT.diverging)   # any signed value, centred at 0
 WEIGHT_AXIS = dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1)
 HEAD_COLOURS = list(LIGHT.heads)
+SERIES = list(LIGHT.series)  # a comparison that is not of heads: member k in SERIES[k]
 HIGHLIGHT = LIGHT.highlight  # the outline of the selected cells, head or layer
 TEXT, MUTED, NEUTRAL, PALE, FAINT, BACKGROUND = (LIGHT.text, LIGHT.muted, LIGHT.neutral, LIGHT.pale, LIGHT.faint,
                                                 LIGHT.background)
 BLOCKED_NOTE = "blank:<br>blocked"  # under a colour bar whose matrix has blocked pairs
+FOCUS_BAR = "bits (0 = focused)"  # entropy's colour bar: its scale turned round, 0 bits at a large weight's end
 MAX_LABELLED_CELLS = 150  # up to this many cells, each one shows its number (the tiny example, short sentences)
 MAX_GROUP_ROW = 6  # groups of up to this many query heads (sharing one K/V head) get a row of panels each
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13)
@@ -100,6 +112,11 @@ def group_rows(group_size: int) -> bool:
 
 def head_colour(i: int) -> str:
     return HEAD_COLOURS[i % len(HEAD_COLOURS)]
+
+
+def series_colour(k: int) -> str:
+    """Member k of a comparison that is not of heads (cycled after four; a legend or label names each)."""
+    return SERIES[k % len(SERIES)]
 
 
 def rgba(hex_colour: str, alpha: float) -> str:
@@ -132,10 +149,15 @@ def text_on(fill: str) -> str:
 
 
 def cell_text(z: np.ndarray, texts: list[list[str]], axis: dict) -> list[list[str]]:
-    """Each cell's text in black or white, whichever reads on the cell's colour on `axis` (colorscale, cmin, cmax)."""
+    """Each cell's text in black or white, whichever reads on the cell's colour on `axis` (colorscale, cmin, cmax,
+    and reversescale when the scale runs from cmax to cmin)."""
     scale, lo, hi = axis["colorscale"], axis["cmin"], axis["cmax"]
     span = (hi - lo) or 1.0
-    return [[f'<span style="color:{text_on(scale_colour(scale, (v - lo) / span))}">{t}</span>' if t else ""
+
+    def at(v: float) -> float:  # the position of v on the colour scale
+        return 1 - (v - lo) / span if axis.get("reversescale") else (v - lo) / span
+
+    return [[f'<span style="color:{text_on(scale_colour(scale, at(v)))}">{t}</span>' if t else ""
              for v, t in zip(row, text_row, strict=True)] for row, text_row in zip(z, texts, strict=True)]
 
 
@@ -325,11 +347,13 @@ def _label_outer_panels(fig: dict, rows: int, cols: int, show_x: bool = True, sh
 
 def mark_head_blocks(fig: dict, n_heads: int, d_k: float, axis: str, span: int, names: list[str] | None = None,
                      colours: list[str] | None = None) -> None:
-    """Coloured outlines around each head's block of d_k columns (axis="x") or rows (axis="y") of a one-panel
-    figure dict.
+    """Outlines around each head's block of d_k columns (axis="x") or rows (axis="y") of a one-panel figure dict,
+    each named beside its block.
 
-    names and colours default to "head i" in head i's colour; along x, more than 4 heads are named by their number
-    alone (the figure's title says what it counts), so that neighbouring names do not run into each other.
+    The outlines are the text colour: on the blue-orange value scale a blue or red border would read as a value. The
+    names carry the colour: names and colours default to "head i" in head i's colour; along x, more than 4 heads are
+    named by their number alone (the figure's title says what it counts), so that neighbouring names do not run into
+    each other.
     """
     short = axis == "x" and n_heads > 4
     names = names or [f"{i + 1}" if short else f"head {i + 1}" for i in range(n_heads)]
@@ -338,7 +362,7 @@ def mark_head_blocks(fig: dict, n_heads: int, d_k: float, axis: str, span: int, 
     for i in range(n_heads):
         lo, hi = i * d_k - 0.5, (i + 1) * d_k - 0.5
         box = dict(x0=lo, x1=hi, y0=-0.5, y1=span - 0.5) if axis == "x" else dict(x0=-0.5, x1=span - 0.5, y0=lo, y1=hi)
-        shapes.append(dict(type="rect", **box, line=dict(color=colours[i], width=2)))
+        shapes.append(dict(type="rect", **box, line=dict(color=TEXT, width=1.5)))
         label = dict(x=(lo + hi) / 2, y=-0.5, yshift=10) if axis == "x" else dict(x=span - 0.5, y=(lo + hi) / 2,
                                                                                      xanchor="left", xshift=4)
         notes.append(dict(**label, text=names[i], showarrow=False, font=dict(color=colours[i], size=11)))

@@ -24,6 +24,7 @@ from .base import (
     head_colour,
     layout,
     panel_grid,
+    series_colour,
     signed_axis,
     token_labels,
 )
@@ -94,7 +95,7 @@ def next_token_figure(next_tokens, last_token: str) -> go.Figure:
     top, on a 0..1 axis."""
     labels = [f"{i + 1}  {html.escape(next_token_label(t))}" for i, t in enumerate(next_tokens)]
     p = [t.probability for t in next_tokens]
-    fig = go.Figure(go.Bar(y=labels, x=p, orientation="h", marker_color=head_colour(0), text=[f"{v:.1%}" for v in p],
+    fig = go.Figure(go.Bar(y=labels, x=p, orientation="h", marker_color=series_colour(1), text=[f"{v:.1%}" for v in p],
                            textposition="outside", cliponaxis=False,
                            hovertemplate="%{y}<br>probability = %{x:.4f}<extra></extra>"))
     fig.update_xaxes(title="probability", range=[0, 1])

@@ -15,9 +15,21 @@ from ..experiments.ablation import LayerChange, OutputChange
 from ..experiments.plant import PlantFit
 from ..experiments.scaling import SCALES, ScaleComparison
 from . import describe
-from .base import HIGHLIGHT, PALE, TEXT, WEIGHT_AXIS, described, head_colour, layout, panel_grid, rgba, token_labels
+from .base import (
+    HIGHLIGHT,
+    PALE,
+    TEXT,
+    WEIGHT_AXIS,
+    described,
+    head_colour,
+    layout,
+    panel_grid,
+    rgba,
+    series_colour,
+    token_labels,
+)
 
-SCALE_COLOURS = {SCALES[0]: head_colour(0), SCALES[1]: head_colour(1)}  # with 1/sqrt(d_k), without
+SCALE_COLOURS = {SCALES[0]: series_colour(0), SCALES[1]: series_colour(2)}  # with 1/sqrt(d_k), without: not heads
 
 
 def _weights_side_by_side(panels: list[tuple[str, np.ndarray]], tokens: list[str], key_tokens: list[str] | None,
@@ -39,24 +51,27 @@ def _weights_side_by_side(panels: list[tuple[str, np.ndarray]], tokens: list[str
 # --- Grouped-query attention -----------------------------------------------------------------------------------
 
 def kv_groups_figure(n_heads: int, n_kv_heads: int) -> go.Figure:
-    """Which query heads read which key/value head: query head i reads K/V head i // (n_heads / n_kv_heads)."""
+    """Which query heads read which key/value head: query head i reads K/V head i // (n_heads / n_kv_heads).
+
+    The query heads in their head colours; the key/value heads, which are not query heads, in the greys of the
+    series (alternating, so that neighbouring groups differ), named in the text colour."""
     group = n_heads // n_kv_heads
     fig = go.Figure()
     for i in range(n_heads):
         j = i // group
         kv_x = (j + 0.5) * group - 0.5  # each K/V box sits under the middle of its group
-        fig.add_shape(type="line", x0=i, y0=0.78, x1=kv_x, y1=0.22, line=dict(color=head_colour(j), width=1.5))
+        fig.add_shape(type="line", x0=i, y0=0.78, x1=kv_x, y1=0.22, line=dict(color=series_colour(j % 2), width=1.5))
     for i in range(n_heads):
-        colour = head_colour(i // group)
+        colour = head_colour(i)
         fig.add_shape(type="rect", x0=i - 0.4, x1=i + 0.4, y0=0.78, y1=1.0, line=dict(color=colour, width=2),
                       fillcolor=rgba(colour, 0.15))
         fig.add_annotation(x=i, y=0.89, text=f"Q{i + 1}", showarrow=False, font=dict(color=colour, size=12))
     for j in range(n_kv_heads):
-        colour, x = head_colour(j), (j + 0.5) * group - 0.5
+        colour, x = series_colour(j % 2), (j + 0.5) * group - 0.5
         half = max(0.4, group / 2 - 0.1)
         fig.add_shape(type="rect", x0=x - half, x1=x + half, y0=0.0, y1=0.22, line=dict(color=colour, width=2),
                       fillcolor=rgba(colour, 0.3))
-        fig.add_annotation(x=x, y=0.11, text=f"K/V {j + 1}", showarrow=False, font=dict(color=colour, size=12))
+        fig.add_annotation(x=x, y=0.11, text=f"K/V {j + 1}", showarrow=False, font=dict(color=TEXT, size=12))
     fig.add_annotation(x=-0.6, y=0.89, text="query heads", showarrow=False, xanchor="right", font=dict(size=12))
     fig.add_annotation(x=-0.6, y=0.11, text="key/value heads", showarrow=False, xanchor="right", font=dict(size=12))
     fig.update_xaxes(visible=False, range=[-3.2, n_heads - 0.4])

@@ -7,6 +7,7 @@ rows, keys as columns; the chosen query in the red that attention figures use fo
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -33,15 +34,37 @@ from .base import (
     layout,
     outline,
     panel_grid,
+    series_colour,
     token_labels,
 )
 from .steps import attention_figure, head_panels
 
 CHOSEN = HIGHLIGHT          # the chosen query, here and in the score matrix (attention figures' outline colour)
 QUERY_COLOUR = NEUTRAL
-KEY_COLOUR = head_colour(0)  # the keys' labels and the lines from the query to its strongest keys
+KEY_COLOUR = MUTED          # the keys' names (text colour: keys are not heads)
+LINK_COLOUR = series_colour(1)  # the lines from the query to its strongest keys
 TOP_KEYS = 5                # the chosen query's strongest keys that get a line
-MAX_POINT_LABELS = 24       # up to this many tokens, every point shows its token; beyond, hover only
+MAX_POINT_LABELS = 24       # up to this many tokens, points get their token's name where it fits; beyond, hover only
+PLANE_MIN_WIDTH = 520      # px: the narrowest plot area the plane is drawn in (the main column at 1280 px is wider)
+
+
+@dataclass(frozen=True)
+class PlaneSize:
+    """The plane's layout in px: names are placed apart for this height, these margins and this font, on a plot
+    area at least PLANE_MIN_WIDTH wide (wider only adds room at the sides)."""
+
+    height: int = 560
+    top: int = 90
+    bottom: int = 90
+    font: int = 11          # a point's name
+
+    @property
+    def plot_height(self) -> int:
+        return self.height - self.top - self.bottom
+
+
+CHAR_WIDTH, LABEL_PAD = 0.62, 3  # a name's width: 0.62 em a character (wider than Inter's mean), plus a margin
+MARKER_ROOM = 7             # px around a point that no name covers
 MAX_ROLLOUT_PANELS = 6
 
 
@@ -50,12 +73,16 @@ def _plane_hover(labels: list[str], what: str) -> list[str]:
 
 
 def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: list[str] | None = None,
-                    top: int = TOP_KEYS, group_size: int = 1) -> go.Figure:
+                    top: int = TOP_KEYS, group_size: int = 1, size: PlaneSize | None = None) -> go.Figure:
     """The head's queries (●) and keys (◆) in one plane, keys coloured by the chosen query's weight (0..1); lines
     join the query to its `top` strongest visible keys, as wide as the weight. The arrow from the space's zero (✚) to
     the query is the direction along which its keys' scores grow. With RoPE, the keys before their rotary turn (○)
     are joined to where the turn took them. Axes keep equal units, so distances are drawn true to the plane.
+
+    size: the figure's height, top margin and name font (PlaneSize()), for which the names are placed apart; a
+    presentation draws larger.
     """
+    size = size or PlaneSize()
     q_labels, k_labels = token_labels(tokens), token_labels(key_tokens or tokens)
     n, m = plane.queries.shape[0], plane.keys.shape[0]
     w = plane.weights[query].astype(np.float64)                       # (m,)
@@ -71,21 +98,14 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
                                  legendgroup="rope", marker=dict(symbol="circle-open", size=7, color=NEUTRAL),
                                  text=_plane_hover(k_labels, "key before its turn:"),
                                  hovertemplate="%{text}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=plane.queries[:, 0], y=plane.queries[:, 1], name="queries",
-                             mode="markers+text" if n <= MAX_POINT_LABELS else "markers",
+    fig.add_trace(go.Scatter(x=plane.queries[:, 0], y=plane.queries[:, 1], name="queries", mode="markers",
                              marker=dict(symbol="circle", size=8, color=QUERY_COLOUR),
-                             text=[html.escape(t, quote=False) for t in tokens] if n <= MAX_POINT_LABELS else None,
-                             textposition="bottom center", textfont=dict(size=10, color=QUERY_COLOUR),
                              customdata=q_labels, hovertemplate="query %{customdata}<extra></extra>"))
     hover = [f"key {label}<br>weight = {weight:.4f}" if seen else f"key {label}<br>blocked for this query"
              for label, weight, seen in zip(k_labels, w, visible, strict=True)]
-    fig.add_trace(go.Scatter(x=plane.keys[:, 0], y=plane.keys[:, 1], name="keys",
-                             mode="markers+text" if m <= MAX_POINT_LABELS else "markers",
+    fig.add_trace(go.Scatter(x=plane.keys[:, 0], y=plane.keys[:, 1], name="keys", mode="markers",
                              marker=dict(symbol="diamond", size=10, color=w, line=dict(color=MUTED, width=1),
                                          colorbar=colour_bar("weight"), **_marker_axis()),
-                             text=[html.escape(t, quote=False) for t in (key_tokens or tokens)]
-                             if m <= MAX_POINT_LABELS else None,
-                             textposition="top center", textfont=dict(size=10, color=KEY_COLOUR),
                              customdata=hover, hovertemplate="%{customdata}<extra></extra>"))
     if not visible.all():  # a blocked key is no colour of the weight scale: hollow, in grey, over its diamond
         fig.add_trace(go.Scatter(x=plane.keys[~visible, 0], y=plane.keys[~visible, 1], mode="markers",
@@ -100,34 +120,103 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
     origin, point = plane.origin, plane.queries[query]
     for s in strongest:
         fig.add_trace(go.Scatter(x=[point[0], plane.keys[s, 0]], y=[point[1], plane.keys[s, 1]], mode="lines",
-                                 line=dict(color=KEY_COLOUR, width=1 + 9 * float(w[s])), opacity=0.7,
+                                 line=dict(color=LINK_COLOUR, width=1 + 9 * float(w[s])), opacity=0.7,
                                  showlegend=False, hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=[origin[0]], y=[origin[1]], mode="markers+text", name="zero of the space",
+    fig.add_trace(go.Scatter(x=[origin[0]], y=[origin[1]], mode="markers", name="zero of the space",
                              marker=dict(symbol="cross-thin", size=12, line=dict(color=TEXT, width=2)),
-                             text=["0"], textposition="bottom left",
                              hovertemplate="the zero of the head's space<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[point[0]], y=[point[1]], mode="markers+text", name=f"query {q_labels[query]}",
+    fig.add_trace(go.Scatter(x=[point[0]], y=[point[1]], mode="markers", name=f"query {q_labels[query]}",
                              marker=dict(symbol="circle", size=14, color=CHOSEN, line=dict(color=BACKGROUND, width=1)),
-                             text=[html.escape(tokens[query], quote=False)], textposition="top center",
-                             textfont=dict(color=CHOSEN, size=12),
                              hovertemplate=f"chosen query {q_labels[query]}<extra></extra>"))
     fig.add_annotation(x=point[0], y=point[1], ax=origin[0], ay=origin[1], xref="x", yref="y", axref="x", ayref="y",
                        showarrow=True, arrowhead=3, arrowwidth=1.5, arrowcolor=CHOSEN, text="")
     share = plane.explained_axes
-    fig.update_xaxes(title=f"plane axis 1 ({share[0]:.0%} of the spread)", zeroline=False)
+    drawn = [plane.queries, plane.keys, origin[None]] + ([] if plane.keys_before_rope is None
+                                                         else [plane.keys_before_rope])
+    points = np.vstack(drawn)                                               # (every point drawn, 2)
+    x_range, y_range = plane_ranges(points, size)
+    names = [(point, html.escape(tokens[query], quote=False), CHOSEN), (origin, "0", TEXT)]  # then the keys
+    if m <= MAX_POINT_LABELS:
+        key_names = [html.escape(t, quote=False) for t in (key_tokens or tokens)]
+        rest = [s for s in range(m) if s not in strongest]
+        names += [(plane.keys[s], key_names[s], KEY_COLOUR) for s in [*strongest, *rest]]
+    if n <= MAX_POINT_LABELS:
+        names += [(plane.queries[t], html.escape(tokens[t], quote=False), QUERY_COLOUR) for t in range(n)
+                  if t != query]
+    placed = place_labels(names, points, x_range, y_range, size)
+    fig.update_layout(annotations=[*fig.layout.annotations, *placed])
+    left_off = len(names) - len(placed)
+    fig.update_xaxes(title=f"plane axis 1 ({share[0]:.0%} of the spread)"
+                     + (f"; {left_off} names would overlap: hover their points" if left_off else ""),
+                     zeroline=False, range=list(x_range))
     fig.update_yaxes(title=f"plane axis 2 ({share[1]:.0%} of the spread)", zeroline=False, scaleanchor="x",
-                     scaleratio=1)
+                     scaleratio=1, range=list(y_range))
     reads = f" (keys of K/V head {plane.kv_head + 1})" if group_size > 1 else ""
     title = (f"Head {plane.head + 1}{reads}: queries and keys in the plane that keeps {plane.explained:.0%} of their "
              f"spread{SUBTITLE}query {q_labels[query]}: of two keys, the one further along its arrow scores higher "
              f"for {plane.order_kept(query):.0%} of pairs, the nearer one for "
              f"{plane.order_kept(query, 'distance'):.0%} (50 % = chance)</span>")
-    layout(fig, title, height=560)
-    fig.update_layout(margin_t=90, margin_b=90, legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
+    layout(fig, title, height=size.height)
+    fig.update_layout(margin_t=size.top, margin_b=size.bottom,
+                      legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
     row = describe.weight_row(np.where(visible, w, np.nan), describe.names(tokens)[query],
                               describe.names(key_tokens or tokens), plane.head)
     return described(fig, describe.Description(
         f"{describe.plain(title)}. {row.alt}", row.columns, row.rows, row.text_columns))
+
+
+def plane_ranges(points: np.ndarray, size: PlaneSize) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The x and y ranges of the plane: every point with a margin, the y range tall enough that on a plot area at
+    least PLANE_MIN_WIDTH px wide the shared unit (scaleanchor) is set by the height: one px per unit for any width."""
+    lo, hi = points.min(axis=0), points.max(axis=0)                        # (2,), (2,)
+    span = np.maximum(hi - lo, 1e-9)
+    lo, hi = lo - 0.12 * span.max(), hi + 0.12 * span.max()                 # room for names at the edges
+    x_span, y_span = hi[0] - lo[0], hi[1] - lo[1]
+    tall = x_span * size.plot_height / PLANE_MIN_WIDTH                      # the y span that fits the narrowest width
+    if y_span < tall:
+        mid = (lo[1] + hi[1]) / 2
+        lo[1], hi[1] = mid - tall / 2, mid + tall / 2
+    return (float(lo[0]), float(hi[0])), (float(lo[1]), float(hi[1]))
+
+
+# Where a name may sit around its point, in order of preference: (x, y) direction of its centre from the point.
+LABEL_SPOTS = ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1))
+
+
+def place_labels(names: list[tuple[np.ndarray, str, str]], points: np.ndarray, x_range: tuple[float, float],
+                 y_range: tuple[float, float], size: PlaneSize) -> list[dict]:
+    """Annotations naming points, none overlapping another or any point: each (point (2,), text, colour) in turn
+    takes the first spot of LABEL_SPOTS that is free and inside the plot, or is left off (its point's hover names it).
+
+    Boxes are measured in px at the scale plane_ranges fixes (plot height / y span px per unit)."""
+    scale = size.plot_height / (y_range[1] - y_range[0])                   # px per unit
+    width_px = (x_range[1] - x_range[0]) * scale
+
+    def px(p) -> np.ndarray:
+        return np.array([(p[0] - x_range[0]) * scale, (p[1] - y_range[0]) * scale])
+
+    taken = [(*(px(p) - MARKER_ROOM), *(px(p) + MARKER_ROOM)) for p in points]  # (x0, y0, x1, y1) in px
+    out = []
+    for point, text, colour in names:
+        w, h = CHAR_WIDTH * size.font * len(text) + 2 * LABEL_PAD, 1.3 * size.font
+        centre = px(point)
+        for dx, dy in LABEL_SPOTS:
+            cx = centre[0] + dx * (MARKER_ROOM + w / 2 if dx else 0)
+            cy = centre[1] + dy * (MARKER_ROOM + h / 2)
+            box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+            inside = box[0] >= 0 and box[2] <= width_px and box[1] >= 0 and box[3] <= size.plot_height
+            if inside and not any(_overlap(box, other) for other in taken):
+                taken.append(box)
+                out.append(dict(x=float(point[0]), y=float(point[1]), xref="x", yref="y", text=text,
+                                showarrow=False, xanchor="center", yanchor="middle", name="point name",
+                                xshift=float(cx - centre[0]), yshift=float(cy - centre[1]),
+                                font=dict(size=size.font, color=colour)))
+                break
+    return out
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _marker_axis() -> dict:

@@ -1,7 +1,8 @@
 """Figures of the classroom pages: the cost of heads, the weight matrices of a model to scale, one dot product.
 
 Pure functions like figures.py (numbers in, plotly figure out), on its colours: signed values on the diverging scale
-centred at 0, one colour per head.
+centred at 0; what is compared here (one head or h, MHA / GQA / MQA, the four matrices) is no head, so it takes the
+greys of the series, never a head's colour.
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from ..analysis.cost import human_bytes
 from ..teaching.published import ModelShape
 from ..teaching.worked import WorkedCell, fmt
 from . import describe
-from .base import NEUTRAL, SUBTITLE, TEXT, cell_text, described, dim_labels, head_colour, heatmap, layout, rgba
+from .base import SUBTITLE, TEXT, cell_text, described, dim_labels, heatmap, layout, rgba, series_colour
 
-ONE_HEAD_COLOUR = NEUTRAL
+ONE_HEAD_COLOUR, HEADS_COLOUR = series_colour(2), series_colour(0)  # one wide head, h narrow ones
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
 
 
@@ -26,7 +28,7 @@ def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_head
     fig = go.Figure()
     for name, counts, colour in ((f"1 head of d_model = {d_model}", one, ONE_HEAD_COLOUR),
                                  (f"{n_heads} head{'s' if n_heads > 1 else ''} of d_k = {d_model // n_heads}", many,
-                                  head_colour(0))):
+                                  HEADS_COLOUR)):
         fig.add_trace(go.Bar(y=labels, x=list(counts.values()), name=name, orientation="h", marker_color=colour,
                              text=[f"{v:,}" for v in counts.values()], textposition="auto",
                              hovertemplate="%{y}<br>%{x:,} multiply-adds<extra>" + name + "</extra>"))
@@ -49,7 +51,7 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
             ("W_V", kv * d_k, d, kv, "d_model × h_kv·d_k"), ("W_O", d, h * d_k, h, "h·d_k × d_model")]
     fig, x, gap = go.Figure(), 0.0, 0.15 * d
     for i, (name, width, height, blocks, label) in enumerate(mats):
-        colour = head_colour(i)
+        colour = series_colour(i % 2)  # the matrices are not heads: greys, neighbours apart
         fig.add_shape(type="rect", x0=x, x1=x + width, y0=0, y1=height, line=dict(color=colour, width=2),
                       fillcolor=rgba(colour, 0.12))
         if 1 < blocks <= 32:
@@ -60,10 +62,10 @@ def weight_shapes_figure(shape: ModelShape) -> go.Figure:
                                                                                           y0=at, y1=at)
                 fig.add_shape(type="line", **line, line=dict(color=colour, width=0.6))
         fig.add_annotation(x=x + width / 2, y=max(height, d) * 1.02, text=f"<b>{name}</b>", showarrow=False,
-                           yanchor="bottom", font=dict(color=colour))
+                           yanchor="bottom", font=dict(color=TEXT))
         # Shapes under the matrices, on two alternating lines: narrow matrices (GQA's W_K, W_V) sit close together.
         fig.add_annotation(x=x + width / 2, y=0, yshift=-8 - 18 * (i % 2), text=label, showarrow=False,
-                           yanchor="top", font=dict(color=colour))
+                           yanchor="top", font=dict(color=TEXT))
         x += width + gap
     fig.update_xaxes(visible=False, range=[-gap / 2, x - gap / 2], constrain="domain")
     fig.update_yaxes(visible=False, range=[-0.3 * d, 1.2 * d], scaleanchor="x")
@@ -95,24 +97,51 @@ def dot_product_figure(cell: WorkedCell, query_label: str, key_label: str) -> di
                                           describe.plain(title), text_rows=False))
 
 
+BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def size_ticks(low: float, high: float) -> tuple[list[float], list[str]]:
+    """Tick values (bytes) and labels for a log axis from `low` to `high` bytes: 1, 10 and 100 of each binary unit
+    ("1 MiB", "10 MiB", "100 MiB", "1 GiB", ...), every label a size with its unit (a bare "2" or "5" between
+    decades reads as a level of its own); every other one when more than eight would crowd the axis."""
+    values, labels = [], []
+    for power, unit in enumerate(BYTE_UNITS):
+        for factor in (1, 10, 100):
+            value = factor * 1024.0 ** power
+            if low / 3 <= value <= high * 3:
+                values.append(value)
+                labels.append(f"{factor} {unit}")
+    if len(values) > 8:
+        values, labels = values[::2], labels[::2]
+    return values, labels
+
+
 def kv_cache_figure(table: list[dict], seq_len: int, batch: int) -> go.Figure:
-    """K/V cache bytes per model (x) for MHA, GQA and MQA (bars), on a log scale, in GiB, from
-    published.kv_cache_table; the bar of each model as published is outlined."""
-    colours = {"MHA": head_colour(0), "GQA": head_colour(1), "MQA": head_colour(2)}
+    """K/V cache bytes per model (x) for MHA, GQA and MQA (bars), on a log scale whose ticks are sizes with their
+    units, from published.kv_cache_table; the bar of each model as published is starred.
+
+    The three kinds are no heads: they take the greys of the series (a star, not an outline, marks a bar as
+    published: an outline does not show on the darkest grey)."""
+    colours = {"MHA": series_colour(0), "GQA": series_colour(1), "MQA": series_colour(2)}
     fig = go.Figure()
     for kind, colour in colours.items():
         rows = [r for r in table if r["attention"] == kind]
-        fig.add_trace(go.Bar(x=[r["model"] for r in rows], y=[r["total"] / 2**30 for r in rows], name=kind,
-                             marker=dict(color=colour, line=dict(color=[TEXT if r["own"] else colour
-                                                                        for r in rows], width=3)),
-                             customdata=[["as published" if r["own"] else "a variant"] for r in rows],
-                             hovertemplate="%{x}<br>" + kind + ": %{y:.4g} GiB (%{customdata[0]})<extra></extra>"))
-    fig.update_yaxes(type="log", title="GiB (log scale)")
+        fig.add_trace(go.Bar(x=[r["model"] for r in rows], y=[r["total"] for r in rows], name=kind,
+                             marker=dict(color=colour), text=["★" if r["own"] else "" for r in rows],
+                             textposition="outside", textfont=dict(color=TEXT, size=14), cliponaxis=False,
+                             customdata=[[human_bytes(r["total"]), "as published" if r["own"] else "a variant"]
+                                         for r in rows],
+                             hovertemplate="%{x}<br>" + kind + ": %{customdata[0]} (%{customdata[1]})"
+                                           "<extra></extra>"))
+    totals = [r["total"] for r in table if r["total"] > 0]
+    values, labels = size_ticks(min(totals), max(totals))
+    fig.update_yaxes(type="log", title="cache size (log scale)", tickmode="array", tickvals=values, ticktext=labels,
+                     minor=dict(showgrid=False, ticks=""))
     fig.update_xaxes(type="category")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.25))
-    title = (f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number; outlined: each model as "
-             "published")
+    title = f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number; ★: each model as published"
     models = list(dict.fromkeys(r["model"] for r in table))
     sizes = {(r["model"], r["attention"]): r["total"] / 2**30 for r in table}
     return described(layout(fig, title, height=380), describe.grouped_bars(
         models, {kind: [sizes.get((name, kind), np.nan) for name in models] for kind in colours}, title, unit="GiB"))
+

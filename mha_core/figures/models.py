@@ -14,6 +14,7 @@ from ..analysis.head_stats import ENCODER, Parts
 from ..analysis.pooling import MAX_CELLS, pool
 from . import describe
 from .base import (
+    FOCUS_BAR,
     HIGHLIGHT,
     NEUTRAL,
     PALE,
@@ -82,13 +83,13 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
     fig.update_xaxes(**bare)
     fig.update_yaxes(autorange="reversed", **bare)
     titles = [dict(x=c + (size - 1) / 2, y=1, yref="paper", yanchor="bottom", showarrow=False, text=f"head {h + 1}",
-                   font=dict(size=12, color=head_colour(h // group_size) if group_size > 1 else None))
+                   font=dict(size=12))
               for h, c in enumerate(col0)]
     if group_size > 1:  # one label over each group of query heads that share a key/value head
         titles += [dict(x=(col0[j * group_size] + col0[(j + 1) * group_size - 1] + size - 1) / 2, y=1,
                         yref="paper", yanchor="bottom", yshift=18, showarrow=False,
                         text=f"query heads {j * group_size + 1}–{(j + 1) * group_size}: K/V head {j + 1}",
-                        font=dict(size=12, color=head_colour(j))) for j in range(groups)]
+                        font=dict(size=12)) for j in range(groups)]
     titles += [dict(x=0, xref="paper", xanchor="right", xshift=-4, y=r + (size - 1) / 2, showarrow=False,
                     text=f"layer {l + 1}", font=dict(size=12)) for l, r in enumerate(row0)]
     fig.update_layout(annotations=titles)  # at once: add_annotation validates the whole layout on every call
@@ -112,14 +113,17 @@ def head_summary_figure(values: np.ndarray, metric: str, parts: Parts = ENCODER)
     is_share = metric != "entropy"
     words = parts.labels[metric]
     label = f"mean {words}" if not is_share else words if metric in parts.extra else f"share: {words}"
-    # Shares on the fixed 0..1; entropy in bits from 0 to the largest here (its maximum depends on each text).
+    # Shares on the fixed 0..1; entropy in bits from 0 to the largest here (its maximum depends on each text), on
+    # the scale turned round: focused (low entropy) takes a large weight's end, as one key takes that row.
     finite = values[np.isfinite(values)]
     axis = amount_axis(1.0 if is_share or not finite.size else float(finite.max()))
+    axis["reversescale"] = not is_share
     heads, layers = [f"head {h + 1}" for h in range(n_heads)], [f"layer {l + 1}" for l in range(n_layers)]
     fig = go.Figure(go.Heatmap(
         z=values, x=heads, y=layers, colorscale=axis["colorscale"], zmin=axis["cmin"], zmax=axis["cmax"],
+        reversescale=axis["reversescale"],
         hoverongaps=False, hovertemplate=f"%{{y}}, %{{x}}<br>{label} = %{{z:.4f}}<extra></extra>",
-        colorbar=colour_bar("share" if is_share else "bits"),
+        colorbar=colour_bar("share" if is_share else FOCUS_BAR),
         **cell_numbers(values, axis, fmt="{:.2f}", most=values.size)))
     fig.update_traces(textfont_size=10)
     fig.update_yaxes(autorange="reversed")

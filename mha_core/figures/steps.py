@@ -14,6 +14,7 @@ from ..analysis.stats import row_entropy
 from ..attention.trace import Trace
 from . import describe
 from .base import (
+    FOCUS_BAR,
     MUTED,
     PALE,
     SUBTITLE,
@@ -35,13 +36,15 @@ from .base import (
     panel_grid,
     pooled_labels,
     rgba,
+    series_colour,
     signed_axis,
     token_labels,
 )
 
 # --- Overview -----------------------------------------------------------------------------------------------
 
-STEP_COLOURS = (MUTED, head_colour(0), head_colour(3), head_colour(1), head_colour(7))  # input, then steps 1-4
+# Input, then steps 1-4: the steps are not heads, so greys of the series (a head's colour here read as that head).
+STEP_COLOURS = (MUTED, *(series_colour(k) for k in range(4)))
 # px: a step's main figure, so that it fits under the page's title, text and answered question on a 1280 x 800 screen
 # (one idea per screen, issue 18)
 MAIN_HEIGHT = 380
@@ -88,7 +91,7 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
         shapes.append(dict(type="rect", x0=x0, x1=x0 + width, y0=0, y1=1, line=dict(color=colour, width=2),
                            fillcolor=rgba(colour, 0.08)))
         notes.append(dict(x=x0 + width / 2, y=0.85, text=f"<b>{name}</b>", showarrow=False,
-                          font=dict(size=13, color=colour)))
+                          font=dict(size=13, color=TEXT)))
         notes.append(dict(x=x0 + width / 2, y=0.55, text=formula, showarrow=False, font=dict(size=11, color=TEXT)))
         notes.append(dict(x=x0 + width / 2, y=0.15, text=shape, showarrow=False, font=dict(size=12, color=MUTED)))
         if i:
@@ -119,17 +122,17 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
                              kv: bool = False) -> dict:
     """W_name as used in X W (d_model x h*d_k), each head's slice of columns outlined in its colour.
 
-    PyTorch stores the transpose, (h*d_k, d_model); this shows the paper's orientation. With grouped-query
-    attention (group_size query heads per key/value head), every block takes the colour of its key/value head:
-    for W_Q, n_heads query heads, head i coloured as K/V head i // group_size; for W_K and W_V (kv=True),
-    n_heads key/value heads at their real, narrower width.
+    PyTorch stores the transpose, (h*d_k, d_model); this shows the paper's orientation. Query head i's block is
+    named in head i's colour. With grouped-query attention (group_size query heads per key/value head), W_K and W_V
+    (kv=True) have n_heads key/value heads at their real, narrower width, named "K/V j" in the text colour: a K/V
+    head is not a query head, so it takes no head's colour.
     """
     Wt = W.T                                                   # (d_model, n_heads*d_k)
     d_k = Wt.shape[1] // n_heads
     title = f"{name} ({Wt.shape[0]} × {Wt.shape[1]}){SUBTITLE}head i uses columns (i-1)·d_k+1 … i·d_k</span>"
-    names, colours = None, [head_colour(i if kv else i // group_size) for i in range(n_heads)]
+    names, colours = None, None
     if kv and group_size > 1:
-        names = [f"K/V {j + 1}" for j in range(n_heads)]
+        names, colours = [f"K/V {j + 1}" for j in range(n_heads)], [TEXT] * n_heads
         title = (f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): h_kv = {n_heads} key/value "
                  f"head{'s' if n_heads > 1 else ''}, each shared by {group_size} query heads")
     z, step = pool(Wt, OVERVIEW_CELLS)                         # blocks of step x step cells when large
@@ -145,8 +148,9 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
     """Small multiples of a per-head array (heads, tokens, width), e.g. Q_i for every head i.
 
     The width is d_k for queries and keys, d_v for values and head outputs (name "V" or "head"). With grouped-query
-    attention (group_size query heads per key/value head), K and V (kv=True) are per key/value head j, and the
-    titles take the colour of the key/value head: for query heads (see group_rows) one row of panels per group.
+    attention (group_size query heads per key/value head), K and V (kv=True) are per key/value head j; for query
+    heads (see group_rows) each row of panels is one group. Titles stay in the text colour: head colours mean heads,
+    and a group is shown by its row, not by a colour.
     """
     n_heads, n, width = a.shape
     index = "j" if kv and group_size > 1 else "i"
@@ -156,9 +160,6 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
     fig, rows, step = panel_grid(panels, dim_labels(width, "c"), token_labels(tokens), cols,
                                  signed_axis(float(np.abs(a).max()) or 1.0),
                                  "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04, vertical=0.15)
-    if group_size > 1:
-        for i, annotation in enumerate(fig["layout"]["annotations"][:len(panels)]):
-            annotation["font"] = dict(color=head_colour(i if kv else i // group_size))
     heads = "key/value head" if index == "j" else "head"
     title = (f"{name}_{index} for each {heads}{SUBTITLE}{n} tokens × {width_name} = {width}, one colour scale for "
              "all</span>")
@@ -268,8 +269,8 @@ def head_panels(z: np.ndarray, step: int, tokens: list[str], key_tokens: list[st
     """One 0..1 panel per head of z (h, rows, cols), already pooled over step x step blocks: queries as rows, keys as
     columns, on one shared colour axis; blank cells are blocked pairs when `blocked`.
 
-    With grouped-query attention (group_size > 1), each panel names the key/value head it reads, in that K/V head's
-    colour, and (see group_rows) each row of panels is one group.
+    With grouped-query attention (group_size > 1), each panel names the key/value head it reads, and (see
+    group_rows) each row of panels is one group (no colour: head colours mean heads).
     """
     n_heads = z.shape[0]
     names = [f"head {i + 1}" + (f" (K/V {i // group_size + 1})" if group_size > 1 else "") for i in range(n_heads)]
@@ -278,9 +279,6 @@ def head_panels(z: np.ndarray, step: int, tokens: list[str], key_tokens: list[st
                                  token_labels(tokens), cols, WEIGHT_AXIS,
                                  f"query %{{y}}<br>key %{{x}}<br>{value_name} = %{{z:.6g}}", step=step,
                                  value_name=value_name.split(" ")[0], blocked=blocked)
-    if group_size > 1:
-        for i, annotation in enumerate(fig["layout"]["annotations"][:n_heads]):
-            annotation["font"] = dict(color=head_colour(i // group_size))
     return layout(fig, title, height=max(280, panel_height * rows), pooled=step)
 
 
@@ -358,9 +356,11 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
 
 
 def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> dict:
-    """Row entropy (bits) per query (rows) and head (columns): 0 = focused on one key, log2(m) = spread evenly, on the
-    sequential scale from 0 to log2(m).
+    """Row entropy (bits) per query (rows) and head (columns): 0 = focused on one key, log2(m) = spread evenly.
 
+    On the weights' sequential scale turned round, so that a focused row takes the end a large weight takes (dark
+    on the light page, bright on the dark one) in either theme; the colour bar's title and its two ends say which
+    end is focused.
     entropy: row_entropy(trace.weights) when it is already computed, (h, n).
     """
     ent = row_entropy(trace.weights) if entropy is None else entropy  # (h, n)
@@ -370,17 +370,18 @@ def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None =
     z, step = pool(ent.T, OVERVIEW_CELLS)                           # (n, h): queries as rows
     z = z.astype(np.float32)  # shown to 4 decimals: float32's 7 digits are plenty, at half the bytes
     ticks = [float(t) for t in range(int(top)) if top - t > 0.3 or t == 0] + [top]
-    axis = amount_axis(max(top, 1e-9))
+    ticktext = ["0 focused"] + [f"{t:g}" for t in ticks[1:-1]] + [f"{top:.2f} spread"]
+    axis = dict(amount_axis(max(top, 1e-9)), reversescale=True)     # 0 bits (focused) at a large weight's end
     fig = figure([dict(
         type="heatmap", z=z, x=pooled_labels(heads, step), y=pooled_labels(token_labels(tokens), step),
-        colorscale=axis["colorscale"], zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
-        colorbar=colour_bar("bits", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks[:-1]] + [f"max {top:.2f}"]),
+        colorscale=axis["colorscale"], reversescale=True, zmin=axis["cmin"], zmax=axis["cmax"], hoverongaps=False,
+        colorbar=colour_bar(FOCUS_BAR, tickvals=ticks, ticktext=ticktext),
         hovertemplate=f"query %{{y}}<br>%{{x}}<br>{'mean ' if step > 1 else ''}entropy = %{{z:.4f}} bits"
                       "<extra></extra>", **cell_numbers(z, axis))],
         xaxis=category_axis("head", tickangle=-45 if len(heads) > 4 else 0),
         yaxis=category_axis("query token", autorange="reversed"))
-    title = (f"How focused each head is: entropy of each weight row in bits (at most log2(m) = log2({m}) = "
-             f"{top:.2f})")
+    title = (f"How focused each head is: entropy of each weight row in bits (0 = all on one key, at most "
+             f"log2(m) = log2({m}) = {top:.2f})")
     fig = layout(fig, title, height=min(700, max(260, 24 * z.shape[0] + 180)), pooled=step)
     return described(fig, describe.amounts(ent.T, describe.names(tokens), [f"head {i + 1}" for i in range(len(heads))],
                                            describe.plain(title), unit="bits", text_rows=True))

@@ -26,12 +26,13 @@ _RGBA = re.compile(r"^rgba\((\d+),(\d+),(\d+),([\d.]+)\)$")
 
 
 def colour_map(target: Palette) -> dict[str, str]:
-    """Every colour of every palette -> the colour of the same role in `target` (heads by position)."""
+    """Every colour of every palette -> the colour of the same role in `target` (heads and series by position)."""
     out = {}
     for palette in PALETTES.values():
         for role in ROLES:
             out[getattr(palette, role)] = getattr(target, role)
         out.update(zip(palette.heads, target.heads, strict=True))
+        out.update(zip(palette.series, target.series, strict=True))
     return out
 
 
@@ -100,7 +101,8 @@ def themed(fig: go.Figure | dict, theme: str) -> dict:
     for trace in spec["data"]:  # after the scales: numbers follow their cells
         if trace.get("type") == "heatmap" and trace.get("text") is not None:
             axis = layout[trace["coloraxis"]] if trace.get("coloraxis") else {
-                "colorscale": trace["colorscale"], "cmin": trace["zmin"], "cmax": trace["zmax"]}
+                "colorscale": trace["colorscale"], "cmin": trace["zmin"], "cmax": trace["zmax"],
+                "reversescale": trace.get("reversescale", False)}
             trace["text"] = cell_text(_values(trace["z"]), _plain(trace["text"]), axis)
     return spec
 

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from . import describe
-from .base import NEUTRAL, WEIGHT_AXIS, described, head_colour, layout, token_labels
+from .base import NEUTRAL, WEIGHT_AXIS, described, head_colour, layout, series_colour, token_labels
 
 LAYER_DASHES = ("solid", "dash", "dot", "dashdot")  # one line style per layer, one colour per head
 SPREAD_ALPHA = 0.18  # the band between the lowest and the highest seed
@@ -36,16 +36,16 @@ def loss_figure(losses: np.ndarray, steps: list[int], held_out_loss: list[float]
     window = max(1, len(losses) // 30)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(go.Scatter(x=x, y=losses, name="training loss (each step's batch)", mode="lines",
-                             line=dict(color=head_colour(0), width=1), opacity=0.3,
+                             line=dict(color=series_colour(0), width=1), opacity=0.3,
                              hovertemplate="step %{x}<br>loss %{y:.4f}<extra></extra>"))
     fig.add_trace(go.Scatter(x=x, y=moving_average(losses, window), name=f"training loss, mean of {window} steps",
-                             mode="lines", line=dict(color=head_colour(0), width=2),
+                             mode="lines", line=dict(color=series_colour(0), width=2),
                              hovertemplate="step %{x}<br>mean loss %{y:.4f}<extra></extra>"))
     fig.add_trace(go.Scatter(x=steps, y=held_out_loss, name="held-out loss", mode="markers",
-                             marker=dict(color=head_colour(1), size=6),
+                             marker=dict(color=series_colour(1), size=8, symbol="diamond"),
                              hovertemplate="step %{x}<br>held-out loss %{y:.4f}<extra></extra>"))
     fig.add_trace(go.Scatter(x=steps, y=held_out_accuracy, name="held-out accuracy (right axis)", mode="lines+markers",
-                             line=dict(color=head_colour(2), width=2), marker=dict(size=4),
+                             line=dict(color=series_colour(2), width=2, dash="dot"), marker=dict(size=4),
                              hovertemplate="step %{x}<br>accuracy %{y:.3f}<extra></extra>"), secondary_y=True)
     fig.update_xaxes(title="training step")
     fig.update_yaxes(title="loss (cross-entropy)", rangemode="tozero", secondary_y=False)
@@ -184,7 +184,7 @@ def head_comparison_figure(heads: tuple[int, ...], d_model: int, final_loss: np.
                         subplot_titles=["loss at the end (held out)", "accuracy at the end (held out)",
                                         "steps until 99% right"])
     for col, values, hover in ((1, final_loss, "%{y:.4f}"), (2, accuracy, "%{y:.3f}"), (3, solved, "%{y:.0f}")):
-        _spread(fig, x, values, "runs", head_colour(0), 1, col, hover, showlegend=False)
+        _spread(fig, x, values, "runs", series_colour(0), 1, col, hover, showlegend=False)
     fig.add_hline(y=steps, line=dict(color=NEUTRAL, dash="dash", width=1), row=1, col=3)
     fig.update_xaxes(title="heads × their width", type="category")
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
@@ -205,7 +205,7 @@ def pruning_figure(curves: dict[str, list[tuple[np.ndarray, np.ndarray]]], label
     for k, (name, runs) in enumerate(curves.items()):
         kept = runs[0][0]
         values = np.stack([v for _, v in runs], axis=1)                          # (points, runs)
-        _spread(fig, kept, values, name, head_colour(k), hover="%{y:.3f}")
+        _spread(fig, kept, values, name, series_colour(k), hover="%{y:.3f}")
     fig.update_xaxes(title="heads still on", autorange="reversed", range=[total + 0.5, -0.5])
     fig.update_yaxes(title=label, rangemode="tozero")
     fig.update_layout(legend=dict(orientation="h", x=0, y=1.0, yanchor="bottom"))

@@ -17,7 +17,7 @@ TEXT = "The *cat* sat on $5 mat"  # Markdown and math that must stay text in the
 def attention():
     """Step 2 with its entropy tab open (tabs compute only the open one)."""
     return {theme: run_app({"text": TEXT}, "pages/attention.py", context={"theme": theme},
-                           opened={"attention_tab": "How focused is each head?"}) for theme in ("light", "dark")}
+                           opened={"attention_tab": "How focused?"}) for theme in ("light", "dark")}
 
 
 def test_every_chart_is_named_by_its_text_alternative(attention):

@@ -237,7 +237,7 @@ def test_plant_controls_change_the_head():
 def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     params = {"input": "random", "n": "6", "d_model": "64", "h": "4", "seed": "1", "scale": "none"}
     at = run_app({**params, "stage": "scaled scores"}, "pages/attention.py",
-                 opened={"attention_tab": "Why divide by √d_k?"})
+                 opened={"attention_tab": "Why √d_k?"})
     assert_clean(at)
     trace = example(at).trace
     raw = trace.q.astype(np.float64) @ trace.k.astype(np.float64).transpose(0, 2, 1)  # (4, 6, 6), unscaled
@@ -264,7 +264,7 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
 
 
 def test_scaling_comparison_is_shown_for_the_trained_model_too():
-    at = run_app({"model": REAL, "text": CAT}, "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})
+    at = run_app({"model": REAL, "text": CAT}, "pages/attention.py", opened={"attention_tab": "Why √d_k?"})
     assert_clean(at)
     assert figure_titled(at, "Every head, with and without 1/√d_k (d_k = 32)")
     assert "scale" not in {w.key for w in at.radio}

@@ -56,8 +56,8 @@ def adds():
 
 @pytest.fixture(scope="module")
 def plane():
-    """The same, its tab "Queries and keys as points" open."""
-    return run_app(ATTENTION, "pages/attention.py", opened={"attention_tab": "Queries and keys as points"})
+    """The same, its tab "Queries and keys" open."""
+    return run_app(ATTENTION, "pages/attention.py", opened={"attention_tab": "Queries and keys"})
 
 
 def test_the_explorer_offers_contributions_of_this_example(attention):
@@ -97,7 +97,7 @@ def test_queries_and_keys_as_points_shows_the_focused_head_and_query(plane):
     chosen = next(t for t in fig["data"] if t.get("name", "").startswith("query 6 "))
     assert chosen["name"] == f"query 6 {ex.tokens[5]}"
     assert (chosen["x"][0], chosen["y"][0]) == pytest.approx(tuple(plane.queries[5]))
-    tab = next(t for t in at.tabs if t.label == "Queries and keys as points")
+    tab = next(t for t in at.tabs if t.label == "Queries and keys")
     said = " ".join(m.value for m in tab.markdown)
     assert f"This plane keeps **{plane.explained:.0%}** of the spread" in said
     assert f"right order for **{plane.order_kept(5):.0%}** of the pairs" in said
@@ -114,7 +114,7 @@ def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
 
     load_pretrained(load_smollm2)
     at = run_app({"model": "SmolLM2-135M-Instruct", "layer": "3", "head": "2", "query": "5"}, "pages/attention.py",
-                 opened={"attention_tab": "Queries and keys as points"})
+                 opened={"attention_tab": "Queries and keys"})
     assert not at.exception, [e.value for e in at.exception]
     _, ex = shown(at)
     plane = mc.qk_plane(ex.run.layers[2], 1)

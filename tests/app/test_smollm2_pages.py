@@ -185,7 +185,7 @@ def test_attention_page_shows_the_causal_grouped_heads_of_the_layer(pages, run):
     # 16 tokens: the causal mask blocks the 16 · 15 / 2 pairs of a key after its query
     assert "The mask M blocks 120 of the 256 query–key pairs (M = −∞ there, 0 elsewhere): 120 by the causal mask " \
            "(every key after its query)." in texts(pages("pages/attention.py", attention_tab="The mask"), "caption")
-    focus = texts(pages("pages/attention.py", attention_tab="How focused is each head?"), "caption")
+    focus = texts(pages("pages/attention.py", attention_tab="How focused?"), "caption")
     assert "log2(m) = log2(16)" in focus and "log2 of the number of keys it may see" in focus
 
 

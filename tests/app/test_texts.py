@@ -127,10 +127,10 @@ def test_special_tokens_and_word_pieces_are_explained_where_they_first_appear():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_attention_page_gives_both_reasons_for_the_scale_and_reads_entropy_right(mode):
-    scale = run_app(PARAMS[mode], "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})
+    scale = run_app(PARAMS[mode], "pages/attention.py", opened={"attention_tab": "Why √d_k?"})
     markdown = texts(scale, "markdown")
     assert "variance d_k" in markdown and "extremely small gradients" in markdown and "Vaswani et al." in markdown
-    focus = run_app(PARAMS[mode], "pages/attention.py", opened={"attention_tab": "How focused is each head?"})
+    focus = run_app(PARAMS[mode], "pages/attention.py", opened={"attention_tab": "How focused?"})
     captions = texts(focus, "caption")
     assert "which may be the token itself" in captions and "longer sentences give higher entropies" in captions
 

@@ -144,14 +144,14 @@ def test_rope_keeps_content_in_the_score():
 
 def test_the_scale_is_the_papers_one_suspicion():
     """Was: "The scale 1/√d_k has two reasons (Vaswani et al. 2017)"."""
-    text = page_text(revealed(run_app({}, "pages/attention.py", opened={"attention_tab": "Why divide by √d_k?"})))
+    text = page_text(revealed(run_app({}, "pages/attention.py", opened={"attention_tab": "Why √d_k?"})))
     assert "two reasons" not in text and "We suspect that for large values of d_k" in text
 
 
 def test_a_trained_models_scale_switch_says_what_it_cannot_show():
     """Was: the same comparison on a trained model, silent on training."""
     at = revealed(run_app({"model": "all-MiniLM-L6-v2"}, "pages/attention.py",
-                          opened={"attention_tab": "Why divide by √d_k?"}))
+                          opened={"attention_tab": "Why √d_k?"}))
     assert "not how a model trained without it would behave" in page_text(at)
 
 
@@ -233,7 +233,7 @@ def test_q8_0_is_not_said_to_be_q4_1s_recipe(page_run):
 
 def test_the_query_key_plane_says_what_its_order_means():
     """Was: "its keys are in score order along its arrow for 83% of pairs", in the figure's title."""
-    at = run_app({}, "pages/attention.py", opened={"attention_tab": "Queries and keys as points"})
+    at = run_app({}, "pages/attention.py", opened={"attention_tab": "Queries and keys"})
     title = figure_titled(at, "Head 1: queries and keys")["layout"]["title"]["text"]
     assert "score order" not in title and "of two keys, the one further along its arrow scores higher" in title
 

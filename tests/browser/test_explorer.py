@@ -444,7 +444,7 @@ def test_the_contributions_stage_shows_what_each_key_adds_before_the_server_answ
 
 def test_a_click_on_a_query_in_the_plane_chooses_it_for_the_explorer_and_the_link(server, open_page):
     page, _ = open_page(f"{server}/attention?query=8")
-    page.get_by_role("tab", name="Queries and keys as points").click()
+    page.get_by_role("tab", name="Queries and keys").click()
     settle(page)
     chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text="queries and keys in the plane").first
     chart.scroll_into_view_if_needed()

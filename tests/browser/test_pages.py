@@ -59,6 +59,12 @@ INJECTED_JS = """() => ({
 NOTHING_INJECTED = {"pwned": None, "scripts": 0, "onerror": 0, "images": 0, "math": 0, "emoji": False, "coloured": 0,
                     "bold": 0, "links": 0, "svgLinks": 0}
 
+# Each tab strip: its right edge, its tabs' titles, and the right edge of its last tab (past the strip = hidden).
+TAB_STRIPS_JS = """() => [...document.querySelectorAll('[role="tablist"]')].map(list => {
+  const tabs = [...list.querySelectorAll('[role="tab"]')];
+  return [list.getBoundingClientRect().right, tabs.map(t => t.innerText),
+          Math.max(...tabs.map(t => t.getBoundingClientRect().right))];
+})"""
 TOKEN_LABELS_JS = """() => [...document.querySelectorAll('.xtick text, .ytick text, .g-xtitle, .g-ytitle')]
     .map(t => t.textContent).filter(t => /^\\d+ /.test(t))"""
 
@@ -120,6 +126,9 @@ def test_title_text_and_main_figure_fit_one_screen(walk, app_page):
     assert seen["top"] is not None, f"no main figure on {app_page.name}"
     assert seen["bottom"] <= seen["height"], \
         f"{app_page.name}: the main figure runs from {seen['top']:.0f} to {seen['bottom']:.0f} px of {seen['height']}"
+    if app_page.url_path == "attention":  # its tabs, read2: the last ones hid behind a scroll arrow at 1280 px
+        strips = page.evaluate(TAB_STRIPS_JS)
+        assert strips and all(tabs and right <= edge + 1 for edge, tabs, right in strips), strips
 
 
 def test_navigation_shows_every_step_and_opens_the_menus(walk):

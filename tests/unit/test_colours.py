@@ -13,7 +13,12 @@ Thresholds (ΔE'):
   signs must never be confused. The old "RdBu_r" failed both under protanopia (4.0 and 14.3).
 - BLANK = 5: a blank cell (a blocked pair: the background shows) differs from the scale's zero.
 - NEIGHBOURS = 20: colours that stand next to each other as categories (heads i and i+1, the parts of a stacked
-  bar) differ clearly; labels (head i, the legend) carry what colour alone does not.
+  bar) differ clearly; labels (head i, the legend) carry what colour alone does not. A colour of the series (the
+  members of a comparison that is not of heads) differs from every head colour by as much in normal vision.
+- SERIES_STEP = 15: the series' greys, told apart by lightness alone (which no colour-vision deficiency changes),
+  each from the next; GREY = 3: their chroma (C' of CAM02-UCS) stays below it, so they never take a head's hue.
+- GRAPHIC_CONTRAST = 3: WCAG 2.1's ratio for graphics (1.4.11) between the background and the series' first three
+  greys, which a comparison of up to three uses (the fourth, for the pipeline's last box, is outlined in a box).
 """
 
 from __future__ import annotations
@@ -37,13 +42,14 @@ from mha_core.analysis.head_stats import ENCODER, decoder_parts
 from mha_core.figures import base
 from mha_core.figures.models import PART_COLOURS
 from mha_core.figures.theme import colour_map, themed
-from screen import as_array
+from screen import as_array, as_figure
 
 colorspacious = pytest.importorskip("colorspacious")
 
 SIMULATIONS = {"normal vision": None, "deuteranopia": "deuteranomaly", "protanopia": "protanomaly",
                "tritanopia": "tritanomaly"}
 SEQUENTIAL_STEP, DIVERGING_STEP, SIDES_APART, BLANK, NEIGHBOURS = 6.0, 5.0, 15.0, 5.0, 20.0
+SERIES_STEP, GREY, GRAPHIC_CONTRAST = 15.0, 3.0, 3.0
 TEXT_CONTRAST = 4.5  # WCAG 2.1 AA, normal text
 THEMES = {"light": base.LIGHT, "dark": base.DARK}
 
@@ -171,6 +177,54 @@ def test_neighbouring_parts_of_a_stacked_bar_differ(theme, simulation, kind):
     assert worst >= NEIGHBOURS, (parts.columns, worst)
 
 
+# --- the series: comparisons that are not of heads ----------------------------------------------------------------
+
+@both
+def test_no_colour_of_the_series_looks_like_a_head(theme):
+    """With / without 1/√d_k, MHA / GQA / MQA, the pipeline's steps, K/V heads: none may be read as head i."""
+    palette = THEMES[theme]
+    worst = min(distance(s, h, "normal vision") for s in palette.series for h in palette.heads)
+    assert worst >= NEIGHBOURS, worst
+    assert not set(palette.series) & {palette.highlight, palette.text, palette.muted, palette.neutral}
+
+
+@both
+@every_vision
+def test_the_series_greys_differ_by_lightness_in_every_vision(theme, simulation):
+    palette = THEMES[theme]
+    coordinates = seen(palette.series, simulation)                 # (4, 3): J', a', b'
+    assert np.hypot(coordinates[:, 1], coordinates[:, 2]).max() < GREY     # no hue, in any vision
+    steps = [distance(a, b, simulation) for a, b in itertools.pairwise(palette.series)]
+    assert min(steps) >= SERIES_STEP, [round(s, 1) for s in steps]
+    away = [distance(palette.background, c, simulation) for c in palette.series]
+    assert all(b < a for a, b in itertools.pairwise(away)), away     # most contrast with the page first
+
+
+@both
+def test_the_first_three_series_colours_stand_out_from_the_page(theme):
+    palette = THEMES[theme]
+    assert min(contrast(c, palette.background) for c in palette.series[:3]) >= GRAPHIC_CONTRAST
+
+
+def test_no_comparison_of_things_that_are_not_heads_uses_a_head_colour():
+    """The figures read2 found in head colours: the 1/√d_k switch, one head against h, MHA / GQA / MQA, the
+    pipeline's steps, and the K/V heads of grouped-query attention; each in series colours, never a head's."""
+    from test_theme import colours_in
+
+    from figure_catalogue import catalogue
+
+    figures = catalogue()
+    heads = set(base.LIGHT.heads)
+    for name in ("scale summary", "flops", "kv cache", "pipeline", "weight shapes"):
+        assert not colours_in(figures[name]) & heads, (name, colours_in(figures[name]) & heads)
+        assert colours_in(figures[name]) & set(base.LIGHT.series), name
+    groups = as_figure(figures["kv groups"])
+    kv_boxes = [s for s in groups.layout.shapes if s.type == "rect" and s.y0 == 0.0]
+    assert kv_boxes and all(s.line.color in base.LIGHT.series for s in kv_boxes)
+    query_boxes = [s for s in groups.layout.shapes if s.type == "rect" and s.y0 == 0.78]
+    assert [s.line.color for s in query_boxes] == [base.head_colour(i) for i in range(len(query_boxes))]
+
+
 # --- contrast: text and chart labels, both themes -----------------------------------------------------------------
 
 @both
@@ -234,6 +288,7 @@ def test_the_light_and_dark_palettes_give_no_colour_two_roles():
     roles = {}
     for palette in THEMES.values():
         named = {**{r: getattr(palette, r) for r in ("background", "text", "muted", "neutral", "pale", "faint")},
-                 **{f"head {i}": c for i, c in enumerate(palette.heads)}}
+                 **{f"head {i}": c for i, c in enumerate(palette.heads)},
+                 **{f"series {k}": c for k, c in enumerate(palette.series)}}
         for role, colour in named.items():
             assert roles.setdefault(colour, role) == role, (colour, roles[colour], role)

@@ -26,32 +26,34 @@ def traced(h=4, d_model=32, n=6, **options):
 
 
 @pytest.mark.parametrize("h, kv", [(8, 2), (6, 1), (4, 4), (12, 3)])
-def test_kv_groups_figure_links_each_query_head_to_its_kv_head_in_its_colour(h, kv):
+def test_kv_groups_figure_links_each_query_head_to_its_kv_head(h, kv):
+    """Query heads in their head colours; K/V head j and its lines in a grey of the series (alternating), never a
+    head's colour: K/V head 2 is not query head 2."""
     fig = X.kv_groups_figure(h, kv)
     lines = [s for s in fig.layout.shapes if s.type == "line"]
     boxes = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(lines) == h and len(boxes) == h + kv
     g = h // kv
     for i, line in enumerate(lines):
-        assert line.line.color == F.head_colour(i // g)
+        assert line.line.color == F.series_colour((i // g) % 2) == boxes[h + i // g].line.color
         kv_box = boxes[h + i // g]
         assert kv_box.x0 <= line.x1 <= kv_box.x1, "each line ends on its own K/V head"
+    assert [b.line.color for b in boxes[:h]] == [F.head_colour(i) for i in range(h)]
     labels = [a.text for a in fig.layout.annotations]
     assert [f"Q{i + 1}" for i in range(h)] == [t for t in labels if t.startswith("Q")]
     assert [f"K/V {j + 1}" for j in range(kv)] == [t for t in labels if t.startswith("K/V")]
 
 
-def test_w_k_of_grouped_heads_is_drawn_at_its_real_width_and_coloured_by_group():
+def test_w_k_of_grouped_heads_is_drawn_at_its_real_width_and_named_by_kv_head():
     cfg = mc.MHAConfig(32, 8, n_kv_heads=2)
     w = mc.init_weights(cfg)
     fig = F.projection_weight_figure(w.W_K, 2, "W_K", group_size=4, kv=True)
     assert as_array(fig.to_plotly_json()["data"][0]["z"]).shape == (32, 8)
     assert [a.text for a in fig.layout.annotations] == ["K/V 1", "K/V 2"]
-    assert [s.line.color for s in fig.layout.shapes] == [F.head_colour(0), F.head_colour(1)]
-    q = F.projection_weight_figure(w.W_Q, 8, "W_Q", group_size=4)
-    assert [s.line.color for s in q.layout.shapes] == [F.head_colour(i // 4) for i in range(8)]
-    plain = F.projection_weight_figure(w.W_Q, 8, "W_Q")
-    assert [s.line.color for s in plain.layout.shapes] == [F.head_colour(i) for i in range(8)]
+    assert [s.x1 - s.x0 for s in fig.layout.shapes] == [4, 4]   # K/V head j's d_k columns each
+    # W_Q's blocks are query heads: named in their own colours, with or without groups (never the group's)
+    for q in (F.projection_weight_figure(w.W_Q, 8, "W_Q", group_size=4), F.projection_weight_figure(w.W_Q, 8, "W_Q")):
+        assert [a.font.color for a in q.layout.annotations] == [F.head_colour(i) for i in range(8)]
 
 
 def test_scaling_figures_hold_both_softmaxes_of_the_raw_scores():
@@ -116,7 +118,7 @@ def test_head_grid_names_the_kv_head_of_each_query_head():
     fig = F.head_grid_figure(trace, TOKENS[:4], group_size=2)
     titles = [a for a in fig.layout.annotations][:6]
     assert [a.text for a in titles] == [f"head {i + 1} (K/V {i // 2 + 1})" for i in range(6)]
-    assert [a.font.color for a in titles] == [F.head_colour(i // 2) for i in range(6)]
+    assert not {a.font.color for a in titles} & set(F.HEAD_COLOURS)  # a group is its row of panels, not a colour
 
 
 def test_pipeline_says_what_changes():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -130,11 +131,26 @@ def test_entropy_matches_scipy():
     assert fig.data[0].zmin == 0 and fig.data[0].zmax == pytest.approx(np.log2(6))
 
 
-def test_concat_is_coloured_by_head():
-    tr, _, _ = example(h=4, d_model=16)
+def test_head_blocks_are_named_in_the_heads_colour_and_outlined_off_the_value_scale():
+    """Concat, W_Q and W_O: each head's block is outlined in the text colour (a blue or red border on the blue-orange
+    scale would read as a value) and named above or beside it in the head's colour."""
+    tr, w, _ = example(h=4, d_model=16)
     fig = F.concat_figure(tr, TOKENS)
     np.testing.assert_array_equal(np.asarray(fig.data[0].z), tr.concat)
-    assert [s.line.color for s in fig.layout.shapes] == [F.head_colour(i) for i in range(4)]
+    values = {c.lower() for c in figures.base.LIGHT.diverging}
+    for made in (fig, F.projection_weight_figure(w.W_Q, 4, "W_Q"), F.output_weight_figure(w.W_O, 4)):
+        borders = {s.line.color for s in made.layout.shapes}
+        assert borders == {figures.base.TEXT} and not borders & values
+        assert [a.font.color for a in made.layout.annotations] == [F.head_colour(i) for i in range(4)]
+
+
+def test_key_value_heads_of_grouped_attention_take_no_head_colour():
+    """W_K of grouped-query attention: K/V head j is not query head j, so its name is in the text colour."""
+    cfg = mc.MHAConfig(16, 4, n_kv_heads=2)
+    w = mc.init_weights(cfg, seed=0)
+    fig = F.projection_weight_figure(w.W_K, 2, "W_K", group_size=2, kv=True)
+    assert [a.text for a in fig.layout.annotations] == ["K/V 1", "K/V 2"]
+    assert {a.font.color for a in fig.layout.annotations} == {figures.base.TEXT}
 
 
 def test_concat_columns_are_named_without_the_multiplication_dot():
@@ -275,13 +291,35 @@ def test_pooled_panel_grids_say_they_show_averages():
     assert "average" not in small.layout.title.text and "mean of a" not in small.data[0].hovertemplate
 
 
-def test_entropy_colour_bar_is_in_bits_and_marks_the_maximum():
+def test_entropy_colour_bar_is_in_bits_and_says_which_end_is_focused():
     tr, _, _ = example(n=13)
     fig = F.entropy_figure(tr, [f"t{i}" for i in range(13)])
     bar = fig.data[0].colorbar
-    assert bar.title.text == "bits"
-    assert bar.tickvals[-1] == pytest.approx(np.log2(13)) and bar.ticktext[-1] == f"max {np.log2(13):.2f}"
+    assert bar.title.text == "bits (0 = focused)"
+    assert bar.tickvals[0] == 0 and bar.ticktext[0] == "0 focused"
+    assert bar.tickvals[-1] == pytest.approx(np.log2(13)) and bar.ticktext[-1] == f"{np.log2(13):.2f} spread"
     assert fig.data[0].zmax == pytest.approx(np.log2(13))
+
+
+def test_a_focused_row_is_dark_in_the_entropy_map_as_its_weight_is_in_the_weight_map():
+    """Dark means focused in both maps: the most focused row's entropy cell and that row's largest weight take the
+    dark end of the sequential scale; an evenly spread row's entropy cell the light end (colours recomputed here
+    from the scale's stops, as plotly draws a reversed scale)."""
+    tr, _, _ = example(n=6)
+    weights = tr.weights.copy()
+    weights[0, 0] = np.eye(6)[2]          # head 1, query 1: all on key 3 (entropy 0)
+    weights[0, 1] = np.full(6, 1 / 6)     # head 1, query 2: even (entropy log2 6)
+    focused = dataclasses.replace(tr, weights=weights)
+    fig = F.entropy_figure(focused, TOKENS)
+    heat = fig.data[0]
+    stops = [c for _, c in heat.colorscale]
+    drawn = stops[::-1] if heat.reversescale else stops   # plotly: the colour of zmin is the first stop drawn
+    z = np.asarray(heat.z, dtype=float)
+    darkest, lightest = figures.base.LIGHT.sequential[-1], figures.base.LIGHT.sequential[0]
+    assert z[0, 0] == pytest.approx(0, abs=1e-6) and drawn[0] == darkest       # entropy 0: the dark end
+    assert z[1, 0] == pytest.approx(np.log2(6)) and drawn[-1] == lightest      # the most spread: the light end
+    weight_map = F.attention_figure(focused, 0, TOKENS)
+    assert not weight_map.data[0].reversescale and weight_map.data[0].colorscale[-1][1] == darkest  # weight 1
 
 
 def test_raw_scores_are_the_products_themselves():
@@ -346,7 +384,8 @@ def test_model_grid_groups_the_query_heads_of_one_key_value_head():
     within, between = start[2] - start[1], start[4] - start[3]
     assert between > within  # a wider gap between the K/V groups
     labels = {a["text"]: a["font"].get("color") for a in fig["layout"]["annotations"]}
-    assert labels["query heads 4–6: K/V head 2"] == labels["head 5"] == F.head_colour(1)
+    # a group is shown by its gap and its label, not by a head's colour (head 2's orange is head 2's alone)
+    assert labels["query heads 4–6: K/V head 2"] is None and labels["head 5"] is None
 
 
 def test_model_grid_of_270_long_rows_stays_within_the_cell_budget():
@@ -371,7 +410,10 @@ def test_head_summary_figure_shows_one_value_per_layer_and_head(metric):
     # shares on the fixed 0..1; entropy from 0 to the largest, in bits: both on the one sequential scale
     assert fig.data[0].zmax == (1 if metric != "entropy" else np.nanmax(values)) and fig.data[0].zmin == 0
     assert [c for _, c in fig.data[0].colorscale] == [c for _, c in F.WEIGHT_SCALE]
-    assert fig.data[0].colorbar.title.text == ("bits" if metric == "entropy" else "share")
+    # entropy turned round (focused at a large weight's end), with a bar that says so; shares as weights
+    assert bool(fig.data[0].reversescale) == (metric == "entropy")
+    assert fig.data[0].colorbar.title.text == ("bits (0 = focused)" if metric == "entropy"
+                                               else "share")
 
 
 def test_contribution_sizes_are_the_mean_vector_lengths():
@@ -418,3 +460,24 @@ def test_figures_of_a_fully_masked_trace_show_no_nan(all_blocked):
         made += [F.attention_figure(trace, head, tokens, stage, cfg.softmax_scale) for stage in pooling.STAGES]
     for fig in made:
         assert not non_finite_in_figure(fig.to_plotly_json()), non_finite_in_figure(fig.to_plotly_json())
+
+
+def test_the_kv_cache_chart_ticks_are_sizes_with_units_and_its_bars_are_the_tables_bytes():
+    """A log axis with only labelled ticks, each a size with its unit at its true byte count (1 MiB = 2**20 B, as
+    published.kv_cache_table computes): no bare minor "2" or "5" between decades."""
+    from mha_core.figures.lesson import kv_cache_figure
+    from mha_core.teaching.published import kv_cache_table
+
+    table = kv_cache_table(4096, 1)
+    fig = kv_cache_figure(table, 4096, 1)
+    axis = fig.layout.yaxis
+    assert axis.type == "log" and axis.tickmode == "array" and axis.minor.ticks == ""
+    units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+    for value, text in zip(axis.tickvals, axis.ticktext, strict=True):
+        number, unit = re.fullmatch(r"(1|10|100) (B|KiB|MiB|GiB|TiB)", text).groups()
+        assert value == int(number) * units[unit]
+    shown = sorted(y for bar in fig.data for y in bar.y)
+    assert shown == sorted(r["total"] for r in table)
+    assert min(axis.tickvals) <= 3 * shown[0] and max(axis.tickvals) >= shown[-1] / 3  # the ticks span the bars
+    published = {(bar.name, x) for bar in fig.data for x, star in zip(bar.x, bar.text, strict=True) if star == "★"}
+    assert published == {(r["attention"], r["model"]) for r in table if r["own"]}

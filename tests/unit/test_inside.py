@@ -13,6 +13,7 @@ keys, where r is a point's part outside the plane; so a pair of keys whose score
 from __future__ import annotations
 
 import functools
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
@@ -405,3 +406,62 @@ def test_weight_share_figure_puts_each_keys_weight_beside_its_share_on_one_axis(
     np.testing.assert_array_equal(np.asarray(fig.data[1].y, float), shares)
     assert list(fig.data[0].x) == ["1 a", "2 b", "3 c", "4 d", "5 e"] and fig.layout.barmode == "group"
     assert tuple(fig.layout.yaxis.range) == (0, 1) and fig.layout.title.text.startswith("Head 2, query 4 d:")
+
+
+def label_boxes(fig) -> list[tuple[float, float, float, float]]:
+    """The px box of every point name of a plane figure, worked out from its layout alone: px per unit = the plot
+    area's height / the y range (the figure fixes both ranges for a plot area at least its minimum width), the
+    name's centre = its point + (xshift, yshift), its width 0.6 em a character and its height 1.2 em."""
+    x0, y0 = fig.layout.xaxis.range[0], fig.layout.yaxis.range[0]
+    height = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    scale = height / (fig.layout.yaxis.range[1] - y0)
+    boxes = []
+    for a in fig.layout.annotations:
+        if a.name != "point name":
+            continue
+        assert (a.xanchor, a.yanchor) == ("center", "middle")
+        cx, cy = (a.x - x0) * scale + a.xshift, (a.y - y0) * scale + a.yshift
+        w, h = 0.6 * a.font.size * len(a.text), 1.2 * a.font.size
+        boxes.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
+    return boxes
+
+
+@pytest.mark.parametrize("case, head, query", [("self-attention", 0, 2), ("grouped-query, causal", 4, 5),
+                                               ("rope, grouped-query, causal", 0, 2)])
+def test_plane_names_never_overlap_and_the_chosen_query_is_always_named(case, head, query):
+    trace, _ = CASES[case]()
+    n = trace.weights.shape[1]
+    tokens = [f"word{j}" for j in range(n)]  # long names: the hardest case
+    fig = inside_figures.qk_plane_figure(mc.qk_plane(trace, head), tokens, query)
+    boxes = label_boxes(fig)
+    for a, b in itertools.combinations(boxes, 2):
+        assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    named = [a for a in fig.layout.annotations if a.name == "point name"]
+    assert named[0].text == tokens[query] and named[0].x == fig.layout.annotations[0].x  # the chosen query first
+    assert len(named) >= 3
+
+
+def test_plane_names_stay_apart_on_the_default_sentence():
+    """read2 found "on/mat", "The/was", "sat/tired" printed on top of each other (lesson screen 12, head 1, the last
+    query); the app's own example, as the lesson draws it."""
+    from mha_app.example import build_example
+    from mha_app.settings import Spec
+
+    ex = build_example(Spec())
+    fig = inside_figures.qk_plane_figure(mc.qk_plane(ex.trace, 0), ex.tokens, len(ex.tokens) - 1)
+    boxes = label_boxes(fig)
+    assert len(boxes) >= len(ex.tokens)  # most of the 22 points keep their name
+    for a, b in itertools.combinations(boxes, 2):
+        assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+
+
+def test_plane_names_stay_apart_at_a_presentations_size():
+    """Lesson screen 12 in presentation mode draws the plane lower, with a taller top and 18 px names."""
+    trace, _ = CASES["self-attention"]()
+    size = inside.PlaneSize(height=480, top=160, bottom=90, font=18)
+    fig = inside_figures.qk_plane_figure(mc.qk_plane(trace, 0), [f"word{j}" for j in range(trace.weights.shape[1])],
+                                         1, size=size)
+    assert (fig.layout.height, fig.layout.margin.t, fig.layout.annotations[-1].font.size) == (480, 160, 18)
+    boxes = label_boxes(fig)
+    for a, b in itertools.combinations(boxes, 2):
+        assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)

@@ -33,7 +33,7 @@ def figures():
 
 def palette_colours(palette: base.Palette) -> set[str]:
     return {palette.background, palette.text, palette.muted, palette.neutral, palette.pale, palette.faint,
-            palette.highlight, *palette.sequential, *palette.diverging, *palette.heads}
+            palette.highlight, *palette.sequential, *palette.diverging, *palette.heads, *palette.series}
 
 
 def colours_in(fig) -> set[str]:
