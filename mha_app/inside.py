@@ -112,8 +112,8 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
 def plane_reading(plane: QKPlane, query: int, tokens: list[str]) -> str:
     """How to read the plane and how good it is here: the arrow's order and the distance's order for this query."""
     who = f"query {_token(tokens, query)}"
-    text = (f"**How to read it.** Follow the arrow from ✚ (marked 0: where a vector of zeros would lie) to the red "
-            f"{who}. The further a key lies along that arrow, the higher its score, and so its weight. ")
+    text = (f"**How to read it.** Follow the arrow from ✚ (marked 0: where a vector of zeros would lie) to the "
+            f"highlighted {who}. The further a key lies along that arrow, the higher its score, and so its weight. ")
     if plane.visible(query).sum() < 2:
         return text + f"Here {who} sees only one key, so there is no order to keep."
     return (text + f"In this plane the arrow puts the keys of {who} in the right order for "
@@ -165,7 +165,8 @@ def queries_and_keys(settings: Settings, ex: Example) -> None:
     st.markdown(plane_reading(plane, query, ex.tokens))
     if plane.keys_before_rope is not None:
         st.markdown(ROPE_NOTE)
-    st.markdown(f"The true scores of head {head + 1}: the row of the same query is outlined in red.")
+    st.markdown(f"The true scores of head {head + 1}: the row of the same query is outlined, in the colour of the "
+                "highlighted query above.")
     plot(figures.query_row_figure(ex.trace, head, query, ex.tokens, "scaled", ex.cfg.softmax_scale, ex.key_tokens),
          key="query_row")
     st.caption(PLANE_MADE + SOURCES["plane"])
@@ -261,8 +262,8 @@ def plane_in_brief(plane: QKPlane, query: int, tokens: list[str]) -> str:
     """The lesson's text for the plane: what it shows, the arrow, and how good both readings are here."""
     who = f"query {_token(tokens, query)}"
     text = (f"Head {plane.head + 1}'s queries (●) and keys (◆) as points in one plane, the one that keeps the most "
-            f"of their spread: here {plane.explained:.0%}. Follow the arrow from 0 (✚) to the red {who}: the further "
-            "along it a key lies, the higher its score.")
+            f"of their spread: here {plane.explained:.0%}. Follow the arrow from 0 (✚) to the highlighted {who}: the "
+            "further along it a key lies, the higher its score.")
     if plane.visible(query).sum() < 2:
         return text
     return (text + f" Here the arrow puts its keys in the right order for {plane.order_kept(query):.0%} of the pairs "

@@ -10,6 +10,8 @@ The colour language, defined here once and used by every figure (each always mea
   Head colours mean heads only: in a title or label over a head, a line or bar of that head. The border of a head's
   block on a value heatmap is the neutral text colour (a blue or red border on the blue-orange scale would read as a
   value); the head's name above the block carries its colour.
+- one highlight for what is chosen (the query in focus, the selected layer and head), a colour of no head and of
+  neither scale.
 - one series of greys for comparisons that are not heads (with / without 1/√d_k, one head against h, MHA / GQA / MQA,
   the steps of the pipeline, key/value heads): no hue, so never a head's colour, told apart by lightness (which every
   colour-vision deficiency keeps) and always named by a legend or label.
@@ -68,7 +70,10 @@ LIGHT = Palette(
     heads=("#1f5fbf", "#b35900", "#7b3fb5", "#3a7d00", "#a0008a", "#6b6b00", "#00758f", "#c0392b"),
     # J' 18 to 80 in even steps, no chroma: every one at least 20 ΔE' from every head colour.
     series=("#262626", "#595959", "#8c8c8c", "#bfbfbf"),
-    highlight="#c0392b",
+    # Deep green: at least 20 ΔE' from every head colour and every colour of both scales, so that an outline reads
+    # as "chosen", never as head 8 or a large value (tests/unit/test_colours.py); the chosen query is also the larger
+    # point and is named, since no one colour keeps clear of eight heads, two scales and the greys in every vision.
+    highlight="#005038",
 )
 DARK = Palette(
     background="#0e1117", text="#e6e8ee", muted="#adb5bd", neutral="#8c959f", pale="#454c55", faint="#2b3038",
@@ -79,7 +84,7 @@ DARK = Palette(
     # The light theme's hues at J' 76: readable on the dark background.
     heads=("#8eb8fe", "#fe943e", "#cc9eff", "#80cb4e", "#ff80df", "#b8ba4e", "#6ec3df", "#fe8f7d"),
     series=("#ebebeb", "#b8b8b8", "#878787", "#575757"),  # the same order: most contrast with the dark page first
-    highlight="#fe8f7d",
+    highlight="#f0f000",  # yellow: by the same rule, the colour farthest from the dark theme's heads and scales
 )
 PALETTES = {"light": LIGHT, "dark": DARK}
 CELL_TEXT = ("#000000", "#ffffff")  # numbers printed inside a cell: whichever contrasts more with the cell (>= 4.58:1)
