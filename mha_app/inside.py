@@ -54,6 +54,9 @@ def query_contributions(settings: Settings, ex: Example) -> tuple[np.ndarray, np
 
 
 GAP = 0.05  # a key whose weight exceeds its share by this much is named: "a large weight can add little"
+DIGITS = 3  # the table's numbers, rounded as the sentence above it rounds them (also what a copy of the table gives)
+ALL_ROWS = 24  # up to this many keys the table shows every one without scrolling, in the order of the text
+ROW_PX = 35  # Streamlit's height of a table row (and of its header)
 
 
 def contribution_sentence(settings: Settings, ex: Example) -> str:
@@ -94,15 +97,20 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
     st.latex(CONTRIBUTION_LATEX)
     st.markdown(contribution_sentence(settings, ex))
     weights, sizes, added, shares = query_contributions(settings, ex)
-    st.dataframe({
-        "key": list(range(1, len(ex.keys) + 1)), "token": list(ex.keys), "weight α_ts": weights,
-        "‖v_s W^O_i‖": sizes, "contribution": added, "share": shares,
-    }, hide_index=True, height=min(420, 35 * len(ex.keys) + 38), column_config={
-        "weight α_ts": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.3f"),
-        "share": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.3f"),
-        "‖v_s W^O_i‖": st.column_config.NumberColumn(format="%.3f"),
-        "contribution": st.column_config.NumberColumn(format="%.3f"),
+    keys = np.arange(len(ex.keys))
+    if len(keys) > ALL_ROWS:  # a long text: the keys that add most first, so the ones the sentence names are in view
+        keys = keys[np.argsort(-shares, kind="stable")]
+    rounded = {name: np.round(values[keys], DIGITS) for name, values in
+               (("weight α_ts", weights), ("‖v_s W^O_i‖", sizes), ("contribution", added), ("share", shares))}
+    st.dataframe({"key": keys + 1, "token": [ex.keys[k] for k in keys], **rounded}, hide_index=True,
+                 height=ROW_PX * (min(len(keys), ALL_ROWS) + 1) + 3, column_config={
+        "weight α_ts": st.column_config.ProgressColumn(min_value=0, max_value=1, format=f"%.{DIGITS}f"),
+        "share": st.column_config.ProgressColumn(min_value=0, max_value=1, format=f"%.{DIGITS}f"),
+        "‖v_s W^O_i‖": st.column_config.NumberColumn(format=f"%.{DIGITS}f"),
+        "contribution": st.column_config.NumberColumn(format=f"%.{DIGITS}f"),
     })
+    if len(keys) > ALL_ROWS:
+        st.caption(f"Sorted by share, largest first; the table shows {ALL_ROWS} of the {len(keys)} keys at a time.")
     st.caption(f"Query {settings.view.query} in head {head}, every key. The bias b_O is added once to the whole "
                "output, so it belongs to no key. " + SOURCES["contributions"])
 
