@@ -166,7 +166,10 @@ def cell_text(z: np.ndarray, texts: list[list[str]], axis: dict) -> list[list[st
              for v, t in zip(row, text_row, strict=True)] for row, text_row in zip(z, texts, strict=True)]
 
 
-def cell_numbers(z: np.ndarray, axis: dict, panels: int = 1, fmt: str = "{:.3g}", most: int | None = None) -> dict:
+CELL_FORMAT = "{:.2f}"  # every number printed in a cell: one precision (read2 found "0.000292" beside "3.67")
+
+
+def cell_numbers(z: np.ndarray, axis: dict, panels: int = 1, fmt: str = CELL_FORMAT, most: int | None = None) -> dict:
     """Print each cell's value inside a small heatmap, so a student can check it by hand, in black or white to read
     on the cell's colour (axis: the colour axis, with colorscale, cmin and cmax).
 
@@ -174,9 +177,14 @@ def cell_numbers(z: np.ndarray, axis: dict, panels: int = 1, fmt: str = "{:.3g}"
     """
     if z.size > (most or MAX_LABELLED_CELLS // panels):
         return {}
-    texts = [["" if np.isnan(v) else fmt.format(v) for v in row] for row in np.asarray(z, dtype=float)]
+    texts = [["" if np.isnan(v) else _unsigned_zero(fmt.format(v)) for v in row] for row in np.asarray(z, dtype=float)]
     return dict(text=cell_text(np.asarray(z, dtype=float), texts, axis), texttemplate="%{text}",
                 textfont=dict(size=11))
+
+
+def _unsigned_zero(text: str) -> str:
+    """"-0.00" (a small negative value, rounded) as "0.00"."""
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def colour_bar(title: str, blocked: bool = False, **more) -> dict:
