@@ -212,8 +212,10 @@ def show_run(run: TrainingRun) -> None:
             "the model says": [p if a >= 0 else "" for p, a in zip(predicted, answers, strict=True)],
             "right?": ["" if a < 0 else "✓" if p == task.vocab[a] else "✗"
                        for p, a in zip(predicted, answers, strict=True)]}
-    st.dataframe([{"position →": name, **{str(j + 1): value for j, value in enumerate(values)}}
-                  for name, values in rows.items()], hide_index=True)
+    # One row per position: a row per field ran 17 columns wide and was cut at the page's edge (read2). Every row
+    # shows (35 px each, with the header), so none hides behind a scroll bar.
+    st.dataframe({"position": list(range(1, len(tokens) + 1)), **rows}, hide_index=True,
+                 height=35 * (len(tokens) + 1) + 3)
 
     st.header("Each head's attention, from random to trained")
     st.markdown("Move the slider under the figure through training. At step 0 the weights are random and every head "

@@ -54,6 +54,9 @@ def query_contributions(settings: Settings, ex: Example) -> tuple[np.ndarray, np
 
 
 GAP = 0.05  # a key whose weight exceeds its share by this much is named: "a large weight can add little"
+DIGITS = 3  # the table's numbers, rounded as the sentence above it rounds them (also what a copy of the table gives)
+ALL_ROWS = 24  # up to this many keys the table shows every one without scrolling, in the order of the text
+ROW_PX = 35  # Streamlit's height of a table row (and of its header)
 
 
 def contribution_sentence(settings: Settings, ex: Example) -> str:
@@ -94,15 +97,20 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
     st.latex(CONTRIBUTION_LATEX)
     st.markdown(contribution_sentence(settings, ex))
     weights, sizes, added, shares = query_contributions(settings, ex)
-    st.dataframe({
-        "key": list(range(1, len(ex.keys) + 1)), "token": list(ex.keys), "weight α_ts": weights,
-        "‖v_s W^O_i‖": sizes, "contribution": added, "share": shares,
-    }, hide_index=True, height=min(420, 35 * len(ex.keys) + 38), column_config={
-        "weight α_ts": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.3f"),
-        "share": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.3f"),
-        "‖v_s W^O_i‖": st.column_config.NumberColumn(format="%.3f"),
-        "contribution": st.column_config.NumberColumn(format="%.3f"),
+    keys = np.arange(len(ex.keys))
+    if len(keys) > ALL_ROWS:  # a long text: the keys that add most first, so the ones the sentence names are in view
+        keys = keys[np.argsort(-shares, kind="stable")]
+    rounded = {name: np.round(values[keys], DIGITS) for name, values in
+               (("weight α_ts", weights), ("‖v_s W^O_i‖", sizes), ("contribution", added), ("share", shares))}
+    st.dataframe({"key": keys + 1, "token": [ex.keys[k] for k in keys], **rounded}, hide_index=True,
+                 height=ROW_PX * (min(len(keys), ALL_ROWS) + 1) + 3, column_config={
+        "weight α_ts": st.column_config.ProgressColumn(min_value=0, max_value=1, format=f"%.{DIGITS}f"),
+        "share": st.column_config.ProgressColumn(min_value=0, max_value=1, format=f"%.{DIGITS}f"),
+        "‖v_s W^O_i‖": st.column_config.NumberColumn(format=f"%.{DIGITS}f"),
+        "contribution": st.column_config.NumberColumn(format=f"%.{DIGITS}f"),
     })
+    if len(keys) > ALL_ROWS:
+        st.caption(f"Sorted by share, largest first; the table shows {ALL_ROWS} of the {len(keys)} keys at a time.")
     st.caption(f"Query {settings.view.query} in head {head}, every key. The bias b_O is added once to the whole "
                "output, so it belongs to no key. " + SOURCES["contributions"])
 
@@ -112,8 +120,8 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
 def plane_reading(plane: QKPlane, query: int, tokens: list[str]) -> str:
     """How to read the plane and how good it is here: the arrow's order and the distance's order for this query."""
     who = f"query {_token(tokens, query)}"
-    text = (f"**How to read it.** Follow the arrow from ✚ (marked 0: where a vector of zeros would lie) to the red "
-            f"{who}. The further a key lies along that arrow, the higher its score, and so its weight. ")
+    text = (f"**How to read it.** Follow the arrow from ✚ (marked 0: where a vector of zeros would lie) to the "
+            f"highlighted {who}. The further a key lies along that arrow, the higher its score, and so its weight. ")
     if plane.visible(query).sum() < 2:
         return text + f"Here {who} sees only one key, so there is no order to keep."
     return (text + f"In this plane the arrow puts the keys of {who} in the right order for "
@@ -176,7 +184,8 @@ def queries_and_keys(settings: Settings, ex: Example) -> None:
     st.markdown(plane_reading(plane, query, ex.tokens))
     if plane.keys_before_rope is not None:
         st.markdown(ROPE_NOTE)
-    st.markdown(f"The true scores of head {head + 1}: the row of the same query is outlined in red.")
+    st.markdown(f"The true scores of head {head + 1}: the row of the same query is outlined, in the colour of the "
+                "highlighted query above.")
     plot(figures.query_row_figure(ex.trace, head, query, ex.tokens, "scaled", ex.cfg.softmax_scale, ex.key_tokens),
          key="query_row")
     st.caption(PLANE_MADE + SOURCES["plane"])
@@ -272,8 +281,8 @@ def plane_in_brief(plane: QKPlane, query: int, tokens: list[str]) -> str:
     """The lesson's text for the plane: what it shows, the arrow, and how good both readings are here."""
     who = f"query {_token(tokens, query)}"
     text = (f"Head {plane.head + 1}'s queries (●) and keys (◆) as points in one plane, the one that keeps the most "
-            f"of their spread: here {plane.explained:.0%}. Follow the arrow from 0 (✚) to the red {who}: the further "
-            "along it a key lies, the higher its score.")
+            f"of their spread: here {plane.explained:.0%}. Follow the arrow from 0 (✚) to the highlighted {who}: the "
+            "further along it a key lies, the higher its score.")
     if plane.visible(query).sum() < 2:
         return text
     return (text + f" Here the arrow puts its keys in the right order for {plane.order_kept(query):.0%} of the pairs "

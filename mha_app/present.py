@@ -69,6 +69,7 @@ def enlarge(fig) -> dict:
     above = legend.get("orientation") == "h"  # a legend in a row goes above the plot: under it, it ran into the ticks
     margin = layout.setdefault("margin", {})
     margin["t"] = max(margin.get("t") or 0, (PLANE_TOP - 35 if two_lines else 80) + 35 * above)  # title, legend
+    _every_row(fig)
     for name, part in layout.items():
         if name.startswith(("xaxis", "yaxis")):
             part["tickfont"] = _sized(part.get("tickfont"))
@@ -88,6 +89,27 @@ def enlarge(fig) -> dict:
             trace["textfont"] = _sized(trace.get("textfont"))
     layout["uniformtext"] = dict(minsize=FIGURE_FONT, mode="hide")  # a number that fits a bar only when shrunk: hidden
     return fig
+
+
+ROW_PX = FIGURE_FONT + 4  # a row of a matrix needs this much height to carry its own label
+AXIS_ROOM = 100  # px under the plot for the keys' tilted names
+
+
+def _every_row(fig: dict) -> None:
+    """Name every row of a matrix (plotly's automatic ticks skip rows when labels are large), growing the figure up
+    to FIGURE_HEIGHT to give each row ROW_PX; a matrix with more rows than that keeps plotly's thinned labels."""
+    layout = fig["layout"]
+    axes = {}
+    for trace in fig["data"]:
+        name = "yaxis" + trace.get("yaxis", "y")[1:]
+        axis = layout.get(name, {})
+        if trace.get("type") == "heatmap" and axis.get("type") == "category" and trace.get("y") is not None:
+            low, high = axis.get("domain", [0, 1])
+            axes[name] = layout["margin"]["t"] + AXIS_ROOM + len(trace["y"]) * ROW_PX / (high - low)  # px needed
+    if axes and max(axes.values()) <= FIGURE_HEIGHT:
+        layout["height"] = max(layout["height"], int(max(axes.values())))
+        for name in axes:
+            layout[name].update(tickmode="linear", tick0=0, dtick=1)
 
 
 def _sized(font: dict | None, size: int = FIGURE_FONT) -> dict:

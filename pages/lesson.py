@@ -35,6 +35,21 @@ def show(fig, key: str) -> None:
     plot(present.enlarge(fig) if presenting else fig, key=key)
 
 
+
+
+def navigation(suffix: str, shortcuts: bool = False) -> None:
+    """Back, where we are, Next (the arrow keys press them when `shortcuts`: one row of buttons holds them)."""
+    back, where, forward = st.columns([1, 2, 1], vertical_alignment="center")
+    back.button("Back", key=f"back{suffix}", on_click=present.go_to, args=(number - 1,), disabled=number == 1,
+                width="stretch", shortcut="Left" if shortcuts else None)
+    where.markdown(f"Screen {number} of {len(SCREENS)}", text_alignment="center")
+    forward.button("Next", key=f"next{suffix}", on_click=present.go_to, args=(number + 1,),
+                   disabled=number == len(SCREENS), width="stretch", type="primary",
+                   shortcut="Right" if shortcuts else None)
+
+
+if presenting:  # a screen's question or figure can fill the projector: Next stays in view above it, without scrolling
+    navigation("_top")
 st.title(f"{number} · {title}")
 if not presenting:
     untrained_note(settings)  # a presentation keeps to one idea a screen; its heads screen says it in a line
@@ -63,7 +78,8 @@ def heads_screen():
     st.latex(r"d_k = \frac{d_{model}}{h} = \frac{%d}{%d} = %d,\qquad Q_i = %s"
              % (d, h, d_k, r"\mathrm{RoPE}(X W^Q_i)" if rotated else "X W^Q_i"))
     if predict("q_shape"):
-        show(figures.per_head_figure(tr.q, tokens, "Q"), "q")
+        # presenting: the panels in one row, tall enough to name every token at the projector's size
+        show(figures.per_head_figure(tr.q, tokens, "Q", cols=h if presenting and h <= 8 else None), "q")
 
 
 def scores_screen():
@@ -201,12 +217,7 @@ SCREEN = {"tokens": tokens_screen, "heads": heads_screen, "scores": scores_scree
 SCREEN[name]()
 
 st.divider()
-back, where, forward = st.columns([1, 2, 1], vertical_alignment="center")
-back.button("Back", key="back", on_click=present.go_to, args=(number - 1,), disabled=number == 1, width="stretch",
-            shortcut="Left")
-where.markdown(f"Screen {number} of {len(SCREENS)}", text_alignment="center")
-forward.button("Next", key="next", on_click=present.go_to, args=(number + 1,), disabled=number == len(SCREENS),
-               width="stretch", type="primary", shortcut="Right")
+navigation("", shortcuts=True)
 base = (st.context.url or "http://localhost:8501/lesson").split("?")[0]
 if presenting:
     st.button("Leave presentation mode", key="leave", on_click=present.leave, type="tertiary")

@@ -26,7 +26,7 @@ experiments.model_ablation_note(settings)
 layer, head = settings.view.layer, settings.view.head
 plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1), group_size=g,
                                mask=run.layers[0].mask), key="grid")
-st.caption(f"Outlined in red: layer {layer}, head {head}, the one the step-through pages show.")
+st.caption(f"Outlined: layer {layer}, head {head}, the one the step-through pages show.")
 
 st.header(f"Layer {layer}, large")
 st.caption("The layer chosen in the sidebar (or below), with its tokens on the axes: big enough for a projector."

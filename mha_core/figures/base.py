@@ -10,6 +10,8 @@ The colour language, defined here once and used by every figure (each always mea
   Head colours mean heads only: in a title or label over a head, a line or bar of that head. The border of a head's
   block on a value heatmap is the neutral text colour (a blue or red border on the blue-orange scale would read as a
   value); the head's name above the block carries its colour.
+- one highlight for what is chosen (the query in focus, the selected layer and head), a colour of no head and of
+  neither scale.
 - one series of greys for comparisons that are not heads (with / without 1/√d_k, one head against h, MHA / GQA / MQA,
   the steps of the pipeline, key/value heads): no hue, so never a head's colour, told apart by lightness (which every
   colour-vision deficiency keeps) and always named by a legend or label.
@@ -68,7 +70,10 @@ LIGHT = Palette(
     heads=("#1f5fbf", "#b35900", "#7b3fb5", "#3a7d00", "#a0008a", "#6b6b00", "#00758f", "#c0392b"),
     # J' 18 to 80 in even steps, no chroma: every one at least 20 ΔE' from every head colour.
     series=("#262626", "#595959", "#8c8c8c", "#bfbfbf"),
-    highlight="#c0392b",
+    # Deep green: at least 20 ΔE' from every head colour and every colour of both scales, so that an outline reads
+    # as "chosen", never as head 8 or a large value (tests/unit/test_colours.py); the chosen query is also the larger
+    # point and is named, since no one colour keeps clear of eight heads, two scales and the greys in every vision.
+    highlight="#005038",
 )
 DARK = Palette(
     background="#0e1117", text="#e6e8ee", muted="#adb5bd", neutral="#8c959f", pale="#454c55", faint="#2b3038",
@@ -79,7 +84,7 @@ DARK = Palette(
     # The light theme's hues at J' 76: readable on the dark background.
     heads=("#8eb8fe", "#fe943e", "#cc9eff", "#80cb4e", "#ff80df", "#b8ba4e", "#6ec3df", "#fe8f7d"),
     series=("#ebebeb", "#b8b8b8", "#878787", "#575757"),  # the same order: most contrast with the dark page first
-    highlight="#fe8f7d",
+    highlight="#f0f000",  # yellow: by the same rule, the colour farthest from the dark theme's heads and scales
 )
 PALETTES = {"light": LIGHT, "dark": DARK}
 CELL_TEXT = ("#000000", "#ffffff")  # numbers printed inside a cell: whichever contrasts more with the cell (>= 4.58:1)
@@ -161,7 +166,10 @@ def cell_text(z: np.ndarray, texts: list[list[str]], axis: dict) -> list[list[st
              for v, t in zip(row, text_row, strict=True)] for row, text_row in zip(z, texts, strict=True)]
 
 
-def cell_numbers(z: np.ndarray, axis: dict, panels: int = 1, fmt: str = "{:.3g}", most: int | None = None) -> dict:
+CELL_FORMAT = "{:.2f}"  # every number printed in a cell: one precision (read2 found "0.000292" beside "3.67")
+
+
+def cell_numbers(z: np.ndarray, axis: dict, panels: int = 1, fmt: str = CELL_FORMAT, most: int | None = None) -> dict:
     """Print each cell's value inside a small heatmap, so a student can check it by hand, in black or white to read
     on the cell's colour (axis: the colour axis, with colorscale, cmin and cmax).
 
@@ -169,9 +177,14 @@ def cell_numbers(z: np.ndarray, axis: dict, panels: int = 1, fmt: str = "{:.3g}"
     """
     if z.size > (most or MAX_LABELLED_CELLS // panels):
         return {}
-    texts = [["" if np.isnan(v) else fmt.format(v) for v in row] for row in np.asarray(z, dtype=float)]
+    texts = [["" if np.isnan(v) else _unsigned_zero(fmt.format(v)) for v in row] for row in np.asarray(z, dtype=float)]
     return dict(text=cell_text(np.asarray(z, dtype=float), texts, axis), texttemplate="%{text}",
                 textfont=dict(size=11))
+
+
+def _unsigned_zero(text: str) -> str:
+    """"-0.00" (a small negative value, rounded) as "0.00"."""
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def colour_bar(title: str, blocked: bool = False, **more) -> dict:

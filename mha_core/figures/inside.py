@@ -1,7 +1,7 @@
 """Figures for looking inside a head: queries and keys as points (analysis.qk_plane), what each key really adds
 (analysis.contributions) and attention followed through the layers (analysis.rollout). Pure functions, arrays in,
 figure out, in the colour language of figures.base: weights and shares on the sequential 0..1 scale, queries as
-rows, keys as columns; the chosen query in the red that attention figures use for outlines.
+rows, keys as columns; the chosen query in the highlight colour that attention figures use for outlines.
 """
 
 from __future__ import annotations
@@ -227,8 +227,8 @@ def _marker_axis() -> dict:
 def query_row_figure(trace: Trace, head: int, query: int, tokens: list[str], stage: str = "scaled",
                      scale: float = 1.0, key_tokens: list[str] | None = None,
                      pooled: tuple[np.ndarray, int] | None = None) -> dict:
-    """figures.attention_figure with the chosen query's row outlined in the plane's red, so the two figures show
-    the same query. A pooled overview outlines the block row that holds it."""
+    """figures.attention_figure with the chosen query's row outlined in the plane's highlight colour, so the two
+    figures show the same query. A pooled overview outlines the block row that holds it."""
     pooled = pooled if pooled is not None else pool_stage(trace, head, stage)
     fig = attention_figure(trace, head, tokens, stage=stage, scale=scale, key_tokens=key_tokens, pooled=pooled)
     step, m = pooled[1], trace.weights.shape[2]

@@ -14,18 +14,18 @@ from ..analysis.head_stats import ENCODER, Parts
 from ..analysis.pooling import MAX_CELLS, pool
 from . import describe
 from .base import (
+    BACKGROUND,
     FOCUS_BAR,
     HIGHLIGHT,
-    NEUTRAL,
-    PALE,
+    TEXT,
     WEIGHT_AXIS,
     amount_axis,
     cell_numbers,
     colour_bar,
     described,
-    head_colour,
     layout,
     pooled_labels,
+    series_colour,
     token_labels,
 )
 
@@ -132,11 +132,25 @@ def head_summary_figure(values: np.ndarray, metric: str, parts: Parts = ENCODER)
     return described(fig, describe.amounts(values, layers, heads, title, unit="" if is_share else "bits"))
 
 
-# One colour per part of a head's attention: greys for the special tokens and the first token, then the positions
-# and the rest in head colours chosen so that neighbours in a stacked bar differ under every colour-vision
-# deficiency (tests/unit/test_colours.py); the legend names each part.
-PART_COLOURS = {"cls": NEUTRAL, "sep": PALE, "first": NEUTRAL, "self": head_colour(1), "prev": head_colour(0),
-                "next": head_colour(7), "local": head_colour(7), "elsewhere": head_colour(6)}
+# One look per part of a head's attention: a grey (a series colour, so never a head's: head colours mean heads) and,
+# for the positional parts, a hatching. Four greys cannot name six parts, and lightness alone is all a grey has: the
+# hatching's shape tells the parts apart whatever the viewer's colour vision, and neighbours in a stacked bar differ
+# in lightness too (tests/unit/test_colours.py). The special tokens are solid and dark, the positions hatched, the
+# rest (content) solid and light; the legend names each part with its look. (colour, hatching, the hatching's ink)
+PART_STYLES = {"cls": (series_colour(0), "", None), "sep": (series_colour(2), "", None),
+               "first": (series_colour(0), "", None),
+               "self": (series_colour(1), "x", BACKGROUND), "prev": (series_colour(3), "/", TEXT),
+               "next": (series_colour(1), "\\", BACKGROUND), "local": (series_colour(1), "\\", BACKGROUND),
+               "elsewhere": (series_colour(3), "", None)}
+
+
+def part_marker(name: str) -> dict:
+    """The bar marker of one part: its grey, and its hatching (drawn in ink that reads on that grey) if any."""
+    colour, shape, ink = PART_STYLES[name]
+    marker = dict(color=colour, line=dict(color=BACKGROUND, width=1))
+    if shape:
+        marker["pattern"] = dict(shape=shape, fillmode="overlay", fgcolor=ink, fgopacity=1, size=7, solidity=0.3)
+    return marker
 
 
 def head_split_figure(rows: list[dict], title: str, parts: Parts = ENCODER) -> go.Figure:
@@ -149,7 +163,7 @@ def head_split_figure(rows: list[dict], title: str, parts: Parts = ENCODER) -> g
     for name in parts.columns:
         share = [0.0 if np.isnan(r[name]) else r[name] for r in rows]
         label = html.escape(parts.labels[name])
-        fig.add_trace(go.Bar(y=heads, x=share, name=label, orientation="h", marker_color=PART_COLOURS[name],
+        fig.add_trace(go.Bar(y=heads, x=share, name=label, orientation="h", marker=part_marker(name),
                              hovertemplate=f"%{{y}}<br>{label}: %{{x:.3f}}<extra></extra>"))
     fig.update_xaxes(title="share of the head's attention", range=[0, 1])
     fig.update_yaxes(type="category", autorange="reversed")

@@ -144,19 +144,20 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
 
 
 def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16, group_size: int = 1,
-                    kv: bool = False) -> dict:
+                    kv: bool = False, cols: int | None = None) -> dict:
     """Small multiples of a per-head array (heads, tokens, width), e.g. Q_i for every head i.
 
     The width is d_k for queries and keys, d_v for values and head outputs (name "V" or "head"). With grouped-query
     attention (group_size query heads per key/value head), K and V (kv=True) are per key/value head j; for query
     heads (see group_rows) each row of panels is one group. Titles stay in the text colour: head colours mean heads,
-    and a group is shown by its row, not by a colour.
+    and a group is shown by its row, not by a colour. cols: panels per row instead (one row leaves each token the
+    most height, as a projector's large labels need).
     """
     n_heads, n, width = a.shape
     index = "j" if kv and group_size > 1 else "i"
     width_name = "d_v" if name in ("V", "head") else "d_k"
     panels = [(f"{name}_{i + 1}", a[i]) for i in range(min(n_heads, max_heads))]
-    cols = group_size if group_rows(group_size) and not kv else min(len(panels), 4)
+    cols = cols or (group_size if group_rows(group_size) and not kv else min(len(panels), 4))
     fig, rows, step = panel_grid(panels, dim_labels(width, "c"), token_labels(tokens), cols,
                                  signed_axis(float(np.abs(a).max()) or 1.0),
                                  "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.04, vertical=0.15)

@@ -70,6 +70,10 @@ def themed(fig: go.Figure | dict, theme: str) -> dict:
         marker = trace.get("marker", {})
         if isinstance(marker.get("line"), dict) and "color" in marker["line"]:
             marker["line"]["color"] = recolour(marker["line"]["color"])
+        pattern = marker.get("pattern")  # a hatched bar: its ink and its ground
+        for ink in ("fgcolor", "bgcolor"):
+            if isinstance(pattern, dict) and ink in pattern:
+                pattern[ink] = recolour(pattern[ink])
         for holder in (trace, marker):
             if holder.get("colorscale"):
                 holder["colorscale"] = recolour.scale(holder["colorscale"])

@@ -62,6 +62,16 @@ def loss_figure(losses: np.ndarray, steps: list[int], held_out_loss: list[float]
                                                                            strict=True))))
 
 
+LABEL_FONT = 12  # px: the panels' token labels
+LABEL_PX = 24    # px a label needs along a panel's side (one line of LABEL_FONT, or a short label's width)
+LABEL_ROOM = 16  # labels that fit side by side across the figure's width, all panels together (about 700 px)
+
+
+def every_kth(n: int, room: int) -> int:
+    """k such that every k-th of n labels fits in `room` labels (1: all of them)."""
+    return max(1, -(-n // max(room, 1)))
+
+
 def patterns_through_training(attentions: np.ndarray, tokens: list[str], steps: list[int],
                               accuracy: list[float]) -> go.Figure:
     """Every head's attention weights on one sequence, (checkpoints, n_layers, h, n, n), as small multiples (a row
@@ -83,8 +93,12 @@ def patterns_through_training(attentions: np.ndarray, tokens: list[str], steps: 
         annotation.font = dict(color=head_colour(k % n_heads), size=12)
     fig.update_xaxes(type="category", showticklabels=False)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
-    fig.update_xaxes(showticklabels=True, tickangle=-90, tickfont=dict(size=9), row=n_layers)
-    fig.update_yaxes(showticklabels=True, tickfont=dict(size=9), col=1)
+    # Fewer, larger labels (read2: 7 px, turned on end): every k-th token, level, as many as a panel's side holds.
+    across, down = every_kth(n, LABEL_ROOM // n_heads), every_kth(n, min(260, 14 * n + 90) // LABEL_PX)
+    fig.update_xaxes(showticklabels=True, tickangle=0, tickfont=dict(size=LABEL_FONT), tickmode="array",
+                     tickvals=labels[::across], row=n_layers)
+    fig.update_yaxes(showticklabels=True, tickfont=dict(size=LABEL_FONT), tickmode="array", tickvals=labels[::down],
+                     col=1)
     titles = [f"Step {step}: held-out accuracy {acc:.0%} (rows: queries, columns: keys)"
               for step, acc in zip(steps, accuracy, strict=True)]
     fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **WEIGHT_AXIS))

@@ -68,7 +68,8 @@ def test_training_shows_the_runs_numbers(trained):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Held-out accuracy at the end"] == f"{run.accuracy:.1%}"
     table = at.dataframe[0].value
-    assert list(table.iloc[0][1:]) == list(run.task.example)                     # the tokens, one column each
+    assert list(table["token"]) == list(run.task.example)                        # the tokens, one row each (fits)
+    assert list(table["position"]) == list(range(1, len(run.task.example) + 1))
 
 
 def test_a_shared_link_replays_the_run_at_once(trained):

@@ -18,7 +18,12 @@ Thresholds (ΔE'):
 - SERIES_STEP = 15: the series' greys, told apart by lightness alone (which no colour-vision deficiency changes),
   each from the next; GREY = 3: their chroma (C' of CAM02-UCS) stays below it, so they never take a head's hue.
 - GRAPHIC_CONTRAST = 3: WCAG 2.1's ratio for graphics (1.4.11) between the background and the series' first three
-  greys, which a comparison of up to three uses (the fourth, for the pipeline's last box, is outlined in a box).
+  greys, which a comparison of up to three uses (the fourth, for the pipeline's last box, is outlined in a box), and
+  between a hatched bar's grey and its hatching.
+- The highlight (the chosen query, the selected cells): NEIGHBOURS from every head colour and every colour of both
+  scales in normal vision, so that it never reads as a head or a value; HIGHLIGHT_ANY = 8 from those and from the
+  greys in every simulated vision (eight heads, two scales and the greys leave no colour farther in every vision;
+  the chosen query is also the larger, named point, and an outline is a shape).
 """
 
 from __future__ import annotations
@@ -40,8 +45,8 @@ from mha_app.theme import PRIMARY_LABEL
 from mha_core import figures as F
 from mha_core.analysis.head_stats import ENCODER, decoder_parts
 from mha_core.figures import base
-from mha_core.figures.models import PART_COLOURS
-from mha_core.figures.theme import colour_map, themed
+from mha_core.figures.models import PART_STYLES, head_split_figure
+from mha_core.figures.theme import themed
 from screen import as_array, as_figure
 
 colorspacious = pytest.importorskip("colorspacious")
@@ -49,7 +54,7 @@ colorspacious = pytest.importorskip("colorspacious")
 SIMULATIONS = {"normal vision": None, "deuteranopia": "deuteranomaly", "protanopia": "protanomaly",
                "tritanopia": "tritanomaly"}
 SEQUENTIAL_STEP, DIVERGING_STEP, SIDES_APART, BLANK, NEIGHBOURS = 6.0, 5.0, 15.0, 5.0, 20.0
-SERIES_STEP, GREY, GRAPHIC_CONTRAST = 15.0, 3.0, 3.0
+SERIES_STEP, GREY, GRAPHIC_CONTRAST, HIGHLIGHT_ANY = 15.0, 3.0, 3.0, 8.0
 TEXT_CONTRAST = 4.5  # WCAG 2.1 AA, normal text
 THEMES = {"light": base.LIGHT, "dark": base.DARK}
 
@@ -166,15 +171,61 @@ def test_no_two_head_colours_are_alike_in_normal_vision(theme):
     assert min(distance(a, b, "normal vision") for a, b in itertools.combinations(heads, 2)) >= 10
 
 
+def part_bars(kind: str, theme: str) -> list[dict]:
+    """The stacked bars of a head split (one per part, in order), as the app sends them in `theme`."""
+    parts = ENCODER if kind == "encoder" else decoder_parts()
+    rows = [{"head": 0, **{name: 1 / len(parts.columns) for name in parts.columns}}]
+    return themed(head_split_figure(rows, "t", parts), theme)["data"]
+
+
 @both
 @every_vision
 @pytest.mark.parametrize("kind", ["encoder", "decoder"])
 def test_neighbouring_parts_of_a_stacked_bar_differ(theme, simulation, kind):
-    parts = ENCODER if kind == "encoder" else decoder_parts()
-    to_theme = colour_map(THEMES[theme])
-    colours = [to_theme[PART_COLOURS[name]] for name in parts.columns]
+    """Greys told apart by lightness (SERIES_STEP, which no colour-vision deficiency changes), each part with a look
+    of its own (grey and hatching), and no grey near a head colour (head colours mean heads)."""
+    bars = part_bars(kind, theme)
+    looks = [(bar["marker"]["color"], bar["marker"].get("pattern", {}).get("shape", "")) for bar in bars]
+    assert len(set(looks)) == len(looks), looks
+    colours = [colour for colour, _ in looks]
     worst = min(distance(a, b, simulation) for a, b in itertools.pairwise(colours))
-    assert worst >= NEIGHBOURS, (parts.columns, worst)
+    assert worst >= SERIES_STEP, (looks, worst)
+    assert min(distance(c, h, "normal vision") for c in colours for h in THEMES[theme].heads) >= NEIGHBOURS
+
+
+@both
+def test_a_hatched_part_shows_its_hatching(theme):
+    for bar in part_bars("encoder", theme) + part_bars("decoder", theme):
+        pattern = bar["marker"].get("pattern")
+        if pattern:
+            assert contrast(pattern["fgcolor"], bar["marker"]["color"]) >= GRAPHIC_CONTRAST, (bar["name"], pattern)
+
+
+def test_the_parts_use_no_head_colour():
+    heads = set(base.LIGHT.heads) | set(base.DARK.heads)
+    assert not {colour for colour, _, _ in PART_STYLES.values()} & heads
+
+
+# --- the highlight: what is chosen ----------------------------------------------------------------------------------
+
+@both
+def test_the_highlight_is_no_head_and_no_value(theme):
+    """The chosen query and the selection's outline were head 8's red, beside red-orange values: now far from both."""
+    palette = THEMES[theme]
+    scales = sample(palette.sequential, np.linspace(0, 1, 41)) + sample(palette.diverging, np.linspace(0, 1, 41))
+    near = min((distance(palette.highlight, c, "normal vision"), c) for c in [*palette.heads, *scales])
+    assert near[0] >= NEIGHBOURS, near
+
+
+@both
+@every_vision
+def test_the_highlight_differs_from_every_colour_in_every_vision(theme, simulation):
+    palette = THEMES[theme]
+    others = [*palette.heads, *sample(palette.sequential, np.linspace(0, 1, 41)),
+              *sample(palette.diverging, np.linspace(0, 1, 41)), *palette.series, palette.text, palette.muted,
+              palette.neutral, palette.pale]
+    near = min((distance(palette.highlight, c, simulation), c) for c in others)
+    assert near[0] >= HIGHLIGHT_ANY, near
 
 
 # --- the series: comparisons that are not of heads ----------------------------------------------------------------

@@ -481,3 +481,19 @@ def test_the_kv_cache_chart_ticks_are_sizes_with_units_and_its_bars_are_the_tabl
     assert min(axis.tickvals) <= 3 * shown[0] and max(axis.tickvals) >= shown[-1] / 3  # the ticks span the bars
     published = {(bar.name, x) for bar in fig.data for x, star in zip(bar.x, bar.text, strict=True) if star == "★"}
     assert published == {(r["attention"], r["model"]) for r in table if r["own"]}
+
+
+def test_cells_print_one_precision_and_a_projector_names_every_row():
+    """read2, lesson screen 3: "0.000292" beside "3.67", and every other query named; screen 2: rows 1, 5, 9 only."""
+    from mha_app.present import enlarge
+
+    tokens = [f"t{i}" for i in range(11)]
+    tr, _, _ = example(h=8, d_model=128, n=11)
+    scores = enlarge(figures.attention_figure(tr, 0, tokens, "scaled", 0.25))
+    shown = [re.sub(r"<[^>]+>", "", t) for row in scores["data"][0]["text"] for t in row]
+    assert shown and all(re.fullmatch(r"-?\d+\.\d\d", t) and t != "-0.00" for t in shown), shown
+    assert scores["layout"]["yaxis"]["dtick"] == 1 and scores["layout"]["yaxis"]["tickmode"] == "linear"
+    in_a_row = enlarge(figures.per_head_figure(tr.q, tokens, "Q", cols=8))
+    assert in_a_row["layout"]["yaxis"]["dtick"] == 1
+    stacked = enlarge(figures.per_head_figure(tr.q, tokens, "Q"))  # two rows of panels: no room for 11 labels each
+    assert "dtick" not in stacked["layout"]["yaxis"]

@@ -336,3 +336,17 @@ def test_experiment_figures_draw_the_mean_and_the_spread():
     comparison = tfig.head_comparison_figure((1, 2), 64, loss, acc, solved, 300)
     means = [t for t in comparison.data if t.mode == "lines"]
     np.testing.assert_allclose(means[2].y, [200, 50])                          # an unsolved run counts at the budget
+
+
+def test_the_trained_grid_names_tokens_in_fewer_larger_level_labels():
+    """read2: the 8-panel grid's labels were 7 px and turned on end. Now 12 px, level, every k-th token, and no
+    more across a panel than its width holds (16 tokens in 4 panels of about 175 px: every 4th, 4 labels)."""
+    tokens = list("cozyplanetplanet")                                               # 16 tokens, as the example
+    attentions = np.random.default_rng(0).dirichlet(np.ones(16), size=(2, 2, 4, 16))  # (checkpoints, layers, h, n, n)
+    fig = tfig.patterns_through_training(attentions, tokens, [0, 600], [0.0, 1.0])
+    bottom, left = fig.layout.xaxis5, fig.layout.yaxis
+    assert bottom.showticklabels and bottom.tickangle == 0 and bottom.tickfont.size >= 12
+    assert list(bottom.tickvals) == [f"{i} {tokens[i - 1]}" for i in (1, 5, 9, 13)]
+    assert left.showticklabels and left.tickfont.size >= 12
+    assert len(left.tickvals) * 24 <= 260 and left.tickvals[0] == "1 c"               # a panel is 260 px tall
+    assert not fig.layout.xaxis.showticklabels                                        # only under the bottom row
