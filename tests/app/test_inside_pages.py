@@ -138,7 +138,7 @@ def test_the_plane_says_which_reading_did_better_on_this_example(page, head, que
     """Was: "Distance is only an approximation" / "only a rough guide" whatever the numbers, while distance put
     91 % of the pairs in order and the arrow 78 % (SmolLM2, lesson screen 12)."""
     params = {"head": str(head), "query": str(query)} | ({"screen": "12"} if page.endswith("lesson.py") else {})
-    at = run_app(params, page, opened={"attention_tab": "Queries and keys as points"})
+    at = run_app(params, page, opened={"attention_tab": "Queries and keys"})
     _, ex = shown(at)
     plane = mc.qk_plane(ex.trace, head - 1)
     arrow, near = (round(100 * plane.order_kept(query - 1, by)) for by in ("dot", "distance"))

@@ -171,8 +171,8 @@ def test_projection_groups_the_query_heads_by_their_key_value_head(pages):
                         "W_K (576 × 192): h_kv = 3 key/value heads, each shared by 3 query heads")
     assert [a["text"] for a in w_k["layout"]["annotations"]] == ["K/V 1", "K/V 2", "K/V 3"]
     q_heads = figure_titled(at, "Q_i for each head")
-    colours = [a["font"]["color"] for a in q_heads["layout"]["annotations"][:9]]
-    assert colours[0] == colours[2] != colours[3] == colours[5] != colours[6]
+    rows = [a["y"] for a in q_heads["layout"]["annotations"][:9]]  # a row of panels per K/V head (colour: heads only)
+    assert rows[0] == rows[2] != rows[3] == rows[5] != rows[6] == rows[8]
 
 
 # --- step 2: attention ---------------------------------------------------------------------------------------------

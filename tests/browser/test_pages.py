@@ -65,8 +65,9 @@ TAB_STRIPS_JS = """() => [...document.querySelectorAll('[role="tablist"]')].map(
   return [list.getBoundingClientRect().right, tabs.map(t => t.innerText),
           Math.max(...tabs.map(t => t.getBoundingClientRect().right))];
 })"""
+# Token labels ("12 <"): a number, a space, the token; not a size on a bytes axis ("10 MiB", the cost page).
 TOKEN_LABELS_JS = """() => [...document.querySelectorAll('.xtick text, .ytick text, .g-xtitle, .g-ytitle')]
-    .map(t => t.textContent).filter(t => /^\\d+ /.test(t))"""
+    .map(t => t.textContent).filter(t => /^\\d+ /.test(t) && !/^\\d+ [KMGTP]?i?B$/.test(t))"""
 
 
 def test_app_has_pages():
