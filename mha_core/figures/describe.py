@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -265,16 +265,21 @@ def bars(labels: Sequence[str], heights: Sequence[float], what: str, unit: str =
 
 
 def grouped_bars(labels: Sequence[str], series: dict[str, Sequence[float]], what: str, unit: str = "",
-                 fmt: str = "{:.3g}") -> Description:
-    """Several bars per label, one per series (missing: NaN): each series' largest, and the whole as a table."""
+                 fmt: str = "{:.3g}", show: Callable[[float], str] | None = None) -> Description:
+    """Several bars per label, one per series (missing: NaN): each series' largest, and the whole as a table.
+
+    show: each height as text with its own unit (e.g. analysis.cost.human_bytes: "48 MiB"), in the summary and the
+    table alike, in place of fmt and unit."""
     u = f" {unit}" if unit else ""
+    text = show or (lambda v: f"{fmt.format(v)}{u}")
     parts = []
     for name, heights in series.items():
         v = np.asarray(heights, dtype=float)
         order = _largest_first(v)
         if len(order):
-            parts.append(f"{name}: largest {labels[order[0]]} ({fmt.format(v[order[0]])}{u})")
-    rows = tuple((label, *(_round(series[name][i], 6) for name in series)) for i, label in enumerate(labels))
+            parts.append(f"{name}: largest {labels[order[0]]} ({text(v[order[0]])})")
+    cell = (lambda v: show(v) if np.isfinite(float(v)) else _round(v)) if show else (lambda v: _round(v, 6))
+    rows = tuple((label, *(cell(series[name][i]) for name in series)) for i, label in enumerate(labels))
     return Description(f"{what}. " + "; ".join(parts) + ".", ("", *series), rows)
 
 

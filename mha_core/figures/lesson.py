@@ -141,7 +141,8 @@ def kv_cache_figure(table: list[dict], seq_len: int, batch: int) -> go.Figure:
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.25))
     title = f"K/V cache at {seq_len:,} tokens × batch {batch}, 16 bits per number; ★: each model as published"
     models = list(dict.fromkeys(r["model"] for r in table))
-    sizes = {(r["model"], r["attention"]): r["total"] / 2**30 for r in table}
+    sizes = {(r["model"], r["attention"]): r["total"] for r in table}  # bytes
     return described(layout(fig, title, height=380), describe.grouped_bars(
-        models, {kind: [sizes.get((name, kind), np.nan) for name in models] for kind in colours}, title, unit="GiB"))
+        models, {kind: [sizes.get((name, kind), np.nan) for name in models] for kind in colours}, title,
+        show=lambda n: human_bytes(int(n))))  # in the units of the table beside it: "48 MiB", "1.5 GiB"
 

@@ -481,6 +481,12 @@ def test_the_kv_cache_chart_ticks_are_sizes_with_units_and_its_bars_are_the_tabl
     assert min(axis.tickvals) <= 3 * shown[0] and max(axis.tickvals) >= shown[-1] / 3  # the ticks span the bars
     published = {(bar.name, x) for bar in fig.data for x, star in zip(bar.x, bar.text, strict=True) if star == "★"}
     assert published == {(r["attention"], r["model"]) for r in table if r["own"]}
+    # read3 L5: the chart in words in the units of the table beside it ("48 MiB"), never unitless GiB decimals
+    words = figures.Description.of(fig)
+    base = next(row for row in words.rows if row[0] == "Transformer base")
+    assert base[1] == "48 MiB", base  # 6 layers x 2 (K, V) x 4,096 tokens x 512 numbers x 2 bytes = 48 x 2**20 bytes
+    assert all(re.fullmatch(r"\d[\d.,]* (KiB|MiB|GiB|TiB)", cell) for row in words.rows for cell in row[1:]), words.rows
+    assert re.search(r"MQA: largest GPT-3 175B \(\d[\d.]* MiB\)", words.alt), words.alt
 
 
 def test_cells_print_one_precision_and_a_projector_names_every_row():
