@@ -116,8 +116,11 @@ st.markdown(
 )
 st.dataframe([{"model": f"{p.name} [{i + 1}]", "kind": p.kind, "layers": p.n_layers, "d_model": p.d_model,
                "heads h": p.n_heads, "K/V heads h_kv": p.n_kv_heads, "d_k": p.d_k, "attention": p.attention,
-               "parameters per attention block": f"{p.params_per_layer():,}"}
-              for i, p in enumerate(shapes)], hide_index=True)
+               "block parameters": f"{p.params_per_layer():,}"}
+              for i, p in enumerate(shapes)], hide_index=True,
+             column_config={"block parameters": st.column_config.TextColumn(  # a short header: the table fits 1280 px
+                 help="Parameters of one attention block: W_Q, W_K, W_V and W_O, with their biases if the model has "
+                      "them")})
 
 st.subheader("The K/V cache: MHA, GQA and MQA")
 st.markdown(

@@ -65,6 +65,10 @@ TAB_STRIPS_JS = """() => [...document.querySelectorAll('[role="tablist"]')].map(
   return [list.getBoundingClientRect().right, tabs.map(t => t.innerText),
           Math.max(...tabs.map(t => t.getBoundingClientRect().right))];
 })"""
+# Each table (a canvas grid) wider than its frame: its columns' width and the frame's (read3: a header cut to
+# "parameters per atte" at 1280 px).
+WIDE_TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
+    .map(s => [s.scrollWidth, s.clientWidth]).filter(([inner, frame]) => inner > frame + 1)"""
 # Token labels ("12 <"): a number, a space, the token; not a size on a bytes axis ("10 MiB", the cost page).
 TOKEN_LABELS_JS = """() => [...document.querySelectorAll('.xtick text, .ytick text, .g-xtitle, .g-ytitle')]
     .map(t => t.textContent).filter(t => /^\\d+ /.test(t) && !/^\\d+ [KMGTP]?i?B$/.test(t))"""
@@ -96,6 +100,7 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_pa
     assert page.locator(".js-plotly-plot .main-svg").count() >= charts.count()
     # Nothing of the sentence is interpreted: no script runs, no markup, math, emoji code, colour or link is made.
     assert page.evaluate(INJECTED_JS) == NOTHING_INJECTED
+    assert not page.evaluate(WIDE_TABLES_JS), "a table wider than the page: its last column is cut"
     expect(page.get_by_role("textbox", name="Sentence")).to_have_value(CRAFTED)
     # Chart labels show the tokens as text, escaped exactly once: the token "<" reads "k <", never "k &lt;".
     tokens = CRAFTED_TOKENS
