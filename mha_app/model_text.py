@@ -41,7 +41,8 @@ class ModelText:
     weights: str = ""                                   # where the weights come from, if that needs saying
     weights_short: str = ""                             # the same in one sentence (under the model's sizes)
     masks: str = ""                                     # which masks the model uses (instead of the mask controls)
-    patterns: str = ""                                  # what to look for in the model view
+    patterns: str = ""                                  # what to look for in the model view; {dark}: the colour
+                                                        # word of more weight in the page's theme (theme.more_looks)
 
     def token_note(self, token: str, previous: str | None = None) -> str:
         """A few words on a token that needs them (a special token, a word piece); "" for a plain word.
@@ -88,7 +89,7 @@ MODEL_TEXT = {
         piece_prefix="##",
         about="a trained encoder (BERT-style): 6 layers × 12 heads; every token sees every other",
         masks="The encoder's tokens see each other in both directions, so there are no masks here.",
-        patterns=(f"look for diagonal stripes (*{POSITIONAL}* heads: the previous or next token), dark first or "
+        patterns=(f"look for diagonal stripes (*{POSITIONAL}* heads: the previous or next token), {{dark}} first or "
                   f"last columns (*{SPECIAL}* heads: the attention parked on [CLS] or [SEP]), and scattered spots "
                   f"that link related words (*{CONTENT}* heads; the head summary counts each kind)"),
     ),
@@ -137,7 +138,7 @@ MODEL_TEXT = {
                "model, so it is always on, and there is no padding (one text, no batch)."),
         patterns=("every square is a lower triangle, but that shape comes from the causal mask, which blocks every "
                   "key after its query (random weights with the mask give the same triangle). Inside it, look for a "
-                  f"dark first column (*{SINK}* heads: the attention parked on the first token), a stripe just "
+                  f"{{dark}} first column (*{SINK}* heads: the attention parked on the first token), a stripe just "
                   f"below the diagonal (*{POSITIONAL}* heads: the previous token), and on a repeated phrase a stripe "
                   "parallel to the diagonal, one phrase length to the left (induction heads; the head summary counts "
                   "the first two kinds and gives each head's induction score)"),
@@ -149,7 +150,7 @@ GENERIC = ModelText(
     first_input="X of layer 1 is the model's learned embedding of each token.",
     later_input=("X of layer {layer} is the output of layer {previous}: its attention output plus the rest of that "
                  f"layer (normalisation, the feed-forward block, and residual connections: {RESIDUAL})."),
-    patterns=(f"look for stripes along the diagonal (*{POSITIONAL}* heads: neighbouring tokens), dark columns (a "
+    patterns=(f"look for stripes along the diagonal (*{POSITIONAL}* heads: neighbouring tokens), {{dark}} columns (a "
               f"token where the attention parks) and scattered spots that link related words (*{CONTENT}* heads)"),
 )
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from mha_core.figures.base import MORE_LOOKS
+
 # Trusted code, a constant: no user text reaches it. The page's background is dark when its luminance (Rec. 709
 # weights, 0..255) is below the middle, as Streamlit decides. One request per theme seen (window.mhaThemeAsked):
 # a remount with the previous run's data must not ask again.
@@ -44,6 +46,13 @@ _watch = None
 def current() -> str:
     """"light" or "dark": the theme Streamlit reported with this rerun; light when it has not said (in a test run)."""
     return "dark" if st.context.theme.type == "dark" else "light"
+
+
+def more_looks() -> tuple[str, str]:
+    """How more weight looks in this theme, in words (adjective, comparative): ("dark", "darker") on the light page,
+    ("bright", "brighter") on the dark one (figures.base.MORE_LOOKS); follow() reruns the page when the theme changes,
+    so the sentences change with the charts."""
+    return MORE_LOOKS[current()]
 
 
 def follow() -> None:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from mha_app import experiments, inside
+from mha_app import experiments, inside, theme
 from mha_app.model_text import model_text
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, token_spelling, view
 from mha_core import figures
@@ -13,13 +13,14 @@ st.title(f"Model view: all {card.n_layers * card.n_heads} heads" if card else "M
 run = needs_pretrained(ex)
 n_layers, n_heads, g = len(run.layers), ex.cfg.n_heads, ex.cfg.group_size
 shared = (f" (here {n_heads} query heads share {ex.cfg.kv_heads} key/value heads: the heads of one group stand "
-          "together, their titles in one colour)" if g > 1 else "")
+          "together, under a label that names their K/V head)" if g > 1 else "")
+dark, darker = theme.more_looks()  # the words for more weight in this theme's colours
 st.markdown(
     f"A trained transformer runs attention {n_layers} times, once per layer, each time with {n_heads} heads{shared}. "
     "Below, each small square is one head's attention weights on your text (rows: the token that asks, columns: "
-    f"the token it looks at; darker = more weight). Training decides where each head's weight goes: "
-    f"{model_text(card.name).patterns}. Hover over a square for its tokens and numbers, or see one layer large, "
-    "with its tokens, below."
+    f"the token it looks at; {darker} = more weight). Training decides where each head's weight goes: "
+    f"{model_text(card.name).patterns.format(dark=dark)}. Hover over a square for its tokens and numbers, or see one "
+    "layer large, with its tokens, below."
 )
 token_spelling(settings.spec)
 experiments.model_ablation_note(settings)

@@ -12,6 +12,7 @@ from .base import (
     DARK,
     HEAD_COLOURS,
     LIGHT,
+    MORE_LOOKS,
     PALETTES,
     SERIES,
     SIGNED_SCALE,
@@ -70,7 +71,7 @@ from .steps import (
 from .theme import themed
 
 __all__ = [
-    "DARK", "Description", "LIGHT", "PALETTES", "themed",
+    "DARK", "Description", "LIGHT", "MORE_LOOKS", "PALETTES", "themed",
     "HEAD_COLOURS", "SERIES", "MIX_KEYS", "SIGNED_SCALE", "STAGE_TITLES", "WEIGHT_SCALE", "ZOOM", "attention_figure",
     "concat_figure", "contribution_grid_figure", "contribution_size_figure", "contributions_figure",
     "dot_product_figure", "entropy_figure", "flops_figure", "group_rows", "head_colour", "head_grid_figure",

@@ -87,6 +87,10 @@ DARK = Palette(
     highlight="#f0f000",  # yellow: by the same rule, the colour farthest from the dark theme's heads and scales
 )
 PALETTES = {"light": LIGHT, "dark": DARK}
+# "More" on the sequential scale in words, per theme: more is farther from the page's background, so dark on the light
+# page and bright on the dark one (DARK.sequential is LIGHT's turned round). Every sentence that names a direction of
+# colour takes its words from here: (adjective, comparative), e.g. "a dark first column", "darker = more weight".
+MORE_LOOKS = {"light": ("dark", "darker"), "dark": ("bright", "brighter")}
 CELL_TEXT = ("#000000", "#ffffff")  # numbers printed inside a cell: whichever contrasts more with the cell (>= 4.58:1)
 
 

@@ -1,8 +1,8 @@
 """Figures of training runs and of the experiments on heads: pure functions (arrays in, plotly figure out).
 
-The app's colour language: attention weights on the sequential 0..1 scale (figures.WEIGHT_SCALE, darker = more),
-one colour per head (figures.head_colour), queries as rows and keys as columns. Each head's pattern through training
-is one figure with a slider: moving it only restyles the figure in the browser, no new computation.
+The app's colour language: attention weights on the sequential 0..1 scale (figures.WEIGHT_SCALE, more = farther from
+the background), one colour per head (figures.head_colour), queries as rows and keys as columns. Each head's pattern
+through training is one figure with a slider: moving it only restyles the figure in the browser, no new computation.
 """
 
 from __future__ import annotations

@@ -140,6 +140,9 @@ def test_model_view_reads_its_colours_right_and_offers_a_large_layer():
     assert_clean(at)
     markdown = texts(at, "markdown")
     assert "darker = more weight" in markdown and "bright" not in markdown and "dark first or last columns" in markdown
+    dark = texts(run_app({"model": PRETRAINED, "text": "The cat sat on the mat.", "layer": "2"}, "pages/model_view.py",
+                         context={"theme": "dark"}), "markdown")  # read3: more weight is brighter on the dark page
+    assert "brighter = more weight" in dark and "bright first or last columns" in dark and "dark" not in dark
     large = figure_titled(at, "Layer 2: all 12 heads")
     run = load_minilm().run("The cat sat on the mat.")
     assert len(large["data"]) == 12 and large["data"][0]["x"][0] == "1 [CLS]"

@@ -125,6 +125,23 @@ def test_more_weight_is_always_farther_from_the_background(theme, simulation):
     assert away[0] >= BLANK
 
 
+@both
+def test_the_words_for_more_weight_say_which_way_the_scale_runs(theme):
+    """read3: "darker = more weight" and "dark first columns" stood on the dark page, where more weight is brighter.
+    The words (figures.base.MORE_LOOKS) follow the scale's lightness (CAM02-UCS J') in each theme, and every trained
+    model's "what to look for" takes its colour word from them."""
+    from mha_app.model_text import GENERIC, MODEL_TEXT
+
+    stops = THEMES[theme].sequential
+    lighter_with_more = seen([stops[-1]], "normal vision")[0][0] > seen([stops[0]], "normal vision")[0][0]
+    adjective, comparative = base.MORE_LOOKS[theme]
+    assert (adjective, comparative) == (("bright", "brighter") if lighter_with_more else ("dark", "darker"))
+    wrong = "dark" if lighter_with_more else "bright"
+    for text in (*MODEL_TEXT.values(), GENERIC):
+        words = text.patterns.format(dark=adjective)
+        assert re.search(rf"\b{adjective}\b", words) and not re.search(rf"\b{wrong}", words), words
+
+
 # --- the diverging scale: scores, Q, K, V, outputs ----------------------------------------------------------------
 
 @both
