@@ -70,7 +70,7 @@ def kv_sharing(ex: Example) -> None:
         f"Here the h = {h} query heads share **h_kv = {kv}** key/value head{'s' if kv > 1 else ''} "
         f"(grouped-query attention, {AINSLIE}; Llama 2 70B uses it): {listed}. Each query head still has its own "
         f"{d_k} columns of W_Q, but W_K and W_V have only **{kv} · {d_k} = {kv * d_k}** columns instead of "
-        f"{h} · {d_k} = {h * d_k}. The colours mark the groups: a query head and the K/V head it reads share one."
+        f"{h} · {d_k} = {h * d_k}. The lines mark the groups: each query head is joined to the K/V head it reads."
         + (" With a single K/V head this is multi-query attention." if kv == 1 else ""))
     plot(xfig.kv_groups_figure(h, kv), key="kv_groups")
     full, shared = (_kv_parameters(cfg.d_model, h, n, cfg.bias) for n in (h, kv))

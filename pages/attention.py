@@ -36,8 +36,8 @@ if revealed:
     attention_explorer(settings, ex)  # every head at every stage, drawn in the browser: the grid, one head, a query
     if figures.group_rows(cfg.group_size):
         st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value "
-                   "head (the colour of their titles). They share K and V, yet their attention weights differ, "
-                   "because each has its own queries.")
+                   "head (row j reads K/V head j). They share K and V, yet their attention weights differ, because "
+                   "each has its own queries.")
 st.latex(formulas.attention(cfg)
          + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
          % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))

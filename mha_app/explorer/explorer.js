@@ -577,8 +577,8 @@ class Explorer {
     const cols = grouped ? h.group_size
       : (tall && Array.from({ length: h.heads }, (_, i) => i + 1).find(fits)) || Math.min(h.heads, 4);
     const [pw, ph, rows] = size(cols);
-    // the panels' names in the longest form that fits every panel's width (a K/V head is also its colour), so that
-    // none runs into the next: "head 1 (K/V 1)", "head 1" or "1"
+    // the panels' names in the longest form that fits every panel's width, so that none runs into the next:
+    // "head 1 (K/V 1)", "head 1" or "1"; in the text colour (head colours mean heads: a K/V group is its row)
     const forms = [i => `head ${i + 1}` + (h.group_size > 1 ? ` (K/V ${Math.floor(i / h.group_size) + 1})` : ''),
                    i => `head ${i + 1}`, i => `${i + 1}`];
     const name = forms.find(f => Array.from({ length: h.heads }, (_, i) => f(i))
@@ -587,8 +587,7 @@ class Explorer {
       const px = x + (i % cols) * (pw + gap), py = top + Math.floor(i / cols) * (ph + title + gap);
       const m = this.array(part, i), blocked = this.array(mask, i);
       if (p) {
-        const colour = h.group_size > 1 ? C.heads[Math.floor(i / h.group_size) % C.heads.length] : C.text;
-        p.text(name(i), px, py + 7, { size: 11, colour, weight: i === v.head ? 'bold' : 'normal' });
+        p.text(name(i), px, py + 7, { size: 11, colour: C.text, weight: i === v.head ? 'bold' : 'normal' });
         p.hatch(px, py + title, pw, ph);
         p.cells(this.image(m, 'weights', i, blocked && blocked.data), px, py + title, pw, ph);
         if (i === v.head) p.stroke(px - 2, py + title - 2, pw + 4, ph + 4, C.highlight, 2.5);

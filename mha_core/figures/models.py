@@ -49,7 +49,7 @@ def model_grid_figure(attentions: np.ndarray, tokens: list[str], selected: tuple
 
     One heatmap with empty rows and columns between the panels (hundreds of subplots would be slow to build and to
     draw). `selected` = (layer, head), 0-based, is outlined. With grouped-query attention (group_size query heads
-    per key/value head), the heads of one K/V head stand closer together and their titles share its colour. mask
+    per key/value head), the heads of one K/V head stand closer together under a label naming it. mask
     (n, n), or any (..., n, n) whose first matrix holds for all (a trace's mask): True = blocked, left blank.
     """
     n_layers, n_heads, n, _ = attentions.shape

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from screen import as_array, assert_clean, explorer, explorer_matrix, figure_titled, figures, run_app, share_link
+from screen import as_array, assert_clean, explorer, explorer_matrix, figure_titled, figures, run_app, share_link, texts
 
 REAL = "all-MiniLM-L6-v2"
 CAT = "The cat sat on the mat because it was tired."
@@ -281,6 +281,8 @@ def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
     header = explorer(at)[0]
     assert header["heads"] == 6 and header["group_size"] == 3  # the explorer names K/V head i // 3 + 1
     assert len(grid(at)) == 6 and example(at).trace.k.shape == (2, 6, 8)  # 6 query heads read 2 K/V heads
+    # read3: a group is its row of panels, not its titles' colour (head colours mean heads)
+    assert "one group: the 3 query heads" in texts(at, "caption") and "colour" not in texts(at, "caption")
     at.switch_page("pages/output.py").run()
     np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
     at.session_state["input_box"] = True  # the expander that holds the inputs
@@ -294,6 +296,9 @@ def test_gqa_projection_shows_narrow_w_k_and_the_savings():
     d_k = 8
     assert as_array(figure_titled(at, "W_K (48 × 16)")["data"][0]["z"]).shape == (48, 2 * d_k)
     assert figure_titled(at, "h = 6 query heads, h_kv = 2 key/value heads")
+    # read3: the figure joins each query head to its K/V head by a grey line; no colour is shared between them
+    words = texts(at, "markdown")
+    assert "The lines mark the groups" in words and "colours mark" not in words
     metrics = {m.label: m.value for m in at.metric}
     # W_K and W_V (2*d_k x 48) and their biases (2*d_k,): written out.
     assert metrics["K and V parameters"] == f"{2 * (2 * d_k * 48 + 2 * d_k):,}"

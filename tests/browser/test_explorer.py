@@ -384,7 +384,7 @@ def test_a_trained_models_layers_change_in_the_browser(server, open_page):
 
 def test_user_text_stays_text_and_the_explorer_saves_svg_and_png(server, open_page, tmp_path):
     text = "<img src=x onerror=alert(1)> & <b>bold</b>"
-    page, _ = open_page(f"{server}/attention?text={urllib.request.quote(text)}")
+    page, _ = open_page(f"{server}/attention?kv_heads=2&text={urllib.request.quote(text)}")  # 8 heads, 2 K/V groups
     tokens = mc.tokenize(text)
     assert page.locator(f"{EXPLORER} img, {EXPLORER} b").count() == 0
     expect(page.locator(f"{EXPLORER} .query-name")).to_have_text(f"1 “{tokens[0]}”")
@@ -395,6 +395,10 @@ def test_user_text_stays_text_and_the_explorer_saves_svg_and_png(server, open_pa
     svg = Path(download.value.path()).read_text()
     assert download.value.suggested_filename == "attention_head1_weights.svg"
     assert svg.startswith("<svg") and "&lt;" in svg and "<img" not in svg
+    # read3: the grid's panel names took their K/V group's head colour (group 2 in head 2's orange); a group is its
+    # row of panels, and every name is in the text colour
+    names = re.findall(r'fill="([^"]+)"[^>]*>(head \d+(?: \(K/V \d+\))?)</text>', svg)
+    assert len(names) == 8 and {fill for fill, _ in names} == {LIGHT.text}, names
     with page.expect_download() as download:
         page.locator(f"{EXPLORER} button.png").click()
     assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
