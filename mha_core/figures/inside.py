@@ -135,22 +135,28 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
                                                          else [plane.keys_before_rope])
     points = np.vstack(drawn)                                               # (every point drawn, 2)
     x_range, y_range = plane_ranges(points, size)
-    names = [(point, html.escape(tokens[query], quote=False), CHOSEN), (origin, "0", TEXT)]  # then the keys
+    # Named always (by a line where no spot beside the point is free): the chosen query, the zero, and the keys the
+    # lines go to, strongest first. Then, where a name fits, the other keys by weight and the other queries.
+    names = [(point, html.escape(tokens[query], quote=False), CHOSEN, True), (origin, "0", TEXT, True)]
+    key_names = [html.escape(t, quote=False) for t in (key_tokens or tokens)]
+    names += [(plane.keys[s], key_names[s], KEY_COLOUR, True) for s in strongest]
     if m <= MAX_POINT_LABELS:
-        key_names = [html.escape(t, quote=False) for t in (key_tokens or tokens)]
-        rest = [s for s in range(m) if s not in strongest]
-        names += [(plane.keys[s], key_names[s], KEY_COLOUR) for s in [*strongest, *rest]]
+        rest = [s for s in np.argsort(-np.where(visible, w, -1.0), kind="stable") if s not in strongest]
+        names += [(plane.keys[s], key_names[s], KEY_COLOUR, False) for s in rest]
     if n <= MAX_POINT_LABELS:
-        names += [(plane.queries[t], html.escape(tokens[t], quote=False), QUERY_COLOUR) for t in range(n)
+        names += [(plane.queries[t], html.escape(tokens[t], quote=False), QUERY_COLOUR, False) for t in range(n)
                   if t != query]
     placed = place_labels(names, points, x_range, y_range, size)
     fig.update_layout(annotations=[*fig.layout.annotations, *placed])
     left_off = len(names) - len(placed)
     fig.update_xaxes(title=f"plane axis 1 ({share[0]:.0%} of the spread)"
-                     + (f"; {left_off} names would overlap: hover their points" if left_off else ""),
-                     zeroline=False, range=list(x_range))
+                     + (f"; {left_off} names of weak keys or other queries would overlap: hover their points"
+                        if left_off else ""),
+                     zeroline=False, range=list(x_range), constrain="domain")
+    # Equal units, and the ranges stay those of the points: a wider plot area leaves room at the sides instead of
+    # stretching the x range past the points (read3: -6 .. 5 for points within -1.5 .. 1.2).
     fig.update_yaxes(title=f"plane axis 2 ({share[1]:.0%} of the spread)", zeroline=False, scaleanchor="x",
-                     scaleratio=1, range=list(y_range))
+                     scaleratio=1, range=list(y_range), constrain="domain")
     reads = f" (keys of K/V head {plane.kv_head + 1})" if group_size > 1 else ""
     title = (f"Head {plane.head + 1}{reads}: queries and keys in the plane that keeps {plane.explained:.0%} of their "
              f"spread{SUBTITLE}query {q_labels[query]}: of two keys, the one further along its arrow scores higher "
@@ -181,12 +187,18 @@ def plane_ranges(points: np.ndarray, size: PlaneSize) -> tuple[tuple[float, floa
 
 # Where a name may sit around its point, in order of preference: (x, y) direction of its centre from the point.
 LABEL_SPOTS = ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1))
+# Where a name that must be shown may sit farther off, joined to its point by a line: distances (px) from the point,
+# each tried in 16 directions, nearest first.
+LEADER_RADII = tuple(range(28, 400, 14))
+LEADER_ANGLES = np.linspace(np.pi / 2, np.pi / 2 + 2 * np.pi, 16, endpoint=False)  # straight up first
 
 
-def place_labels(names: list[tuple[np.ndarray, str, str]], points: np.ndarray, x_range: tuple[float, float],
+def place_labels(names: list[tuple[np.ndarray, str, str, bool]], points: np.ndarray, x_range: tuple[float, float],
                  y_range: tuple[float, float], size: PlaneSize) -> list[dict]:
-    """Annotations naming points, none overlapping another or any point: each (point (2,), text, colour) in turn
-    takes the first spot of LABEL_SPOTS that is free and inside the plot, or is left off (its point's hover names it).
+    """Annotations naming points, none overlapping another or any point: each (point (2,), text, colour, must) in
+    turn takes the first spot of LABEL_SPOTS that is free and inside the plot. A name that must be shown (the chosen
+    query, the keys the text talks about) and finds none takes the nearest free spot farther off, with a line to
+    its point; any other is left off (its point's hover names it).
 
     Boxes are measured in px at the scale plane_ranges fixes (plot height / y span px per unit)."""
     scale = size.plot_height / (y_range[1] - y_range[0])                   # px per unit
@@ -197,20 +209,25 @@ def place_labels(names: list[tuple[np.ndarray, str, str]], points: np.ndarray, x
 
     taken = [(*(px(p) - MARKER_ROOM), *(px(p) + MARKER_ROOM)) for p in points]  # (x0, y0, x1, y1) in px
     out = []
-    for point, text, colour in names:
+    for point, text, colour, must in names:
         w, h = CHAR_WIDTH * size.font * len(text) + 2 * LABEL_PAD, 1.3 * size.font
         centre = px(point)
-        for dx, dy in LABEL_SPOTS:
-            cx = centre[0] + dx * (MARKER_ROOM + w / 2 if dx else 0)
-            cy = centre[1] + dy * (MARKER_ROOM + h / 2)
+        beside = [(dx * (MARKER_ROOM + w / 2 if dx else 0), dy * (MARKER_ROOM + h / 2)) for dx, dy in LABEL_SPOTS]
+        farther = [(r * np.cos(a), r * np.sin(a)) for r in LEADER_RADII for a in LEADER_ANGLES] if must else []
+        for k, (ox, oy) in enumerate(beside + farther):
+            cx, cy = centre[0] + ox, centre[1] + oy
             box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
             inside = box[0] >= 0 and box[2] <= width_px and box[1] >= 0 and box[3] <= size.plot_height
             if inside and not any(_overlap(box, other) for other in taken):
                 taken.append(box)
-                out.append(dict(x=float(point[0]), y=float(point[1]), xref="x", yref="y", text=text,
-                                showarrow=False, xanchor="center", yanchor="middle", name="point name",
-                                xshift=float(cx - centre[0]), yshift=float(cy - centre[1]),
-                                font=dict(size=size.font, color=colour)))
+                note = dict(x=float(point[0]), y=float(point[1]), xref="x", yref="y", text=text, xanchor="center",
+                            yanchor="middle", name="point name", font=dict(size=size.font, color=colour))
+                if k < len(beside):
+                    note.update(showarrow=False, xshift=float(ox), yshift=float(oy))
+                else:  # the text at (ax, ay) px from its point (plotly's ay runs down), a thin line between
+                    note.update(showarrow=True, ax=float(ox), ay=float(-oy), axref="pixel", ayref="pixel",
+                                arrowhead=0, arrowwidth=1, arrowcolor=MUTED, standoff=MARKER_ROOM)
+                out.append(note)
                 break
     return out
 

@@ -420,7 +420,10 @@ def label_boxes(fig) -> list[tuple[float, float, float, float]]:
         if a.name != "point name":
             continue
         assert (a.xanchor, a.yanchor) == ("center", "middle")
-        cx, cy = (a.x - x0) * scale + a.xshift, (a.y - y0) * scale + a.yshift
+        if a.showarrow:  # a name set off, joined to its point by a line: the text at (ax, ay) px (ay runs down)
+            cx, cy = (a.x - x0) * scale + a.ax, (a.y - y0) * scale - a.ay
+        else:
+            cx, cy = (a.x - x0) * scale + a.xshift, (a.y - y0) * scale + a.yshift
         w, h = 0.6 * a.font.size * len(a.text), 1.2 * a.font.size
         boxes.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
     return boxes
@@ -453,6 +456,32 @@ def test_plane_names_stay_apart_on_the_default_sentence():
     assert len(boxes) >= len(ex.tokens)  # most of the 22 points keep their name
     for a, b in itertools.combinations(boxes, 2):
         assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+
+
+@pytest.mark.parametrize("size", [None, inside.PlaneSize(height=480, top=160, bottom=90, font=18)],
+                         ids=["page", "presentation"])
+def test_plane_names_every_key_the_query_leans_on_and_keeps_its_ranges_to_the_points(size):
+    """read3, lesson screen 12: "9 names would overlap: hover their points" hid the cluster the query's lines go to,
+    10 tired (its largest weight) among them, and the x axis ran from -6 to 5 for points within -1.5 .. 1.2."""
+    from mha_app.example import build_example
+    from mha_app.settings import Spec
+
+    ex = build_example(Spec())
+    query = len(ex.tokens) - 1
+    plane = mc.qk_plane(ex.trace, 0)
+    fig = inside_figures.qk_plane_figure(plane, ex.tokens, query, size=size)
+    named = {a.text for a in fig.layout.annotations if a.name == "point name"}
+    weights = ex.trace.weights[0, query]
+    strongest = np.argsort(-weights)[:inside_figures.TOP_KEYS]                 # the keys the lines go to
+    assert {ex.tokens[s] for s in strongest} <= named, (sorted(named), [ex.tokens[s] for s in strongest])
+    assert ex.tokens[int(np.argmax(weights))] in named
+    for a, b in itertools.combinations(label_boxes(fig), 2):
+        assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    points = np.vstack([plane.queries, plane.keys, plane.origin[None]])
+    x_range = fig.layout.xaxis.range
+    assert fig.layout.xaxis.constrain == fig.layout.yaxis.constrain == "domain"  # plotly may not widen a range
+    assert x_range[0] <= points[:, 0].min() and x_range[1] >= points[:, 0].max()
+    assert x_range[1] - x_range[0] <= 1.5 * np.ptp(points[:, 0])
 
 
 def test_plane_names_stay_apart_at_a_presentations_size():
