@@ -21,16 +21,21 @@ LESSON_SCRIPT = "pages/lesson.py"
 
 # Large type for a projector, sized in rem so Streamlit's own elements scale with it. A constant: no user text here.
 LARGE_TYPE = """<style>
-html { font-size: 22px; }
+html { font-size: 20px; }
 [data-testid="stMainBlockContainer"] { max-width: 1500px; padding-top: 4rem; }
-[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; line-height: 1.45; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.4; }
 h1 { font-size: 2.1rem !important; padding-bottom: 0.5rem !important; }
 .katex { font-size: 1.25em; }
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.4rem !important; }
 </style>"""
 FIGURE_FONT = 18   # px: every text of a plotly figure in presentation mode, at least (ticks, axis names, notes)
 FIGURE_TITLE_FONT = 22
 FIGURE_HEIGHT = 480  # px at most, so that a screen's figure fits under its text
-PLANE_TOP = 160  # px: enlarge's top margin for a two-line title over a legend in a row (the plane's)
+PLANE_TOP = 160  # px: enlarge's top margin for a two-line title over a legend in a row
+TITLE_ROOM = 48  # px: enlarge's top margin for a one-line title
+# The most a screen's figure may take where its text and formula leave less than FIGURE_HEIGHT above the fold of a
+# 1280 x 800 projector (read3: the scores' last rows and keys, and the plane's query, were below it).
+SCREEN_FIGURE_HEIGHT = {"scores": 350, "plane": 380}
 
 
 def requested() -> bool:
@@ -51,25 +56,33 @@ def scroll_to_top(screen: int) -> None:
             "?.scrollTo({top: 0});</script>", unsafe_allow_javascript=True)
 
 
-def enlarge(fig) -> dict:
+def figure_height(screen: str) -> int:
+    """The most a figure may take on this screen (its name in mha_app.lesson.SCREENS), in px."""
+    return SCREEN_FIGURE_HEIGHT.get(screen, FIGURE_HEIGHT)
+
+
+def enlarge(fig, height: int = FIGURE_HEIGHT) -> dict:
     """A figure (a figure dict, or a go.Figure, made one) with fonts large enough to read from the back of a room:
-    the title FIGURE_TITLE_FONT px, every other text at least FIGURE_FONT px. Each axis, colour bar, note and
-    cell's numbers gets its size written out: layout.font alone is not enough, as Streamlit's chart theme sizes the
-    ticks and axis names itself (16.5 px at this page's type) and a figure sizes its notes and numbers itself."""
+    the title FIGURE_TITLE_FONT px, every other text at least FIGURE_FONT px, and at most `height` px tall. Each
+    axis, colour bar, note and cell's numbers gets its size written out: layout.font alone is not enough, as
+    Streamlit's chart theme sizes the ticks and axis names itself (15 px at this page's type) and a figure sizes
+    its notes and numbers itself."""
     if not isinstance(fig, dict):
         fig = fig.to_plotly_json()
     layout = fig["layout"]
-    layout["height"] = min(layout.get("height") or FIGURE_HEIGHT, FIGURE_HEIGHT)
+    layout["height"] = min(layout.get("height") or height, height)
     layout["font"] = _sized(layout.get("font"))
     title = layout.setdefault("title", {})
     title["font"] = _sized(title.get("font"), FIGURE_TITLE_FONT)
     two_lines = SUBTITLE in title.get("text", "")
     title["text"] = title.get("text", "").replace(SUBTITLE, SUBTITLE.replace("12px", f"{FIGURE_FONT}px"))
     legend = layout.get("legend", {})
-    above = legend.get("orientation") == "h"  # a legend in a row goes above the plot: under it, it ran into the ticks
+    # a legend in a row goes above the plot: under it, it ran into the ticks
+    above = legend.get("orientation") == "h" and layout.get("showlegend", True)
     margin = layout.setdefault("margin", {})
-    margin["t"] = max(margin.get("t") or 0, (PLANE_TOP - 35 if two_lines else 80) + 35 * above)  # title, legend
-    _every_row(fig)
+    margin["t"] = max(margin.get("t") or 0, (PLANE_TOP - 35 if two_lines else TITLE_ROOM) + 35 * above)  # title, legend
+    _keys_in_two_lines(fig)
+    _every_row(fig, height)
     for name, part in layout.items():
         if name.startswith(("xaxis", "yaxis")):
             part["tickfont"] = _sized(part.get("tickfont"))
@@ -91,13 +104,13 @@ def enlarge(fig) -> dict:
     return fig
 
 
-ROW_PX = FIGURE_FONT + 4  # a row of a matrix needs this much height to carry its own label
-AXIS_ROOM = 100  # px under the plot for the keys' tilted names
+ROW_PX = FIGURE_FONT  # a row of a matrix needs this much height to carry its own label
+AXIS_ROOM = 90  # px under the plot for the keys' names (two lines, see _keys_in_two_lines) and the axis's title
 
 
-def _every_row(fig: dict) -> None:
+def _every_row(fig: dict, height: int = FIGURE_HEIGHT) -> None:
     """Name every row of a matrix (plotly's automatic ticks skip rows when labels are large), growing the figure up
-    to FIGURE_HEIGHT to give each row ROW_PX; a matrix with more rows than that keeps plotly's thinned labels."""
+    to `height` to give each row ROW_PX; a matrix with more rows than that keeps plotly's thinned labels."""
     layout = fig["layout"]
     axes = {}
     for trace in fig["data"]:
@@ -106,10 +119,26 @@ def _every_row(fig: dict) -> None:
         if trace.get("type") == "heatmap" and axis.get("type") == "category" and trace.get("y") is not None:
             low, high = axis.get("domain", [0, 1])
             axes[name] = layout["margin"]["t"] + AXIS_ROOM + len(trace["y"]) * ROW_PX / (high - low)  # px needed
-    if axes and max(axes.values()) <= FIGURE_HEIGHT:
+    if axes and max(axes.values()) <= height:
         layout["height"] = max(layout["height"], int(max(axes.values())))
         for name in axes:
             layout[name].update(tickmode="linear", tick0=0, dtick=1)
+
+
+def _keys_in_two_lines(fig: dict) -> None:
+    """A matrix's key names ("7 because") as two level lines, position over token: tilted at the projector's size
+    they took more height than the matrix's rows (read3, lesson screen 3). Small multiples keep plotly's thinned,
+    tilted names: a narrow panel has no room for every key's."""
+    layout = fig["layout"]
+    if sum(trace.get("type") == "heatmap" for trace in fig["data"]) != 1:
+        return
+    for trace in fig["data"]:
+        axis = layout.get("xaxis" + trace.get("xaxis", "x")[1:], {})
+        labels = trace.get("x")
+        if trace.get("type") == "heatmap" and axis.get("type") == "category" and labels is not None \
+                and all(isinstance(t, str) and " " in t for t in labels):
+            axis.update(tickmode="array", tickvals=list(labels), tickangle=0,
+                        ticktext=[t.replace(" ", "<br>", 1) for t in labels])
 
 
 def _sized(font: dict | None, size: int = FIGURE_FONT) -> dict:

@@ -32,7 +32,7 @@ who = f"query {query + 1} {quote(tokens[query])}"
 
 
 def show(fig, key: str) -> None:
-    plot(present.enlarge(fig) if presenting else fig, key=key)
+    plot(present.enlarge(fig, present.figure_height(name)) if presenting else fig, key=key)
 
 
 
@@ -123,7 +123,9 @@ def mix_screen():
 def grid_screen():
     st.markdown(f"The {h} heads read the same tokens but weigh them differently: each asks its own queries."
                 if h > 1 else "This example has one head; with more, each would weigh the tokens its own way.")
-    show(figures.head_grid_figure(tr, tokens, keys, group_size=cfg.group_size), "grid")
+    # presenting: the panels in one row, tall enough to name every token at the projector's size
+    show(figures.head_grid_figure(tr, tokens, keys, group_size=cfg.group_size,
+                                  cols=h if presenting and h <= 8 else None), "grid")
     spec = settings.spec
     if spec.card is None and spec.input != "tiny" and spec.plant == "none":
         st.caption("These weights are random, not trained, so how the heads differ means nothing here. In a trained "
@@ -183,7 +185,9 @@ def cache_screen():
 def plane_screen():
     plane = compute.qk_plane(settings.spec, ex.layer, head)
     st.markdown(inside.plane_in_brief(plane, query, tokens))
-    size = PlaneSize(present.FIGURE_HEIGHT, present.PLANE_TOP, 90, present.FIGURE_FONT) if presenting else None
+    # presenting: no legend and a one-line title, since the text above names the marks and gives the numbers
+    size = PlaneSize(present.figure_height(name), present.TITLE_ROOM, 70, present.FIGURE_FONT, brief=True) \
+        if presenting else None
     show(figures.qk_plane_figure(plane, tokens, query, keys, group_size=cfg.group_size, size=size), "plane")
     st.caption(inside.SOURCES["plane"])
 

@@ -57,6 +57,7 @@ class PlaneSize:
     top: int = 90
     bottom: int = 90
     font: int = 11          # a point's name
+    brief: bool = False     # no legend, and a one-line title (where the text beside the figure says the rest)
 
     @property
     def plot_height(self) -> int:
@@ -159,11 +160,13 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
                      scaleratio=1, range=list(y_range), constrain="domain")
     reads = f" (keys of K/V head {plane.kv_head + 1})" if group_size > 1 else ""
     title = (f"Head {plane.head + 1}{reads}: queries and keys in the plane that keeps {plane.explained:.0%} of their "
-             f"spread{SUBTITLE}query {q_labels[query]}: of two keys, the one further along its arrow scores higher "
-             f"for {plane.order_kept(query):.0%} of pairs, the nearer one for "
-             f"{plane.order_kept(query, 'distance'):.0%} (50 % = chance)</span>")
+             "spread")
+    if not size.brief:
+        title += (f"{SUBTITLE}query {q_labels[query]}: of two keys, the one further along its arrow scores higher "
+                  f"for {plane.order_kept(query):.0%} of pairs, the nearer one for "
+                  f"{plane.order_kept(query, 'distance'):.0%} (50 % = chance)</span>")
     layout(fig, title, height=size.height)
-    fig.update_layout(margin_t=size.top, margin_b=size.bottom,
+    fig.update_layout(margin_t=size.top, margin_b=size.bottom, showlegend=not size.brief,
                       legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))
     row = describe.weight_row(np.where(visible, w, np.nan), describe.names(tokens)[query],
                               describe.names(key_tokens or tokens), plane.head)

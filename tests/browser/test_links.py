@@ -132,6 +132,11 @@ def test_presentation_mode_is_large_and_steps_by_button_key_and_link(server, ope
     wait_for_heading(page, "3 · ")
     assert page.evaluate(CHART_TEXT_JS)["smallest"] >= FIGURE_FONT  # the scores: every cell's number, the colour bar
     next_in_view(page)
+    # read3: under the text and the formula, rows 9-11 and every key's name were below the window
+    chart = page.locator('[data-testid="stPlotlyChart"]').first.bounding_box()
+    assert chart["y"] + chart["height"] <= page.viewport_size["height"], chart
+    rows = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .ytick text')].map(t => t.textContent)")
+    assert len(rows) == 11, rows  # every query named
     screenshot(page, "present-3")
     page.keyboard.press("ArrowLeft")
     wait_for_heading(page, "2 · ")

@@ -503,3 +503,22 @@ def test_cells_print_one_precision_and_a_projector_names_every_row():
     assert in_a_row["layout"]["yaxis"]["dtick"] == 1
     stacked = enlarge(figures.per_head_figure(tr.q, tokens, "Q"))  # two rows of panels: no room for 11 labels each
     assert "dtick" not in stacked["layout"]["yaxis"]
+
+
+def test_a_projectors_screen_with_text_and_a_formula_still_names_every_row_and_key():
+    """read3, lesson screen 3 at 1280 x 800: rows 9-11 and every key's name were below the window. Under its text
+    and formula the scores take at most figure_height("scores") px, every row still named and the keys' names in
+    two level lines (no tilted labels taller than the rows); the plane there drops its legend and second title line,
+    which the screen's text says."""
+    from mha_app.present import enlarge, figure_height
+    from mha_core.figures.inside import PlaneSize
+
+    tokens = [f"t{i}" for i in range(11)]
+    tr, _, _ = example(h=8, d_model=128, n=11)
+    scores = enlarge(figures.attention_figure(tr, 0, tokens, "scaled", 0.25), figure_height("scores"))
+    assert scores["layout"]["height"] <= figure_height("scores") < 400
+    assert scores["layout"]["yaxis"]["dtick"] == 1 and scores["layout"]["yaxis"]["tickmode"] == "linear"
+    assert scores["layout"]["xaxis"]["ticktext"] == [f"{i + 1}<br>t{i}" for i in range(11)]
+    assert scores["layout"]["xaxis"]["tickangle"] == 0
+    plane = figures.qk_plane_figure(mc.qk_plane(tr, 0), tokens, 3, size=PlaneSize(figure_height("plane"), brief=True))
+    assert plane.layout.showlegend is False and "<br>" not in plane.layout.title.text
