@@ -22,12 +22,10 @@ st.markdown(
     "Each head scores every query against every key (a dot product): a large **score**, a good match. "
     + ("Here the scores are not scaled. " if unscaled else
        f"Scores are multiplied by 1/√d_k = 1/√{cfg.d_k} = {cfg.softmax_scale:.4f}. ")
-    + "Softmax turns each query's row of scores into **attention weights**: all ≥ 0, summing to 1; a blocked "
-    "pair (mask M) gets 0. The head's output is the value vectors mixed by these weights."
+    + "Softmax turns each query's row of scores into **attention weights**: all ≥ 0, summing to 1"
+    + ("; a blocked pair (mask M) gets 0" if tr.mask is None else "")  # else the answer's note says it, once
+    + ". The head's output is the value vectors mixed by these weights."
 )
-experiments.cross_attention_note(ex)
-if settings.spec.pad and settings.spec.card is None:
-    st.caption(padding_note(settings.spec, ex.tokens, ex.key_tokens))
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their attention weights are all 0 and their head output "
                "is 0.")
@@ -38,6 +36,11 @@ if revealed:
         st.caption(f"Each row of panels is one group: the {cfg.group_size} query heads that read the same key/value "
                    "head (row j reads K/V head j). They share K and V, yet their attention weights differ, because "
                    "each has its own queries.")
+# Under the figure, not above it: title, text and figure fit one 1280 x 800 screen (issue 18; read3 L1). The top bar
+# names both sentences' lengths, and the hatched keys show the padding, before these notes explain them.
+experiments.cross_attention_note(ex)
+if settings.spec.pad and settings.spec.card is None:
+    st.caption(padding_note(settings.spec, ex.tokens, ex.key_tokens))
 st.latex(formulas.attention(cfg)
          + r"\qquad %s \in \mathbb{R}^{%d\times%d},\; \mathrm{head}_i \in \mathbb{R}^{%d\times%d}"
          % (formulas.raw_scores(cfg), n, m, n, cfg.d_k))
