@@ -8,6 +8,7 @@ values are checked later, with every other setting, by url.check.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import streamlit as st
 
@@ -125,6 +126,9 @@ def _every_row(fig: dict, height: int = FIGURE_HEIGHT) -> None:
             layout[name].update(tickmode="linear", tick0=0, dtick=1)
 
 
+TOKEN_LABEL = re.compile(r"\d+ ")  # a token's axis label, "7 because" (figures.base.token_labels)
+
+
 def _keys_in_two_lines(fig: dict) -> None:
     """A matrix's key names ("7 because") as two level lines, position over token: tilted at the projector's size
     they took more height than the matrix's rows (read3, lesson screen 3). Small multiples keep plotly's thinned,
@@ -136,7 +140,7 @@ def _keys_in_two_lines(fig: dict) -> None:
         axis = layout.get("xaxis" + trace.get("xaxis", "x")[1:], {})
         labels = trace.get("x")
         if trace.get("type") == "heatmap" and axis.get("type") == "category" and labels is not None \
-                and all(isinstance(t, str) and " " in t for t in labels):
+                and all(isinstance(t, str) and TOKEN_LABEL.match(t) for t in labels) and "ticktext" not in axis:
             axis.update(tickmode="array", tickvals=list(labels), tickangle=0,
                         ticktext=[t.replace(" ", "<br>", 1) for t in labels])
 
