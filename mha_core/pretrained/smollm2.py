@@ -23,7 +23,6 @@ With backend="torch" the whole layer runs in torch, as for MiniLM (minilm.py), s
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import hashlib
 import importlib.metadata
@@ -61,7 +60,7 @@ class SmolLM2Weights:
     W_up: np.ndarray       # (d_ff, d_model)
     W_down: np.ndarray     # (d_model, d_ff)
 
-    def widened(self, buffers=None, backend: str = "numpy") -> SmolLM2Weights:
+    def widened(self) -> SmolLM2Weights:
         """Already float32: the layer itself (so a model may also hold its layers this way, as benchmarks do)."""
         return self
 
@@ -71,9 +70,9 @@ class SmolLM2Layer:
     """One Llama layer as the model holds it: its seven matrices in the file's 4-bit blocks (blocks.py), 0.75 bytes
     a weight instead of 4, and its RMSNorm weights in float32.
 
-    A run widens the whole layer to float32 when it reaches it, into buffers it reuses for every layer
-    (`widened(buffers)`); reading `attention`, `W_gate`, `W_up` or `W_down` widens that part alone, into a new
-    read-only array each time.
+    A run widens each matrix to float32 when the layer reads it, into buffers it reuses for every layer
+    (WideningLayer); reading `attention`, `W_gate`, `W_up` or `W_down` here widens that part alone, into a new
+    read-only array each time, and `widened()` the whole layer.
     """
 
     W_Q: Q4_1Matrix
@@ -88,7 +87,7 @@ class SmolLM2Layer:
 
     @property
     def attention(self) -> MHAWeights:
-        return self._attention(None, "numpy")
+        return MHAWeights(W_Q=self.W_Q.widen(), W_K=self.W_K.widen(), W_V=self.W_V.widen(), W_O=self.W_O.widen())
 
     @property
     def W_gate(self) -> np.ndarray:
@@ -108,26 +107,56 @@ class SmolLM2Layer:
         return sum(m.nbytes for m in (self.W_Q, self.W_K, self.W_V, self.W_O, self.gate, self.up, self.down)) + \
             self.attn_norm.nbytes + self.ffn_norm.nbytes
 
-    def widened(self, buffers: WidenBuffers | None = None, backend: str = "numpy") -> SmolLM2Weights:
-        """The whole layer in float32 (about 14 MB), bit for bit the file's values as gguf dequantizes them.
-
-        buffers: widen into these, with the backend's kernels (valid until the next layer is widened into them);
-        None: into new arrays.
-        """
-        widen = functools.partial(_widen, buffers, backend)
-        return SmolLM2Weights(attention=self._attention(buffers, backend), attn_norm=self.attn_norm,
-                              ffn_norm=self.ffn_norm, W_gate=widen("W_gate", self.gate), W_up=widen("W_up", self.up),
-                              W_down=widen("W_down", self.down))
-
-    def _attention(self, buffers: WidenBuffers | None, backend: str) -> MHAWeights:
-        widen = functools.partial(_widen, buffers, backend)
-        return MHAWeights(W_Q=widen("W_Q", self.W_Q), W_K=widen("W_K", self.W_K), W_V=widen("W_V", self.W_V),
-                          W_O=widen("W_O", self.W_O))
+    def widened(self) -> SmolLM2Weights:
+        """The whole layer in float32 (about 14 MB), bit for bit the file's values as gguf dequantizes them."""
+        return SmolLM2Weights(attention=self.attention, attn_norm=self.attn_norm, ffn_norm=self.ffn_norm,
+                              W_gate=self.W_gate, W_up=self.W_up, W_down=self.W_down)
 
 
-def _widen(buffers: WidenBuffers | None, backend: str, name: str, matrix: Q4_1Matrix) -> np.ndarray:
-    """matrix widened into buffers (by name, with the backend's kernels), or into a new array when buffers is None."""
-    return matrix.widen() if buffers is None else buffers.widen(name, matrix, backend)
+@dataclass(frozen=True, eq=False)
+class WideningLayer:
+    """A layer held in blocks as a run reads it: each matrix widened to float32 when read, into the run's buffers.
+
+    The four attention matrices have a buffer each (the engine reads them together, 3.5 MB); W_gate, W_up and W_down
+    share one (3.5 MB). The CPU's cache keeps a matrix between its widening and the product that reads it, where the
+    14 MB of a whole layer widened ahead went out to memory and back: on 2 cores with one thread, a 16-token run
+    costs 1.05 times the CPU time of the float32-held layers this way, 1.23 times with whole layers. So an array read
+    here is valid until the next read into its buffer: layer() and swiglu read each matrix once, just before its
+    product.
+    """
+
+    blocks: SmolLM2Layer
+    buffers: WidenBuffers
+    backend: str  # whose kernels widen: "numpy" or "torch" (blocks.py)
+
+    @property
+    def attn_norm(self) -> np.ndarray:
+        return self.blocks.attn_norm
+
+    @property
+    def ffn_norm(self) -> np.ndarray:
+        return self.blocks.ffn_norm
+
+    @property
+    def attention(self) -> MHAWeights:
+        b = self.blocks
+        return MHAWeights(W_Q=self._widen("W_Q", b.W_Q), W_K=self._widen("W_K", b.W_K), W_V=self._widen("W_V", b.W_V),
+                          W_O=self._widen("W_O", b.W_O))
+
+    @property
+    def W_gate(self) -> np.ndarray:
+        return self._widen("feed-forward", self.blocks.gate)
+
+    @property
+    def W_up(self) -> np.ndarray:
+        return self._widen("feed-forward", self.blocks.up)
+
+    @property
+    def W_down(self) -> np.ndarray:
+        return self._widen("feed-forward", self.blocks.down)
+
+    def _widen(self, buffer: str, matrix: Q4_1Matrix) -> np.ndarray:
+        return self.buffers.widen(buffer, matrix, self.backend)
 
 
 @dataclass(frozen=True)
@@ -156,8 +185,8 @@ class SmolLM2Run(PretrainedRun):
 class SmolLM2(PretrainedModel):
     """SmolLM2-135M-Instruct from its 4-bit GGUF file, loaded once and never changed afterwards (arrays read-only).
 
-    The layers stay in their 4-bit blocks (SmolLM2Layer); a run widens each to float32 as it reaches it, into
-    buffers it reuses (weights_in_order). The token embeddings, which are also the output layer, are kept in
+    The layers stay in their 4-bit blocks (SmolLM2Layer); a run widens each matrix to float32 as it reaches it,
+    into buffers it reuses (weights_in_order). The token embeddings, which are also the output layer, are kept in
     float32: every run multiplies all of them.
     """
 
@@ -194,56 +223,34 @@ class SmolLM2(PretrainedModel):
         return self.token_embeddings[ids]
 
     def weights_in_order(self, backend: str = "numpy"):
-        """Each layer's weights in float32, first to last, widened into buffers that every layer reuses.
+        """Each layer's weights as layer() reads them, first to last: each matrix widened when the layer reads it
+        (WideningLayer), into one set of buffers for the whole run (WidenBuffers, 8 MB), kept for the next run.
 
-        Widening costs about as much as a layer's work at 16 tokens, so it is hidden where it can be (measured on 2
-        cores, benchmarks.pretrained): with NumPy, the next layer is widened by a worker thread while the current one
-        computes (NumPy releases the GIL), into a second set of buffers; with torch, each layer is widened when
-        reached, by torch's own threads, so that one thread pool works at a time (as in _layer_torch). The buffers
-        (14 MB a set) are kept for the next run.
+        Widening is done in the run's own thread, with the backend's kernels (torch's are faster, and use its
+        threads). A worker thread widening the next layer meanwhile, as before, made runs slower on 2 cores: it
+        competed for them with OpenBLAS's threads (measured with benchmarks.pretrained).
         """
         if isinstance(self.layer_weights[0], SmolLM2Weights):  # held in float32 already (benchmarks.pretrained)
             yield from self.layer_weights
             return
-        if backend == "torch":
-            buffers = self._take_buffers()
-            try:
-                for w in self.layer_weights:
-                    yield w.widened(buffers, "torch")
-            finally:
-                self._keep_buffers([buffers])
-            return
-        sets = (self._take_buffers(), self._take_buffers())  # layer l in sets[l % 2], layer l + 1 in the other
-        pending = _widener().submit(self.layer_weights[0].widened, sets[0])
         try:
-            for l in range(self.n_layers):
-                w = pending.result()
-                if l + 1 < self.n_layers:
-                    pending = _widener().submit(self.layer_weights[l + 1].widened, sets[(l + 1) % 2])
-                yield w
+            buffers = self._spare_buffers.pop()
+        except IndexError:  # the first run, or other runs under way: they keep theirs
+            buffers = WidenBuffers()
+        try:
+            for blocks in self.layer_weights:
+                yield WideningLayer(blocks, buffers, backend)
         finally:
-            concurrent.futures.wait([pending])  # a run stopped early: its last widening must end before reuse
-            self._keep_buffers(sets)
-
-    def _take_buffers(self) -> WidenBuffers:
-        """A set of buffers kept from an earlier run, or a new one."""
-        try:
-            return self._spare_buffers.pop()
-        except IndexError:
-            return WidenBuffers()
-
-    def _keep_buffers(self, sets) -> None:
-        """Keep up to two sets of buffers (one NumPy run's) for the next runs; runs at the same time make more."""
-        for buffers in sets:
-            if len(self._spare_buffers) < 2:
+            if len(self._spare_buffers) < 2:  # keep at most two sets (16 MB) once runs at the same time are over
                 self._spare_buffers.append(buffers)
 
     def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto",
-              head_mask: np.ndarray | None = None, weights: SmolLM2Weights | None = None) -> tuple[Trace, np.ndarray]:
+              head_mask: np.ndarray | None = None, weights: SmolLM2Weights | WideningLayer | None = None
+              ) -> tuple[Trace, np.ndarray]:
         """Llama layer l on x (n, d_model): its attention trace and its output (n, d_model).
 
         head_mask (h,): each head's factor before W_O, as in mc.forward (None = all heads kept). weights: layer l's
-        weights already widened (run passes them); None widens them here.
+        weights as a run reads them (weights_in_order); None widens them here.
         """
         w = self.layer_weights[l].widened() if weights is None else weights
         if backend == "torch":
@@ -254,12 +261,12 @@ class SmolLM2(PretrainedModel):
                         device=device)
         h = trace.output + x                                                      # (n, d_model) residual
         # RMSNorm, then the SwiGLU feed-forward, and the residual again.
-        out = swiglu(rms_norm(h, w.ffn_norm, eps), w.W_gate, w.W_up, w.W_down)  # (n, d_model)
+        out = swiglu(rms_norm(h, w.ffn_norm, eps), w)                            # (n, d_model)
         out += h
         return trace, out
 
-    def _layer_torch(self, weights: SmolLM2Weights, x: np.ndarray, device: str, head_mask: np.ndarray | None = None
-                     ) -> tuple[Trace, np.ndarray]:
+    def _layer_torch(self, weights: SmolLM2Weights | WideningLayer, x: np.ndarray, device: str,
+                     head_mask: np.ndarray | None = None) -> tuple[Trace, np.ndarray]:
         """The same layer with torch doing all the arithmetic (attention on `device`, the rest on the CPU)."""
         import torch
 
@@ -271,7 +278,7 @@ class SmolLM2(PretrainedModel):
                         device=device)
         with torch.inference_mode():
             h = X + torch.from_numpy(trace.output)                                             # (n, d_model)
-            out = h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)                    # (n, d_model)
+            out = h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), weights)              # (n, d_model)
         return trace, out.numpy()
 
     def torch_layer(self, l: int, x, head_mask=None):
@@ -299,7 +306,7 @@ class SmolLM2(PretrainedModel):
             h = x + attend(a, head_mask)
         else:
             h = x + torch.stack([attend(a[b], None if head_mask is None else head_mask[b]) for b in range(len(a))])
-        return h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)       # (..., n, d_model)
+        return h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), layer)   # (..., n, d_model)
 
     def torch_logits(self, hidden):
         """The logits (..., n, vocab) of the token after each position, from the last layer's output (..., n, d_model)
@@ -337,16 +344,18 @@ def torch_rms_norm(t, weight, eps: float):
     return weight * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps))
 
 
-def _torch_views(weights: SmolLM2Weights) -> dict:
-    """A layer's norms and feed-forward matrices as torch tensors (views of the float32 arrays: no copies)."""
-    return {name: torch_view(getattr(weights, name)) for name in ("attn_norm", "ffn_norm", "W_gate", "W_up", "W_down")}
+def _torch_views(weights: SmolLM2Weights | WideningLayer) -> dict:
+    """A layer's RMSNorm weights as torch tensors (views of the float32 arrays: no copies)."""
+    return {name: torch_view(getattr(weights, name)) for name in ("attn_norm", "ffn_norm")}
 
 
-def torch_swiglu(g, w: dict):
-    """Llama's feed-forward block (SwiGLU) on a torch tensor g (n, d_model); w holds W_gate, W_up, W_down."""
+def torch_swiglu(g, w):
+    """Llama's feed-forward block (SwiGLU) on a torch tensor g (n, d_model), as swiglu: each of w's W_gate, W_up,
+    W_down is read once, just before its product, and viewed as a tensor (no copy)."""
     import torch.nn.functional as F
 
-    return F.linear(F.silu(F.linear(g, w["W_gate"])) * F.linear(g, w["W_up"]), w["W_down"])  # (n, d_model)
+    gated = F.silu(F.linear(g, torch_view(w.W_gate))) * F.linear(g, torch_view(w.W_up))  # (n, d_ff)
+    return F.linear(gated, torch_view(w.W_down))                                          # (n, d_model)
 
 
 def model_file() -> Path:
@@ -467,12 +476,6 @@ def _load(path: Path) -> SmolLM2:
         token_embeddings=t("token_embd.weight"), output_norm=t("output_norm.weight"), layer_weights=layers,
         tokenizer=_tokenizer(reader), path=str(path),
     )
-
-
-@functools.lru_cache(maxsize=1)
-def _widener() -> concurrent.futures.ThreadPoolExecutor:
-    """The threads that widen the next layer of runs (two: runs of several sessions may be under way at once)."""
-    return concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="smollm2-widen")
 
 
 @functools.lru_cache(maxsize=1)
