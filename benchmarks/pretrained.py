@@ -270,6 +270,7 @@ def main(argv=None) -> int:
     parser.add_argument("--block", type=float, default=0.1, help="timed seconds per block, >= 1 call (default 0.1)")
     parser.add_argument("--fresh", type=int, default=3, help="fresh processes for load time and memory (default 3)")
     args = parser.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # each line as it comes: a run takes minutes on a busy machine
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import numpy as np
