@@ -319,14 +319,28 @@ def test_padding_is_said_and_the_pages_start_on_the_last_real_token():
     assert "A causal mask is on" in overview and "(`tired`, `.`) stand in for that filler" in overview
 
 
+def test_an_encoder_starts_on_the_first_word_not_on_cls():
+    """Was (read3 M5): "In head 1, which token will query 1 [CLS] attend to most …? Answer: 13 [SEP]" on MiniLM's
+    first page, while the head summary leaves [CLS] and [SEP] out as queries."""
+    at = run_app({"model": MINILM, "text": "The cat sat."}, "pages/attention.py", answered=False)
+    settings, ex = at.session_state["view"]
+    assert ex.tokens[:2] == ["[CLS]", "the"] and settings.view.query == 2
+    assert "which token will query 2 `the` attend to most" in page_text(at)
+    assert "query=" not in settings.share_url("", ex.n), "the default is left out of a shared link"
+
+
 @pytest.mark.parametrize(("params", "query"), [({"plant": "previous", "plant_head": "3"}, 2),
                                                ({"plant": "previous", "plant_head": "3", "causal": "true"}, 11),
-                                               ({"plant": "next", "plant_head": "3"}, 1)])
+                                               ({"plant": "next", "plant_head": "3"}, 1),
+                                               ({"plant": "first", "plant_head": "3"}, 3)])
 def test_a_planted_head_starts_on_a_query_its_rule_reaches(params, query):
     """Was (`?plant=previous`): the question asked about query 1, which has no previous token, so the answer was an
-    eleven-way tie that showed nothing of the rule."""
+    eleven-way tie that showed nothing of the rule. And (read3 M3, `?plant=first`): query 1, where the answer was
+    word for word that of `?plant=self`: there the first token is the token itself."""
     at = run_app(params, "pages/attention.py", answered=False)
     settings, ex = at.session_state["view"]
     assert settings.view.query == query
-    rule = {"previous": query - 2, "next": query}[params["plant"]]  # the key the rule points at (0-based)
+    rule = {"previous": query - 2, "next": query, "first": 0}[params["plant"]]  # the rule's key (0-based)
     assert int(np.argmax(ex.trace.weights[2, query - 1])) == rule
+    if params["plant"] == "first":  # the first token is neither the query itself nor the token before it
+        assert rule not in (query - 1, query - 2)
