@@ -135,6 +135,24 @@ def test_the_head_summary_scores_induction_heads_without_counting_them(smollm2_m
     assert "gives each head's induction score" in smollm2_model_view
 
 
+def test_model_view_and_head_summary_each_say_how_they_count(page_run):
+    """Was (read3 M4): model view "layer 1, head 8: 13 of 13 queries put most weight on the first token", head
+    summary "1 | 8 | content or broad": one counts each query's strongest key ([CLS] included as a query), the other
+    averages shares over the words, and neither said so. The two can differ on the real model: a head whose
+    strongest key is [CLS] for most queries while [CLS] and [SEP] get under half of its weight."""
+    from helpers import load_pretrained
+    from mha_core.pretrained import load_minilm
+
+    view, summary = (page_text(page_run(MINILM, page)) for page in ("pages/model_view.py", "pages/head_summary.py"))
+    assert ("How this page counts: the chart in words takes for every query, [CLS] included, only the key with its "
+            "largest weight; the head summary takes each head's weights averaged over the words ([CLS] and [SEP] "
+            "left out)") in view
+    assert ("How this page counts: each head's weights averaged over the words ([CLS] and [SEP] left out), a kind "
+            "named only when one part gets more than half; the model view's chart in words takes") in summary
+    w = load_pretrained(load_minilm).run("The cat sat on the mat.").layers[5].weights[7]  # layer 6, head 8
+    assert 2 * (w.argmax(axis=1) == 0).sum() > len(w) and (w[1:-1, 0] + w[1:-1, -1]).mean() < 0.5
+
+
 def test_rope_keeps_content_in_the_score():
     """Was: "the score depends only on the distance … a token 3 places back looks the same to the query at 5 as
     at 50"."""
