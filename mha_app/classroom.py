@@ -144,17 +144,22 @@ def row_table(cell: WorkedCell, tokens: list[str]) -> None:
     }, hide_index=True, height=min(420, 35 * len(tokens) + 38))
 
 
-def step_costs(ex: Example) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-    """(sizes, multiply-adds with one head of d_model, with the example's heads), from the engine's arrays."""
+def step_costs(ex: Example) -> tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int] | None]:
+    """(sizes, multiply-adds with one head of d_model, with the example's heads each with its own K/V head, and with
+    them sharing the example's K/V heads, None without sharing), from the engine's arrays. The question asks about
+    splitting alone (questions.heads_cost), so `many` is counted without the sharing."""
     s = cost.trace_sizes(ex.trace)
     one = cost.attention_flops(s["n"], s["m"], s["d_model"], 1)
-    many = cost.attention_flops(s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"])
-    return s, one, many
+    many = cost.attention_flops(s["n"], s["m"], s["d_model"], s["n_heads"])
+    shared = (cost.attention_flops(s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"])
+              if s["n_kv_heads"] < s["n_heads"] else None)
+    return s, one, many, shared
 
 
 def plot_step_costs(ex: Example, enlarge=None) -> None:
-    s, one, many = step_costs(ex)
-    fig = flops_figure(one, many, s["d_model"], s["n_heads"], step_names(ex.key_tokens is not None))
+    s, one, many, shared = step_costs(ex)
+    fig = flops_figure(one, many, s["d_model"], s["n_heads"], step_names(ex.key_tokens is not None), shared,
+                       s["n_kv_heads"])
     plot(enlarge(fig) if enlarge else fig, key="flops")
 
 

@@ -243,6 +243,23 @@ def summary_intro(parts: Parts) -> str:
         "previous.")
 
 
+def how_pages_count(parts: Parts, page: str) -> str:
+    """One sentence for the model view and one for the head summary (page: "model view" or "head summary"): how
+    this page counts a head's pattern, and why the other page may count the same head differently."""
+    if parts.kind == "decoder":
+        first, words = "the first token", "the tokens after the first (special tokens left out)"
+    else:
+        first, words = parts.start, f"the words ({parts.start} and {parts.end} left out)"
+    strongest = f"for every query, {first} included, only the key with its largest weight"
+    averaged = f"each head's weights averaged over {words}, a kind named only when one part gets more than half"
+    if page == "model view":
+        return (f"How this page counts: the chart in words takes {strongest}; the head summary takes {averaged}, so "
+                f"a head whose every query weights {first} most here may still be *{CONTENT}* or *{MIXED}* there.")
+    return (f"How this page counts: {averaged}; the model view's chart in words takes {strongest}, so it may say "
+            f"that every query of a head weights {first} most while this page calls the head *{CONTENT}* or "
+            f"*{MIXED}*.")
+
+
 def pattern_caption(parts: Parts, min_share: float) -> str:
     """The caption of the table's pattern column: each pattern and the kind of head it makes (head_stats' names)."""
     said = f"**pattern** names where more than {min_share:.0%} of a head's attention goes, on average, and so the kind "

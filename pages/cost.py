@@ -11,7 +11,7 @@ from mha_core.figures.lesson import kv_cache_figure, weight_shapes_figure
 from mha_core.teaching.published import cache_length_note, kv_cache_table, kv_variants, preset, presets
 
 settings, ex = view()
-s, one, many = step_costs(ex)
+s, one, many, _ = step_costs(ex)
 n, m, d, h, kv, d_k = s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"], s["d_k"]
 bias = ex.weights.b_Q is not None
 

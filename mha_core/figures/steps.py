@@ -182,8 +182,10 @@ STAGE_VALUES = {"raw": "score", "scaled": "score", "mask": "M", "weights": "weig
 
 def stage_title(stage: str, group_size: int = 1, scale: float = 1.0) -> str:
     """A stage's title, the scores with their product: Q_i K_jᵀ where query heads share key/value heads (group_size
-    > 1, head j = ⌈i/g⌉), else Q_i K_iᵀ; the scaled ones times the scale used."""
+    > 1, head j = ⌈i/g⌉), else Q_i K_iᵀ; the scaled ones times the scale used, or said not scaled (scale 1)."""
     product = f" Q_i K_{'j' if group_size > 1 else 'i'}ᵀ" if stage in ("raw", "scaled") else ""
+    if stage == "scaled" and scale == 1.0:  # no scaling chosen: "Scaled scores … × 1" would contradict the page
+        return "Scores" + product + " (not scaled)"
     return STAGE_TITLES[stage] + product + (f" × {scale:.4g}" if stage == "scaled" else "")
 
 

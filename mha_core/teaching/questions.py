@@ -90,6 +90,23 @@ def _score_decimals(scores: np.ndarray, order: np.ndarray, tied: int) -> int:
     return next((d for d in range(2, 7) if f"{top:.{d}f}" != f"{runner_up:.{d}f}"), 6)
 
 
+def _weight_decimals(top: float, runner_up: float) -> int:
+    """Decimals for the weights (4 to 8): enough that the largest weight shown differs from the next one."""
+    return next((d for d in range(4, 9) if f"{top:.{d}f}" != f"{runner_up:.{d}f}"), 8)
+
+
+def _runner_up(row: np.ndarray, rest: list[int], keys: list[str], places: int) -> str:
+    """The key(s) after the largest, by weight (rest: open keys, largest first). Keys whose weights are equal, or
+    read the same at `places` decimals, are named as a tie, never one of them as "next"."""
+    shown = f"{row[rest[0]]:.{places}f}"
+    tie = sorted(j for j in rest if f"{row[j]:.{places}f}" == shown or row[rest[0]] - row[j] <= TIE)
+    if len(tie) == 1:
+        return f"Next comes {tie[0] + 1} {keys[tie[0]]} with {shown}."
+    if len(tie) == len(rest):
+        return f"The other {len(tie)} keys tie at {shown}."
+    return f"Next come {len(tie)} keys that tie at {shown}: " + ", ".join(f"{j + 1} {keys[j]}" for j in tie) + "."
+
+
 def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
                   key_labels: list[str] | None = None, scale: float | None = None) -> Question:
     """Which key the query weights most in this head (ties and the runner-up named); blocked rows asked otherwise.
@@ -114,20 +131,20 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
     top = row[order[0]]
     tied = sorted(j for j in order if top - row[j] <= TIE)  # a tie is named in position order
     decimals = _score_decimals(np.where(blocked, -np.inf, scores), order, len(tied))
+    rest = [j for j in order if j not in tied and not blocked[j]]
+    places = _weight_decimals(top, row[rest[0]]) if rest else 4
     names = " and ".join(f"{j + 1} {keys[j]}" for j in tied)
-    answer = f"**{names}**, with weight {top:.4f}" + (" each (a tie)." if len(tied) > 1 else ".")
-    rest = [j for j in order if j not in tied]
+    answer = f"**{names}**, with weight {top:.{places}f}" + (" each (a tie)." if len(tied) > 1 else ".")
     why = "Softmax keeps the order of the scores: the key with the largest score $z_{ts}$ gets the largest weight."
     if blocked.any():
         why += " A blocked key gets weight 0, whatever its score."
     if rest:
-        j = rest[0]
-        why += f" Next comes {j + 1} {keys[j]} with {row[j]:.4f}."
+        why += " " + _runner_up(row, rest, keys, places)
     choices = tuple(f"{j + 1} {keys[j]}: z = {scores[j]:.{decimals}f}" + (", blocked" if blocked[j] else "")
                     for j in range(len(keys)))
     return Question(f"In head {head + 1}, which token will {who} attend to most, given each key's score $z_{{ts}}$ "
                     f"({score_words(scale)}: the number softmax turns into a weight)?", answer, why,
-                    choices=choices, correct=choices[tied[0]], facts=(f"{top:.4f}",),
+                    choices=choices, correct=choices[tied[0]], facts=(f"{top:.{places}f}",),
                     also_right=tuple(choices[j] for j in tied[1:]))
 
 

@@ -34,6 +34,23 @@ def scroll(screen: int) -> str:
 
 # --- the cost page --------------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("page", ["pages/cost.py", "pages/lesson.py"])
+def test_the_chart_under_the_heads_cost_answer_compares_what_the_question_asked(page):
+    """Was (read3 M1, SmolLM2 lesson screen 10): the question counts both sides "with one K/V head per query head"
+    and answers "The same", but the chart under it, "1 head or 9 heads (they differ)", drew the shared K/V heads as
+    "9 heads of d_k = 64". Now the h heads each have their own K/V head, and the sharing is a third series named
+    as such."""
+    at = run_app({**SMALL, "kv_heads": "2", "screen": "10"}, page)
+    assert_clean(at)
+    n, d, kv, d_k = 5, 32, 2, 8  # h = 4
+    bars = figure_titled(at, "Multiply-adds of each step: 1 head or 4 heads (the same in every step)")
+    split = [n * d * d, n * d * d, n * d * d, n * n * d, n * n * d, n * d * d]   # any h, one K/V head per head
+    shared = [n * d * d, n * d * kv * d_k, n * d * kv * d_k, n * n * d, n * n * d, n * d * d]
+    assert [t["name"] for t in bars["data"]] == ["1 head of d_model = 32", "4 heads of d_k = 8, each with its own K/V "
+                                                 "head", "4 heads sharing 2 K/V heads"]
+    assert [list(as_array(t["x"])) for t in bars["data"]] == [split, split, shared]
+
+
 def test_cost_page_counts_this_examples_steps():
     at = run_app(SMALL, "pages/cost.py")
     assert_clean(at)

@@ -86,7 +86,7 @@ def test_model_view_shows_all_72_heads_and_opens_one():
     links = [p.proto.label for p in at.get("page_link")]
     assert any("layer 2, head 7" in label for label in links)
     at.switch_page("pages/attention.py").run()
-    assert explorer(at)[2] == {"layer": 2, "head": 7, "query": 1, "stage": "weights"}
+    assert explorer(at)[2] == {"layer": 2, "head": 7, "query": 2, "stage": "weights"}  # the first word, after [CLS]
 
 
 def test_head_summary_table_and_chart_match_the_reference_statistics():

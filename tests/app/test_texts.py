@@ -112,7 +112,9 @@ def test_the_sentence_box_says_how_each_model_splits_text(pages):
 
 
 def test_special_tokens_and_word_pieces_are_explained_where_they_first_appear():
-    at = run_app({"model": PRETRAINED, "text": "Tokenization matters."}, opened={"overview_tab": "The tokens"})
+    # query=1: a link that names [CLS] as its query keeps it (the default is now the first word)
+    at = run_app({"model": PRETRAINED, "text": "Tokenization matters.", "query": "1"},
+                 opened={"overview_tab": "The tokens"})
     assert_clean(at)
     tokens = at.dataframe[0].value
     notes = dict(zip(tokens["token"], tokens["what it is"], strict=True))

@@ -94,6 +94,15 @@ def test_attention_stages(stage):
     assert fig.layout.title.text.startswith("Head 2")
 
 
+def test_scores_without_scaling_are_not_titled_scaled():
+    """Was (read3 S12, `?scale=none`): "Head 1: Scaled scores Q_i K_iᵀ × 1" on the page that says the scores are not
+    scaled."""
+    tr, _, cfg = example()
+    assert F.attention_figure(tr, 0, TOKENS, "scaled", 1.0).layout.title.text.startswith(
+        "Head 1: Scores Q_i K_iᵀ (not scaled)")
+    assert F.stage_title("scaled", 1, cfg.softmax_scale) == "Scaled scores Q_i K_iᵀ × 0.5"  # 1/√d_k, d_k = 16/4 = 4
+
+
 def test_projection_weights_are_shown_as_in_the_formula_with_head_blocks():
     tr, w, cfg = example(h=4, d_model=16)
     fig = F.projection_weight_figure(w.W_Q, 4, "W_Q")

@@ -71,7 +71,8 @@ def test_the_strongest_key_is_the_rows_largest_weight(mode):
             q = questions.strongest_key(tr, labels, head, query)
             assert f"query {query + 1} {labels[query]}" in q.prompt and f"head {head + 1}" in q.prompt
             best = int(np.argmax(row))
-            assert f"{best + 1} {labels[best]}" in q.answer and f"{row[best]:.4f}" in q.answer
+            shown = re.search(r"with weight (\d\.\d+)", q.answer).group(1)
+            assert f"{best + 1} {labels[best]}" in q.answer and float(shown) == pytest.approx(row[best], abs=1e-4)
             tied = np.flatnonzero(row.max() - row <= questions.TIE)
             assert ("a tie" in q.answer) == (len(tied) > 1)
 
@@ -162,6 +163,36 @@ def test_a_tie_is_named_in_position_order():
     q = questions.strongest_key(tr, tokens, 2, 0)
     named = [int(k) for k in re.findall(r"(?:\*\*| and )(\d+) ", q.answer.split(", with weight")[0])]
     assert named == list(range(1, len(tokens) + 1)), q.answer
+
+
+def test_keys_that_tie_after_the_strongest_are_named_as_a_tie():
+    """Was (read3 M3): "Answer: 1 The, with weight 0.8452. … Next comes 7 because with 0.0155" on a planted head,
+    whose ten other keys all have (1 − 0.8452) / 10 = 0.0155: one of ten tied keys called the runner-up."""
+    cfg = mc.MHAConfig(128, 8)  # the app's default: d_k = 16 ≥ 11 keys, so the planted rule is met exactly
+    tokens = mc.tokenize(SENTENCE)
+    x = mc.embed(tokens, 128, seed=1)
+    tr = mc.forward(x, mc.plant_head(mc.init_weights(cfg, seed=1), cfg, 2, "first", 4.0, x), cfg)
+    query = 4
+    row = tr.weights[2, query]
+    others = np.delete(row, 0)
+    assert int(np.argmax(row)) == 0 and f"{others.min():.4f}" == f"{others.max():.4f}", "ten keys that read alike"
+    q = questions.strongest_key(tr, tokens, 2, query)
+    assert "Next comes" not in q.why
+    assert f"The other {len(tokens) - 1} keys tie at {(1 - row[0]) / (len(tokens) - 1):.4f}." in q.why
+
+
+def test_a_runner_up_tie_among_some_keys_names_each_of_them():
+    """Two keys after the strongest with equal weights, a third lower: both named as a tie, the lower one not."""
+    cfg = mc.MHAConfig(4, 1, bias=False)
+    eye = np.eye(4, dtype=np.float32)
+    w = mc.MHAWeights(W_Q=eye * 3, W_K=eye, W_V=eye, W_O=eye)
+    x = np.array([[1, 0, 0, 0], [1, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 0.5, 0], [0, 0, 0, 0]], np.float32)
+    tr = mc.forward(x, w, cfg)  # query 1's scores: 3, 3 (keys 1, 2 tie first), 0, 0, 0 (keys 3, 4, 5 tie)
+    q = questions.strongest_key(tr, list("abcde"), 0, 0)
+    assert "**1 a and 2 b**" in q.answer and "The other 3 keys tie at" in q.why
+    x[4] = [-0.5, 0, 0, 0]  # key 5's score drops below those of keys 3 and 4
+    q = questions.strongest_key(mc.forward(x, w, cfg), list("abcde"), 0, 0)
+    assert "Next come 2 keys that tie at" in q.why and ": 3 c, 4 d." in q.why
 
 
 def test_unknown_question_kinds_are_refused():
