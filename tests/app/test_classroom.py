@@ -346,3 +346,12 @@ def test_presentation_css_never_holds_user_text():
     assert "display:none" not in texts(at, "markdown", "caption", "success", "error", "info", "warning")
     at.button(key="next").click().run()
     assert injected(at) == {COMPACT, LARGE_TYPE, scroll(2)}
+
+
+def test_practice_keeps_the_source_closed_until_the_questions_are_done():
+    """Was: the source line "h = 8, d_k = d_v = 64" stood open above question 1, which asks for d_k."""
+    at = run_app({}, "pages/practice.py")
+    shown = [c.value for c in at.caption if "d_k = d_v = 64" in c.value]
+    source = at.expander[-1]
+    assert source.label.startswith("Source of these sizes") and not source.proto.expanded
+    assert shown and all(c in [s.value for s in source.caption] for c in shown)
