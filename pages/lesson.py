@@ -99,7 +99,7 @@ def softmax_screen():
     st.markdown(f"Softmax turns each row of scores into weights: all ≥ 0, summing to 1. Here is the row of {who} "
                 f"in head {head + 1}.")
     st.latex(r"\alpha_{ts} = \frac{e^{z_{ts}}}{\sum_{s'} e^{z_{ts'}}}")
-    if predict("strongest_key"):
+    if predict("strongest_share"):
         show(figures.query_weights_figure(tr, head, query, tokens, keys), "row")
 
 

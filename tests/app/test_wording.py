@@ -238,16 +238,27 @@ def test_the_query_key_plane_says_what_its_order_means():
     assert "score order" not in title and "of two keys, the one further along its arrow scores higher" in title
 
 
-@pytest.mark.parametrize("page", ["attention", "by_hand"])
-def test_the_strongest_key_question_gives_what_it_is_reasoned_from(page):
+def test_the_strongest_key_question_gives_what_it_is_reasoned_from():
     """Was: "In head 1, which token will query 3 attend to most?", with only the tokens to choose from: with random
     weights nothing on the page let a student reason to the answer. Each choice now shows its key's score, and the
     keys the causal mask blocks say so."""
-    at = run_app({"causal": "true", "query": "3"}, f"pages/{page}.py", answered=False)
+    at = run_app({"causal": "true", "query": "3"}, "pages/attention.py", answered=False)
     assert "given each key's score" in page_text(at)
     options = at.button_group(key="answered_strongest_key_given").options
     assert len(options) == 11 and all(re.search(r": z = -?\d+\.\d\d", o) for o in options), options
     assert [o.endswith(", blocked") for o in options] == [False] * 3 + [True] * 8, options
+
+
+def test_by_hand_and_the_lesson_do_not_ask_for_the_largest_score_again():
+    """Was: Step 2, By hand and lesson screen 4 all asked "which token will query 1 attend to most, given each key's
+    score", word for word. By hand now asks for one weight from its score and the row's sum; screen 4 how much the
+    strongest key gets."""
+    by_hand = run_app({"key": "3"}, "pages/by_hand.py", answered=False)
+    lesson = run_app({"screen": "4"}, "pages/lesson.py", answered=False)
+    for at in (by_hand, lesson):
+        assert "attend to most" not in page_text(at)
+    assert "what weight $\\alpha_{ts}$ does query 1 `The` give key 3 `sat`?" in page_text(by_hand)
+    assert "How much weight will its strongest key get?" in page_text(lesson)
 
 
 @pytest.mark.parametrize("model", [MINILM, SMOLLM2])
