@@ -26,6 +26,7 @@ st.markdown(
     "pair (mask M) gets 0. The head's output is the value vectors mixed by these weights."
 )
 experiments.cross_attention_note(ex)
+experiments.heads_off_caption(settings, "attention weights")
 if settings.spec.pad and settings.spec.card is None:
     st.caption(padding_note(settings.spec, ex.tokens, ex.key_tokens))
 if tr.blocked_rows.any():

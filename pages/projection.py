@@ -42,6 +42,7 @@ st.markdown(
        f"({m} tokens)." if cross else "")
     + (" Then every query and key is turned by its position (RoPE, Step 1b below)." if cfg.rope_theta else "")
 )
+experiments.heads_off_caption(settings, "queries, keys and values")
 if predict("q_shape"):
     shown = tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"], key="projection_tab")
     for tab, name, W, per_head in zip(shown, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):

@@ -323,3 +323,13 @@ def test_a_planted_head_starts_on_a_query_its_rule_reaches(params, query):
     assert settings.view.query == query
     rule = {"previous": query - 2, "next": query}[params["plant"]]  # the key the rule points at (0-based)
     assert int(np.argmax(ex.trace.weights[2, query - 1])) == rule
+
+
+def test_switched_off_heads_are_named_before_step_3():
+    """Was: with ablate=2,5 the top bar and Steps 1 and 2 said nothing; only Step 3 said "Switched off: heads 2, 5"."""
+    for page in ("pages/projection.py", "pages/attention.py"):
+        at = run_app({"ablate": "2,5"}, page, answered=False)
+        captions = [c.value for c in at.caption]
+        assert any(c.endswith("· heads 2, 5 off (zeroed at Step 3)") for c in captions), page
+        assert any(c.startswith(":material/block: Switched off: heads 2, 5. Their ") and "Step 3 zeroes their output"
+                   in c for c in captions), page
