@@ -175,20 +175,23 @@ STAGE_TITLES = {
     "raw": "Raw scores",
     "scaled": "Scaled scores",
     "mask": "Mask M: grey = kept (0), blank = blocked (−∞)",
-    "weights": "Attention weights softmax(…)",
+    "weights": "Attention weights α_ts = softmax_s(z_ts)",
 }
 STAGE_VALUES = {"raw": "score", "scaled": "score", "mask": "M", "weights": "weight"}  # what a cell holds
 
 
-def stage_title(stage: str, group_size: int = 1, scale: float = 1.0) -> str:
+def stage_title(stage: str, group_size: int = 1, scale: float = 1.0, masked: bool = False) -> str:
     """A stage's title, the scores with their product: Q_i K_jᵀ where query heads share key/value heads (group_size
-    > 1, head j = ⌈i/g⌉), else Q_i K_iᵀ; the scaled ones times the scale used."""
+    > 1, head j = ⌈i/g⌉), else Q_i K_iᵀ; the scaled ones times the scale used; the weights with the mask M added
+    to the scores when there is one."""
     product = f" Q_i K_{'j' if group_size > 1 else 'i'}ᵀ" if stage in ("raw", "scaled") else ""
-    return STAGE_TITLES[stage] + product + (f" × {scale:.4g}" if stage == "scaled" else "")
+    title = STAGE_TITLES[stage].replace("(z_ts)", "(z_ts + M_ts)") if masked else STAGE_TITLES[stage]
+    return title + product + (f" × {scale:.4g}" if stage == "scaled" else "")
 
 
 def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
-    title = f"Head {head + 1}: {stage_title(stage, trace.q.shape[0] // trace.k.shape[0], scale)}"
+    group = trace.q.shape[0] // trace.k.shape[0]
+    title = f"Head {head + 1}: {stage_title(stage, group, scale, masked=trace.mask is not None)}"
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
     return title
