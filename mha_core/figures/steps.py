@@ -329,21 +329,21 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
     """α_ts · v_s for every key s (one row each) and their sum, which is head_i's output row for the query t.
 
     With more than MIX_KEYS keys, the MIX_KEYS - 1 keys of largest weight get a row each (in key order) and one
-    row adds up the w·v of all the others, so the rows still sum to the head's output.
+    row adds up the α_ts · v_s of all the others, so the rows still sum to the head's output.
     """
     v = trace.v[head // group_size]                             # (m, d_k)
     w = trace.weights[head, query]                              # (m,)
     mixed = w[:, None] * v                                      # (m, d_k)
     keys = key_tokens or tokens
-    labels = [f"w·v {lab}" for lab in token_labels(keys)]
-    names = [f"w·v of {name}" for name in describe.names(keys)]
-    title = f"Head {head + 1}: weight × value for each key, and their sum"
+    labels = [f"α_ts v_s {lab}" for lab in token_labels(keys)]      # the formula's names, s = the key
+    names = [f"α_ts v_s of {name}" for name in describe.names(keys)]
+    title = f"Head {head + 1}: weight α_ts × value v_s for each key s, and their sum"
     if len(w) > MIX_KEYS:
         top = np.sort(np.argsort(-w, kind="stable")[:MIX_KEYS - 1])
         rest = np.ones(len(w), bool)
         rest[top] = False
         mixed = np.vstack([mixed[top], mixed[rest].sum(axis=0)[None]])
-        other = f"w·v of the other {int(rest.sum())} keys, added up"
+        other = f"α_ts v_s of the other {int(rest.sum())} keys, added up"
         labels = [labels[j] for j in top] + [other]
         names = [names[j] for j in top] + [other]
         title += (f"<br>(a row for each of the {MIX_KEYS - 1} keys of largest weight, one for the "

@@ -432,8 +432,8 @@ def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
     z, rows = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].y)
     assert len(rows) == F.MIX_KEYS + 1  # 23 keys, the others, the sum
     heaviest = np.argsort(-tr.weights[1, 7])[:F.MIX_KEYS - 1]
-    assert rows[:-2] == [f"w·v {j + 1} t{j}" for j in sorted(heaviest)]
-    assert rows[-2] == f"w·v of the other {n - F.MIX_KEYS + 1} keys, added up"
+    assert rows[:-2] == [f"α_ts v_s {j + 1} t{j}" for j in sorted(heaviest)]  # the formula's names (was "w·v")
+    assert rows[-2] == f"α_ts v_s of the other {n - F.MIX_KEYS + 1} keys, added up"
     np.testing.assert_allclose(z[:-1].sum(axis=0), tr.heads[1, 7], atol=1e-6)
     others = np.setdiff1d(np.arange(n), heaviest)
     np.testing.assert_allclose(z[-2], (tr.weights[1, 7, others, None] * tr.v[1, others]).sum(axis=0), atol=1e-6)
