@@ -12,7 +12,7 @@ from mha_app.toolkit import offer_trained, plot, switch_buttons, token_spelling,
 from mha_core import cost, figures
 from mha_core.figures.inside import PlaneSize
 from mha_core.figures.lesson import kv_cache_figure
-from mha_core.teaching import questions
+from mha_core.teaching import formulas, questions
 from mha_core.teaching.published import cache_length_note, kv_cache_table, preset, presets
 
 settings, ex = view()
@@ -150,7 +150,7 @@ def concat_screen():
 
 def w_o_screen():
     st.markdown("W_O is where the heads meet: every output number draws on every head's columns.")
-    st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d})\, W^O" % h)
+    st.latex(formulas.multihead_output(cfg, keys is not None))  # with b^O where the answer counts biases
     if predict("w_o_size"):
         show(figures.output_weight_figure(ex.weights.W_O, h), "w_o")
 

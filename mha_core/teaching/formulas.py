@@ -88,8 +88,13 @@ def output(cfg: MHAConfig) -> str:
             rf" = \sum_{{i=1}}^{{{h}}} \mathrm{{head}}_i\, W^O_i{b}")
 
 
-def multihead(cfg: MHAConfig, cross: bool = False) -> str:
-    """The whole layer in one line: MultiHead(X) = Concat(head_1 ... head_h) W^O (+ b^O), with head_i."""
+def multihead_output(cfg: MHAConfig, cross: bool = False) -> str:
+    """MultiHead(X) = Concat(head_1 ... head_h) W^O, plus b^O when the layer has biases."""
     inputs = "X, Y" if cross else "X"
     return (rf"\mathrm{{MultiHead}}({inputs}) = \mathrm{{Concat}}(\mathrm{{head}}_1, \dots, "
-            rf"\mathrm{{head}}_{{{cfg.n_heads}}})\,W^O{_bias(cfg, 'O', '')},\quad {attention(cfg)}")
+            rf"\mathrm{{head}}_{{{cfg.n_heads}}})\,W^O{_bias(cfg, 'O', '')}")
+
+
+def multihead(cfg: MHAConfig, cross: bool = False) -> str:
+    """The whole layer in one line: MultiHead(X) = Concat(head_1 ... head_h) W^O (+ b^O), with head_i."""
+    return rf"{multihead_output(cfg, cross)},\quad {attention(cfg)}"

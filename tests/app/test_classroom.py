@@ -355,3 +355,13 @@ def test_practice_keeps_the_source_closed_until_the_questions_are_done():
     source = at.expander[-1]
     assert source.label.startswith("Source of these sizes") and not source.proto.expanded
     assert shown and all(c in [s.value for s in source.caption] for c in shown)
+
+
+@pytest.mark.parametrize("params, bias", [({"screen": "9"}, True), ({"screen": "9", "input": "tiny"}, None)])
+def test_the_w_o_screen_formula_has_the_bias_its_answer_counts(params, bias):
+    """Was: lesson screen 9 wrote MultiHead(X) = Concat(...) W^O while its answer said "plus 128 biases"."""
+    at = run_app(params, "pages/lesson.py", answered=False)
+    at.button(key="answered_w_o_size_reveal").click().run()
+    formula = next(x.value for x in at.latex if "MultiHead" in x.value)
+    answer = next(m.value for m in at.markdown if "Answer:" in m.value)
+    assert ("+ b^{O}" in formula) == (" biases: " in answer) == bool(bias), (formula, answer)
