@@ -449,7 +449,8 @@ def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: 
 
 
 def contribution_size_figure(contributions: np.ndarray) -> dict:
-    """How much each head adds to the output: the mean length of its contribution vectors, one bar per head."""
+    """How much each head adds to the output: the length of its contribution head_i[t] W^O_i (d_model numbers),
+    averaged over the tokens t, one bar per head. contributions: (h, n, d_model)."""
     size = np.linalg.norm(contributions, axis=2).mean(axis=1)  # (h,)
     labels = [f"head {i + 1}" for i in range(len(size))]
     fig = figure([dict(type="bar", x=labels, y=size, marker=dict(color=[head_colour(i) for i in range(len(size))]),
@@ -457,10 +458,13 @@ def contribution_size_figure(contributions: np.ndarray) -> dict:
                  xaxis=category_axis("head", tickmode="array", tickvals=labels,  # the axis says "head": its number
                                      ticktext=[str(i + 1) for i in range(len(size))]),  # alone fits half a page
                  yaxis=dict(title=dict(text="mean length")))
-    fig = layout(fig, f"How much each head adds to the output{SUBTITLE}the mean length of its contribution</span>",
-                 height=MAIN_HEIGHT)
-    return described(fig, describe.bars(labels, size, "Mean length of each head's contribution to the output",
-                                        column="mean length"))
+    n = contributions.shape[1]
+    what = (f"‖head_i[t] W^O_i‖: the length of what head i adds<br>to token t's output, averaged over the {n} "
+            f"token{'s' if n > 1 else ''} t")  # which vector, and averaged over what
+    fig = layout(fig, f"How much each head adds to the output{SUBTITLE}{what}</span>", height=MAIN_HEIGHT)
+    fig["layout"]["margin"]["t"] = 100  # room for the subtitle's two lines
+    return described(fig, describe.bars(labels, size, "How much each head adds to the output: "
+                                        + what.replace("<br>", " "), column="mean length"))
 
 
 def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> dict:

@@ -423,6 +423,8 @@ def test_contribution_sizes_are_the_mean_vector_lengths():
     expected = [np.mean([np.sqrt((contrib[i, t] ** 2).sum()) for t in range(6)]) for i in range(4)]
     np.testing.assert_allclose(np.asarray(fig.data[0].y, dtype=float), expected, rtol=1e-6)
     assert list(fig.data[0].x) == ["head 1", "head 2", "head 3", "head 4"]
+    title = fig.layout.title.text  # was "the mean length of its contribution": which vector, averaged over what
+    assert "‖head_i[t] W^O_i‖" in title and "averaged over the 6 tokens t" in title
 
 
 def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
