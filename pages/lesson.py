@@ -199,8 +199,8 @@ def adds_screen():
 
 def rollout_screen():
     if ex.run is None:
-        offer_trained("Rollout follows attention through the layers of a trained model; this example is one layer "
-                      "of random weights.", sidebar=not presenting)
+        offer_trained(f"{inside.ROLLOUT_IN_ONE} This example is one layer of random weights, so there are no "
+                      "layers to follow.", sidebar=not presenting)
         return
     layers = len(ex.run.layers)
     st.markdown(inside.rollout_in_brief(layers))

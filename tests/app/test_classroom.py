@@ -282,7 +282,7 @@ def test_presentation_steps_through_every_screen_and_back(params):
         if name == "grid" and not trained and params.get("input") != "tiny":  # random weights: say how to change
             assert at.main.button(key="switch_0").label.startswith("Switch to ")
         if name == "rollout" and not trained:  # rollout follows a trained model's layers: one layer offers one
-            assert any("Rollout follows attention through the layers of a trained model" in i.value for i in at.info)
+            assert any("follows attention back through the layers of a trained model" in i.value for i in at.info)
             assert at.button(key="switch_0").label.startswith("Switch to ")
         else:
             assert at.latex or figures(at)
