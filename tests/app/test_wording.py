@@ -333,3 +333,11 @@ def test_switched_off_heads_are_named_before_step_3():
         assert any(c.endswith("· heads 2, 5 off (zeroed at Step 3)") for c in captions), page
         assert any(c.startswith(":material/block: Switched off: heads 2, 5. Their ") and "Step 3 zeroes their output"
                    in c for c in captions), page
+
+
+def test_the_kv_table_says_why_a_context_cell_has_no_number():
+    """Was: the Transformer base "context" cell of the K/V cache table was empty, with no word why."""
+    at = run_app({}, "pages/cost.py")
+    table = next(d.value for d in at.dataframe if "context" in d.value.columns)
+    assert set(table.loc[table["model"] == "Transformer base", "context"]) == {"not fixed"}
+    assert any("Transformer base: not fixed, because the paper sets no longest input" in c.value for c in at.caption)
