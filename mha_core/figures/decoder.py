@@ -85,7 +85,7 @@ def rope_distance_figure(rel: RelativeScores, query: str, key: str, head: int) -
     fig = layout(fig, f"Head {head + 1}: the query of {html.escape(query)} and the key of {html.escape(key)}, "
                       f"placed at every pair of positions 1 … {P}", height=440)
     distances = [f"distance {d}" for d in range(P)]
-    what = (f"Head {head + 1}: q · k of the query of {query} and the key of {key} by distance a − b, with RoPE "
+    what = (f"Head {head + 1}: q · k of the query of {query} and the key of {key} by distance t − s, with RoPE "
             f"(without RoPE it is {rel.unrotated:.3g} at every distance)")
     return described(fig, describe.bars(distances, rel.by_distance, what, column="q · k"))
 

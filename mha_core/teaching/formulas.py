@@ -31,12 +31,12 @@ def projection(cfg: MHAConfig, cross: bool = False) -> str:
 
 def rope(cfg: MHAConfig) -> str:
     """What RoPE does to the vector x of the token at position p (0 for the first): it turns each pair of dimensions
-    (a, a + d_k/2) by the angle p θ_a."""
+    (a, a + d_k/2) by the angle p θ_a. Dimensions and pairs are counted from 1, as the figures label them (d1 …)."""
     half = cfg.d_k // 2
     return (r"\mathrm{RoPE}(x, p):\; \begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix} \mapsto "
             r"\begin{pmatrix} \cos p\theta_a & -\sin p\theta_a \\ \sin p\theta_a & \cos p\theta_a \end{pmatrix}"
-            r"\begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix},\qquad \theta_a = %s^{-2a/%d},\; a = 0, \dots, %d"
-            % (half, half, f"{cfg.rope_theta:,.0f}".replace(",", "{,}"), cfg.d_k, half - 1))
+            r"\begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix},\qquad \theta_a = %s^{-2(a-1)/%d},\; a = 1, \dots, %d"
+            % (half, half, f"{cfg.rope_theta:,.0f}".replace(",", "{,}"), cfg.d_k, half))
 
 
 def rope_product() -> str:
