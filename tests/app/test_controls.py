@@ -110,7 +110,8 @@ def test_overview_badge_matches_torch_and_names_the_device(backend):
     at = run_app({"backend": backend})
     assert_clean(at)
     assert at.session_state["view"][1].trace.backend == backend
-    assert any("Matches torch.nn.MultiheadAttention" in c.value for c in at.caption)
+    assert any("Checked: PyTorch computes this layer its own way" in c.value for c in at.caption)
+    assert any("PyTorch's own multi-head attention layer, torch.nn.MultiheadAttention" in c.value for c in at.caption)
     assert any("on **CPU**" in c.value or "on **GPU (cuda" in c.value for c in at.caption)
 
 
