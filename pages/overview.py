@@ -49,7 +49,8 @@ with formulas_tab:
         if cfg.group_size > 1:
             st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
         st.caption(bias_note(ex))
-        symbols("X", *(["Y"] if cross else []), "h", "i", "d_k", "d_{model}", *notation.head_symbols(cfg.group_size),
+        symbols("X", *(["Y"] if cross else []), "h", "i", "d_k", "d_{model}", "d",
+                *notation.head_symbols(cfg.group_size),
                 "M", "\\mathrm{head}_i", "W^O", *(["h_{kv}", "g", "j"] if cfg.group_size > 1 else []),
                 *(["b"] if cfg.bias else []))
 with tokens_tab:

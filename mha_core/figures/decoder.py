@@ -46,8 +46,8 @@ def rope_figure(trace: Trace, head: int, tokens: list[str], group_size: int = 1)
               ("the change (after − before)", k1 - k0)]
     limit = float(max(np.abs(z).max() for _, z in panels)) or 1.0
     d_k = trace.q.shape[-1]
-    fig, rows, step = panel_grid(panels, dim_labels(d_k), token_labels(tokens), 3, signed_axis(limit),
-                            "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.05)
+    fig, rows, step = panel_grid(panels, dim_labels(d_k, "c"), token_labels(tokens), 3, signed_axis(limit),
+                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.05)
     n = len(tokens)
     title = (f"Query head {head + 1} and key/value head {kv + 1}: each row turned by its position (row 1 not at "
              "all), one colour scale")

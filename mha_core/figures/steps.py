@@ -114,7 +114,7 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
 # --- Step 1: projections --------------------------------------------------------------------------------
 
 def input_figure(x: np.ndarray, tokens: list[str], title: str = "Input X: one row per token") -> dict:
-    fig = heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension", y_title="token")
+    fig = heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension d", y_title="token")
     return described(fig, describe.values(x, describe.names(tokens), dim_labels(x.shape[1]), title))
 
 
@@ -136,11 +136,13 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
         title = (f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): h_kv = {n_heads} key/value "
                  f"head{'s' if n_heads > 1 else ''}, each shared by {group_size} query heads")
     z, step = pool(Wt, OVERVIEW_CELLS)                         # blocks of step x step cells when large
-    fig = heatmap(z, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]), title,
-                  x_title="output column", y_title="input dimension", step=step, height=MAIN_HEIGHT)
+    columns = component_labels(n_heads, d_k, "K/V head" if kv and group_size > 1 else "head")
+    fig = heatmap(z, columns, dim_labels(Wt.shape[0]), title, x_title="column: head i, component c",
+                  y_title="input dimension d", step=step, height=MAIN_HEIGHT)
+    component_ticks(fig, "x", n_heads, d_k, step)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-Wt.shape[0] // step), names=names, colours=colours)
-    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0]), dim_labels(Wt.shape[1], "c"),
-                                          describe.plain(title), text_rows=False))
+    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0]), columns, describe.plain(title),
+                                          text_rows=False))
 
 
 def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16, group_size: int = 1,
@@ -350,13 +352,13 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
                   f"{int(rest.sum())} others)")
     z = np.vstack([mixed, trace.heads[head, query][None]])      # (rows + 1, d_k)
     rows = labels + ["= sum (head output)"]
-    fig = heatmap(z, dim_labels(v.shape[1]), rows, title,
-                  x_title=f"dimension of V_{head // group_size + 1}" if group_size > 1 else "dimension of V_i",
+    fig = heatmap(z, dim_labels(v.shape[1], "c"), rows, title,
+                  x_title=f"component c of V_{head // group_size + 1}" if group_size > 1 else "component c of V_i",
                   y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
     if "<br>" in title:
         fig["layout"]["margin"]["t"] = 84  # room for the title's second line
     what = f"{describe.plain(title)}, query {describe.names(tokens)[query]}"
-    return described(fig, describe.values(z, names + ["sum: the head's output"], dim_labels(v.shape[1]), what))
+    return described(fig, describe.values(z, names + ["sum: the head's output"], dim_labels(v.shape[1], "c"), what))
 
 
 def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> dict:
@@ -402,21 +404,34 @@ def concat_figure(trace: Trace, tokens: list[str]) -> dict:
     Each column is named "head i, c<component>" (in its hover text and its table); under the matrix only a few
     components of each block are written, as "c<component>", since the head's number stands over its block."""
     n_heads, n, d_k = trace.heads.shape
-    labels = [f"head {i + 1}, c{c + 1}" for i in range(n_heads) for c in range(d_k)]
+    labels = component_labels(n_heads, d_k)
     z, step = pool(trace.concat, OVERVIEW_CELLS)
     title = f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}"
     fig = heatmap(z, labels, token_labels(tokens), title, x_title="column: head i, component c", y_title="token",
                   step=step, height=min(MAIN_HEIGHT, 24 * n + 200))
-    every = -(-d_k // max(1, CONCAT_TICKS // n_heads))  # components between two labels within a block
-    ticks = {i * d_k + c: f"c{c + 1}" for i in range(n_heads) for c in range(0, d_k, every)}  # column -> label
-    columns = fig["data"][0]["x"]  # the shown columns' names (positions of blocks when pooled)
-    shown = {}  # shown column -> the label of the first labelled column in it
-    for column, text in ticks.items():
-        shown.setdefault(column // step, text)
-    fig["layout"]["xaxis"].update(tickmode="array", tickvals=[columns[j] for j in shown], ticktext=list(shown.values()),
-                                  tickangle=0)
+    component_ticks(fig, "x", n_heads, d_k, step)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-n // step))
     return described(fig, describe.values(trace.concat, describe.names(tokens), labels, title))
+
+
+def component_labels(n_heads: int, d_k: int, head: str = "head") -> list[str]:
+    """The names of the h·d_k columns of the concatenation (or of W_Q, or rows of W_O): "head i, c<component>",
+    the component c counted within its head, from 1 to d_k, as everywhere else."""
+    return [f"{head} {i + 1}, c{c + 1}" for i in range(n_heads) for c in range(d_k)]
+
+
+def component_ticks(fig: dict, axis: str, n_heads: int, d_k: int, step: int) -> None:
+    """Along `axis` ("x" or "y") of a one-panel figure dict whose cells are the h·d_k components of the heads
+    (pooled by `step`), write a few components of each head's block as "c<component>": the head's name stands
+    beside its block (mark_head_blocks), so "c3" reads as component 3 of that head."""
+    every = -(-d_k // max(1, CONCAT_TICKS // n_heads))  # components between two labels within a block
+    ticks = {i * d_k + c: f"c{c + 1}" for i in range(n_heads) for c in range(0, d_k, every)}  # cell -> label
+    cells = fig["data"][0][axis]  # the shown cells' names (positions of blocks when pooled)
+    shown = {}  # shown cell -> the label of the first labelled cell in it
+    for cell, text in ticks.items():
+        shown.setdefault(cell // step, text)
+    fig["layout"][f"{axis}axis"].update(tickmode="array", tickvals=[cells[j] for j in shown],
+                                        ticktext=list(shown.values()), tickangle=0)
 
 
 # --- Step 4: output projection --------------------------------------------------------------------------
@@ -427,11 +442,13 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> dict:
     d_k = Wt.shape[0] // n_heads
     z, step = pool(Wt, OVERVIEW_CELLS)
     title = f"W_O ({Wt.shape[0]} × {Wt.shape[1]}){SUBTITLE}rows (i-1)·d_v+1 … i·d_v read head i</span>"
-    fig = heatmap(z, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"), title, x_title="output dimension",
-                  y_title="concat row", step=step, height=MAIN_HEIGHT)
+    rows = component_labels(n_heads, d_k)                       # the concatenation's columns, one row each
+    fig = heatmap(z, dim_labels(Wt.shape[1]), rows, title, x_title="output dimension d",
+                  y_title="row: head i, component c", step=step, height=MAIN_HEIGHT)
+    component_ticks(fig, "y", n_heads, d_k, step)
     mark_head_blocks(fig, n_heads, d_k / step, "y", -(-Wt.shape[1] // step))
-    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0], "r"), dim_labels(Wt.shape[1]),
-                                          describe.plain(title), text_rows=False))
+    return described(fig, describe.values(Wt, rows, dim_labels(Wt.shape[1]), describe.plain(title),
+                                          text_rows=False))
 
 
 def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: list[str],

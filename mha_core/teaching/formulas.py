@@ -31,7 +31,7 @@ def projection(cfg: MHAConfig, cross: bool = False) -> str:
 
 def rope(cfg: MHAConfig) -> str:
     """What RoPE does to the vector x of the token at position p (0 for the first): it turns each pair of dimensions
-    (a, a + d_k/2) by the angle p θ_a. Dimensions and pairs are counted from 1, as the figures label them (d1 …)."""
+    (a, a + d_k/2) by the angle p θ_a. Components and pairs are counted from 1, as the figures label them (c1 …)."""
     half = cfg.d_k // 2
     return (r"\mathrm{RoPE}(x, p):\; \begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix} \mapsto "
             r"\begin{pmatrix} \cos p\theta_a & -\sin p\theta_a \\ \sin p\theta_a & \cos p\theta_a \end{pmatrix}"

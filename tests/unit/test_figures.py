@@ -499,3 +499,30 @@ def test_cells_print_one_precision_and_a_projector_names_every_row():
     assert in_a_row["layout"]["yaxis"]["dtick"] == 1
     stacked = enlarge(figures.per_head_figure(tr.q, tokens, "Q"))  # two rows of panels: no room for 11 labels each
     assert "dtick" not in stacked["layout"]["yaxis"]
+
+
+def test_each_tick_letter_means_one_thing_and_is_in_the_symbol_table():
+    """Was: W_Q columns "c1 … c64" (across all heads), W_O rows "r1 …", the value mix "d1 … d16" for a component of
+    V_i, while d also named a dimension of d_model. Now d = a dimension of d_model, c = a component within one
+    head (counted again in each head's block), each in the notation table."""
+    from mha_core.teaching import notation
+
+    tr, w, _ = example(h=4, d_model=16)                               # d_k = 4
+    d_model, d_k = 16, 4
+
+    def letters(labels, top):
+        """(the letters of the labels, whether every number is from 1 to top): "head 2, c3" -> ("c", 3)."""
+        found = [re.fullmatch(r"(?:.+, )?([a-z])(\d+)", str(t)).groups() for t in labels]
+        return {letter for letter, _ in found}, all(1 <= int(k) <= top for _, k in found)
+
+    w_q = F.projection_weight_figure(w.W_Q, 4, "W_Q")
+    assert letters(w_q.layout.xaxis.ticktext, d_k) == ({"c"}, True)  # components within each head's block
+    assert list(w_q.data[0].x[:2]) == ["head 1, c1", "head 1, c2"] and w_q.data[0].x[d_k] == "head 2, c1"
+    assert letters(w_q.data[0].y, d_model) == ({"d"}, True)
+    w_o = F.output_weight_figure(w.W_O, 4)
+    assert letters(w_o.layout.yaxis.ticktext, d_k) == ({"c"}, True)
+    assert letters(w_o.data[0].x, d_model) == ({"d"}, True)
+    mix = F.value_mix_figure(tr, 0, 0, TOKENS)
+    assert letters(mix.data[0].x, d_k) == ({"c"}, True)
+    for letter in ("c", "d"):
+        assert notation.symbol(letter).meaning
