@@ -27,7 +27,7 @@ HOW = {
               "K/V heads, a head switched off or another scale); then W_O is applied.",
     ROTARY: "PyTorch turns the queries and keys by their positions its own way: each pair of components is one "
             "complex number, multiplied by e^(i·angle). Then its attention function, F.scaled_dot_product_attention, "
-            "computes each head, and W_O is applied. None of this app's own code is used.",
+            "computes each head, and W_O is applied. This app's own code is not used.",
 }
 
 

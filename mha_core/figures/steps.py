@@ -136,8 +136,9 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
         title = (f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): h_kv = {n_heads} key/value "
                  f"head{'s' if n_heads > 1 else ''}, each shared by {group_size} query heads")
     z, step = pool(Wt, OVERVIEW_CELLS)                         # blocks of step x step cells when large
-    columns = component_labels(n_heads, d_k, "K/V head" if kv and group_size > 1 else "head")
-    fig = heatmap(z, columns, dim_labels(Wt.shape[0]), title, x_title="column: head i, component c",
+    head, index = ("K/V head", "j") if kv and group_size > 1 else ("head", "i")
+    columns = component_labels(n_heads, d_k, head)
+    fig = heatmap(z, columns, dim_labels(Wt.shape[0]), title, x_title=f"column: {head} {index}, component c",
                   y_title="input dimension d", step=step, height=MAIN_HEIGHT)
     component_ticks(fig, "x", n_heads, d_k, step)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-Wt.shape[0] // step), names=names, colours=colours)

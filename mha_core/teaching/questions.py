@@ -308,10 +308,10 @@ def heads_cost(trace: Trace) -> Question:
         facts += _numbers(total)
     answer = f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example" + (
         ", each query head with its own K/V head." if kv < h else ".")
-    wrong = _reasons(verdict, ("More", "more heads do not mean more arithmetic: each head is narrower, d_k = "
-                                       "d_model / h, so h heads of d_k do as much as one of d_model"),
-                     ("Fewer", "narrower heads do not save arithmetic: there are h of them, and h · d_k = d_model"),
-                     ("The same", "the two counts differ here: count the multiply-adds of each step"))
+    wrong = _reasons(verdict, ("More", "that forgets that each head is narrower (d_k = d_model / h): count a "
+                                       "score's multiply-adds in one head, then times h"),
+                     ("Fewer", "that counts one narrow head: there are h of them, each d_k = d_model / h wide"),
+                     ("The same", "that leaves a step out: count the multiply-adds of each step for both"))
     return Question(prompt, answer, why, choices=("More", "Fewer", "The same"), correct=verdict, facts=facts,
                     wrong=wrong)
 

@@ -283,7 +283,7 @@ def test_numbers_are_never_written_the_computers_way(page_run, mode):
     for page in app_pages():
         text = page_text(page_run(mode, page.script))
         assert not E_NOTATION.search(text), (page.script, E_NOTATION.search(text).group())
-    badge = re.search(r"max \|difference\| = \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
+    badge = re.search(r"largest difference \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
     assert badge and "× 10⁻" in badge.group(), badge  # torch and NumPy agree to about 10⁻⁷
 
 
