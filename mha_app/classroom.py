@@ -35,7 +35,7 @@ def predict(kind: str, key: str | None = None) -> bool:
     labels = [quote(t, 40) for t in ex.tokens]
     key_labels = None if ex.key_tokens is None else [quote(t, 40) for t in ex.key_tokens]
     q = questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1, key_labels,
-                      ex.cfg.scale)
+                      ex.cfg.scale, key=min(settings.view.key, len(ex.keys)) - 1)
     state = f"answered_{key or kind}"
     if st.session_state.get(state):  # answered: one line, so that the figure it opens fits on the screen
         right = "Right! " if st.session_state[state] == "right" else ""
@@ -55,8 +55,10 @@ def predict(kind: str, key: str | None = None) -> bool:
         reveal.button("Reveal the answer", key=f"{state}_reveal", width="stretch", type="tertiary",
                       on_click=_settle, args=(state, "revealed"))
         if st.session_state.get(f"{state}_tried") is not None:
-            st.warning("Not yet: try again, or reveal the answer." if st.session_state[f"{state}_tried"] else
-                       "Pick or type an answer first.", icon=":material/replay:")
+            reason = q.reason(st.session_state.get(f"{state}_given"))
+            st.warning(f"Not yet{': ' + reason if reason else ''}. Try again, or reveal the answer."
+                       if st.session_state[f"{state}_tried"] else "Pick or type an answer first.",
+                       icon=":material/replay:")
         st.caption("The figure that shows the answer appears once you answer or reveal.")
     return False
 

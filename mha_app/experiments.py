@@ -186,6 +186,23 @@ def planted_head(settings: Settings, ex: Example) -> None:
 
 # --- Switched-off heads ----------------------------------------------------------------------------------------
 
+def heads_off_line(off) -> str:
+    """The switched-off heads and where they are zeroed, for the top bar: "heads 2, 5 off (zeroed at Step 3)"."""
+    return f"{_heads(off)} off (zeroed at Step 3)"
+
+
+def heads_off_caption(settings: Settings, made: str) -> None:
+    """On Steps 1 and 2: which heads are switched off, that this step still computes them (`made`: what it makes),
+    and that Step 3 zeroes them."""
+    off = settings.spec.ablate
+    if off:
+        one = len(off) == 1
+        st.caption(f":material/block: Switched off: {_heads(off)}. {'Its' if one else 'Their'} {made} "
+                   "are computed as usual here; Step 3 zeroes "
+                   f"{'its' if one else 'their'} output (multiplies it by 0), so W_O never sees "
+                   f"{'it' if one else 'them'}.")
+
+
 def switched_off_note(settings: Settings, ex: Example) -> None:
     """On the attention page: the focused head is computed as usual even when it is switched off later."""
     if settings.view.head in settings.spec.ablate:

@@ -18,6 +18,7 @@ from .settings import Spec
 BYTE_WHITESPACE = "ĠĊĉč"  # space, new line, tab, carriage return as byte-level BPE spells them (all isalnum())
 # What a residual connection is, said where the term first appears (the input of a later layer, the rollout).
 RESIDUAL = "the layer adds its result to the vectors it received instead of replacing them"
+FEED_FORWARD = "a small network applied to each token on its own, after attention"
 # How byte-level BPE spells a space and a new line: said once on every page that shows such a model's tokens, where
 # they first appear (toolkit.token_spelling), and in the sentence box's help.
 BYTE_LEVEL_SPELLING = ("Ġ at the start of a token is the space before it: byte-level BPE keeps each space inside the "
@@ -105,14 +106,15 @@ MODEL_TEXT = {
                      "times a learned weight per dimension, as Llama normalises the input of every attention block. "
                      "No position is added to X: positions enter inside attention, where RoPE turns each query and "
                      "key by its position (Step 1b)."),
-        later_input=("X of layer {layer} is RMSNorm (each row divided by its root mean square, times a learned "
-                     "weight per dimension) of the output of layer {previous}. That output is layer {previous}'s "
-                     "input plus its attention output (what these pages show for layer {previous}; "
-                     f"a residual connection: {RESIDUAL}), plus the feed-forward block, a small network applied to "
-                     "each token on its own, to RMSNorm of that sum (576 → 1,536 → 576 numbers per token, SwiGLU: one "
-                     "linear map passed through SiLU, the smooth ramp x·sigmoid(x) with sigmoid(x) = 1 / (1 + e^(−x)), "
-                     "times another). Only the inputs of the blocks are normalised; the sum that runs from layer to "
-                     "layer is not."),
+        later_input=("X of layer {layer} is the output of layer {previous}, normalised by RMSNorm: each row divided "
+                     "by its root mean square, times a learned weight per dimension. That output starts as layer "
+                     "{previous}'s input plus its attention output, the one these pages show for layer {previous}. "
+                     f"This is a residual connection: {RESIDUAL}. Then the feed-forward block, {FEED_FORWARD}, adds "
+                     "its result the same way. It reads RMSNorm of that sum and takes each token's 576 numbers to "
+                     "1,536 and back to 576. "
+                     "Its middle step, SwiGLU, is one linear map passed through SiLU, the smooth ramp x·sigmoid(x) "
+                     "with sigmoid(x) = 1 / (1 + e^−x), times another. Only the inputs of the blocks are "
+                     "normalised; the sum that runs from layer to layer is not."),
         special={"<|im_start|>": "special token: starts a chat message", "<|im_end|>": "special token: ends a chat "
                  "message", "<|endoftext|>": "special token: ends a text", "Ċ": "a new line"},
         special_explained=("Byte-level BPE keeps every character, so the text can be rebuilt exactly from its "

@@ -26,6 +26,7 @@ st.markdown(
     "pair (mask M) gets 0. The head's output is the value vectors mixed by these weights."
 )
 experiments.cross_attention_note(ex)
+experiments.heads_off_caption(settings, "attention weights")
 if settings.spec.pad and settings.spec.card is None:
     st.caption(padding_note(settings.spec, ex.tokens, ex.key_tokens))
 if tr.blocked_rows.any():
@@ -45,7 +46,7 @@ if cfg.group_size > 1:
     st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
 untrained_note(settings)
 token_spelling(settings.spec)
-symbols(notation.head_symbols(cfg.group_size)[1], "i", "t", "s", "n", "m", "d_k", "d_v",
+symbols(notation.head_symbols(cfg.group_size)[1], "i", "t", "s", "n", "m", "d_k", "d_v", "c",
         notation.score_symbol(cfg.scale), "M", "\\alpha_{ts}", "\\mathrm{head}_i", "W^O",
         *(["g", "j"] if cfg.group_size > 1 else []))
 if revealed:

@@ -299,7 +299,7 @@ def test_presentation_steps_through_every_screen_and_back(params):
         if name == "grid" and not trained and params.get("input") != "tiny":  # random weights: say how to change
             assert at.main.button(key="switch_0").label.startswith("Switch to ")
         if name == "rollout" and not trained:  # rollout follows a trained model's layers: one layer offers one
-            assert any("Rollout follows attention through the layers of a trained model" in i.value for i in at.info)
+            assert any("follows attention back through the layers of a trained model" in i.value for i in at.info)
             assert at.button(key="switch_0").label.startswith("Switch to ")
         else:
             assert at.latex or figures(at)
@@ -363,3 +363,22 @@ def test_presentation_css_never_holds_user_text():
     assert "display:none" not in texts(at, "markdown", "caption", "success", "error", "info", "warning")
     at.button(key="next").click().run()
     assert injected(at) == {COMPACT, LARGE_TYPE, scroll(2)}
+
+
+def test_practice_keeps_the_source_closed_until_the_questions_are_done():
+    """Was: the source line "h = 8, d_k = d_v = 64" stood open above question 1, which asks for d_k."""
+    at = run_app({}, "pages/practice.py")
+    shown = [c.value for c in at.caption if "d_k = d_v = 64" in c.value]
+    source = at.expander[-1]
+    assert source.label.startswith("Source of these sizes") and not source.proto.expanded
+    assert shown and all(c in [s.value for s in source.caption] for c in shown)
+
+
+@pytest.mark.parametrize("params, bias", [({"screen": "9"}, True), ({"screen": "9", "input": "tiny"}, None)])
+def test_the_w_o_screen_formula_has_the_bias_its_answer_counts(params, bias):
+    """Was: lesson screen 9 wrote MultiHead(X) = Concat(...) W^O while its answer said "plus 128 biases"."""
+    at = run_app(params, "pages/lesson.py", answered=False)
+    at.button(key="answered_w_o_size_reveal").click().run()
+    formula = next(x.value for x in at.latex if "MultiHead" in x.value)
+    answer = next(m.value for m in at.markdown if "Answer:" in m.value)
+    assert ("+ b^{O}" in formula) == (" biases: " in answer) == bool(bias), (formula, answer)

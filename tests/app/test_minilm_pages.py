@@ -60,7 +60,7 @@ def test_changing_the_layer_changes_the_numbers():
 def test_overview_badge_checks_the_real_layer_against_torch():
     at = run_app({**REAL, "layer": "4"})
     assert_clean(at)
-    assert any("Matches torch.nn.MultiheadAttention" in c.value for c in at.caption)
+    assert any("PyTorch's own multi-head attention layer, torch.nn.MultiheadAttention" in c.value for c in at.caption)
 
 
 def test_real_model_fixes_d_model_and_h_and_hides_random_only_controls():

@@ -202,3 +202,19 @@ def test_a_planted_head_is_named_in_the_random_weights_note_and_its_bias_explain
     assert_clean(at)
     assert "(but head 3, planted by hand)" in texts(at, "caption")
     assert "planted head's part of b_Q" in texts(at, "caption")
+
+
+def test_smollm2_later_input_is_short_sentences_and_rollout_says_what_the_feed_forward_network_is():
+    """Was (SmolLM2, layer 18, "The tokens"): "That output is layer 17's input plus its attention output (…), plus
+    the feed-forward block, a small network applied to each token on its own, to RMSNorm of that sum (576 → 1,536 →
+    576 numbers per token, SwiGLU: …)", one sentence with nested brackets; and rollout's "It ignores the
+    feed-forward network" used a term no screen introduced."""
+    from mha_app.inside import rollout_in_brief
+    from mha_app.model_text import FEED_FORWARD, model_text
+
+    text = model_text("SmolLM2-135M-Instruct").later_input.format(layer=18, previous=17)
+    sentences = [s for s in re.split(r"(?<=[.;])\s+(?=[A-Z])", text) if s]
+    assert all(len(s.split()) <= 30 for s in sentences), [len(s.split()) for s in sentences]
+    assert not re.search(r"\([^)]*\(", text), "no brackets inside brackets"
+    assert "feed-forward block, a small network applied to each token on its own" in text
+    assert f"feed-forward network ({FEED_FORWARD})" in rollout_in_brief(30)

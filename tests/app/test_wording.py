@@ -274,16 +274,27 @@ def test_the_query_key_plane_says_what_its_order_means():
     assert "score order" not in title and "of two keys, the one further along its arrow scores higher" in title
 
 
-@pytest.mark.parametrize("page", ["attention", "by_hand"])
-def test_the_strongest_key_question_gives_what_it_is_reasoned_from(page):
+def test_the_strongest_key_question_gives_what_it_is_reasoned_from():
     """Was: "In head 1, which token will query 3 attend to most?", with only the tokens to choose from: with random
     weights nothing on the page let a student reason to the answer. Each choice now shows its key's score, and the
     keys the causal mask blocks say so."""
-    at = run_app({"causal": "true", "query": "3"}, f"pages/{page}.py", answered=False)
+    at = run_app({"causal": "true", "query": "3"}, "pages/attention.py", answered=False)
     assert "given each key's score" in page_text(at)
     options = at.button_group(key="answered_strongest_key_given").options
     assert len(options) == 11 and all(re.search(r": z = -?\d+\.\d\d", o) for o in options), options
     assert [o.endswith(", blocked") for o in options] == [False] * 3 + [True] * 8, options
+
+
+def test_by_hand_and_the_lesson_do_not_ask_for_the_largest_score_again():
+    """Was: Step 2, By hand and lesson screen 4 all asked "which token will query 1 attend to most, given each key's
+    score", word for word. By hand now asks for one weight from its score and the row's sum; screen 4 how much the
+    strongest key gets."""
+    by_hand = run_app({"key": "3"}, "pages/by_hand.py", answered=False)
+    lesson = run_app({"screen": "4"}, "pages/lesson.py", answered=False)
+    for at in (by_hand, lesson):
+        assert "attend to most" not in page_text(at)
+    assert "what weight $\\alpha_{ts}$ does query 1 `The` give key 3 `sat`?" in page_text(by_hand)
+    assert "How much weight will its strongest key get?" in page_text(lesson)
 
 
 @pytest.mark.parametrize("model", [MINILM, SMOLLM2])
@@ -308,7 +319,7 @@ def test_numbers_are_never_written_the_computers_way(page_run, mode):
     for page in app_pages():
         text = page_text(page_run(mode, page.script))
         assert not E_NOTATION.search(text), (page.script, E_NOTATION.search(text).group())
-    badge = re.search(r"max \|difference\| = \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
+    badge = re.search(r"largest difference \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
     assert badge and "× 10⁻" in badge.group(), badge  # torch and NumPy agree to about 10⁻⁷
 
 
@@ -362,3 +373,21 @@ def test_a_planted_head_starts_on_a_query_its_rule_reaches(params, query):
     assert int(np.argmax(ex.trace.weights[2, query - 1])) == rule
     if params["plant"] == "first":  # the first token is neither the query itself nor the token before it
         assert rule not in (query - 1, query - 2)
+
+
+def test_switched_off_heads_are_named_before_step_3():
+    """Was: with ablate=2,5 the top bar and Steps 1 and 2 said nothing; only Step 3 said "Switched off: heads 2, 5"."""
+    for page in ("pages/projection.py", "pages/attention.py"):
+        at = run_app({"ablate": "2,5"}, page, answered=False)
+        captions = [c.value for c in at.caption]
+        assert any(c.endswith("· heads 2, 5 off (zeroed at Step 3)") for c in captions), page
+        assert any(c.startswith(":material/block: Switched off: heads 2, 5. Their ") and "Step 3 zeroes their output"
+                   in c for c in captions), page
+
+
+def test_the_kv_table_says_why_a_context_cell_has_no_number():
+    """Was: the Transformer base "context" cell of the K/V cache table was empty, with no word why."""
+    at = run_app({}, "pages/cost.py")
+    table = next(d.value for d in at.dataframe if "context" in d.value.columns)
+    assert set(table.loc[table["model"] == "Transformer base", "context"]) == {"not fixed"}
+    assert any("Transformer base: not fixed, because the paper sets no longest input" in c.value for c in at.caption)

@@ -432,6 +432,8 @@ def test_contribution_sizes_are_the_mean_vector_lengths():
     expected = [np.mean([np.sqrt((contrib[i, t] ** 2).sum()) for t in range(6)]) for i in range(4)]
     np.testing.assert_allclose(np.asarray(fig.data[0].y, dtype=float), expected, rtol=1e-6)
     assert list(fig.data[0].x) == ["head 1", "head 2", "head 3", "head 4"]
+    title = fig.layout.title.text  # was "the mean length of its contribution": which vector, averaged over what
+    assert "‖head_i[t] W^O_i‖" in title and "averaged over the 6 tokens t" in title
 
 
 def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
@@ -441,8 +443,8 @@ def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
     z, rows = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].y)
     assert len(rows) == F.MIX_KEYS + 1  # 23 keys, the others, the sum
     heaviest = np.argsort(-tr.weights[1, 7])[:F.MIX_KEYS - 1]
-    assert rows[:-2] == [f"w·v {j + 1} t{j}" for j in sorted(heaviest)]
-    assert rows[-2] == f"w·v of the other {n - F.MIX_KEYS + 1} keys, added up"
+    assert rows[:-2] == [f"α_ts v_s {j + 1} t{j}" for j in sorted(heaviest)]  # the formula's names (was "w·v")
+    assert rows[-2] == f"α_ts v_s of the other {n - F.MIX_KEYS + 1} keys, added up"
     np.testing.assert_allclose(z[:-1].sum(axis=0), tr.heads[1, 7], atol=1e-6)
     others = np.setdiff1d(np.arange(n), heaviest)
     np.testing.assert_allclose(z[-2], (tr.weights[1, 7, others, None] * tr.v[1, others]).sum(axis=0), atol=1e-6)
@@ -506,3 +508,30 @@ def test_cells_print_one_precision_and_a_projector_names_every_row():
     assert in_a_row["layout"]["yaxis"]["dtick"] == 1
     stacked = enlarge(figures.per_head_figure(tr.q, tokens, "Q"))  # two rows of panels: no room for 11 labels each
     assert "dtick" not in stacked["layout"]["yaxis"]
+
+
+def test_each_tick_letter_means_one_thing_and_is_in_the_symbol_table():
+    """Was: W_Q columns "c1 … c64" (across all heads), W_O rows "r1 …", the value mix "d1 … d16" for a component of
+    V_i, while d also named a dimension of d_model. Now d = a dimension of d_model, c = a component within one
+    head (counted again in each head's block), each in the notation table."""
+    from mha_core.teaching import notation
+
+    tr, w, _ = example(h=4, d_model=16)                               # d_k = 4
+    d_model, d_k = 16, 4
+
+    def letters(labels, top):
+        """(the letters of the labels, whether every number is from 1 to top): "head 2, c3" -> ("c", 3)."""
+        found = [re.fullmatch(r"(?:.+, )?([a-z])(\d+)", str(t)).groups() for t in labels]
+        return {letter for letter, _ in found}, all(1 <= int(k) <= top for _, k in found)
+
+    w_q = F.projection_weight_figure(w.W_Q, 4, "W_Q")
+    assert letters(w_q.layout.xaxis.ticktext, d_k) == ({"c"}, True)  # components within each head's block
+    assert list(w_q.data[0].x[:2]) == ["head 1, c1", "head 1, c2"] and w_q.data[0].x[d_k] == "head 2, c1"
+    assert letters(w_q.data[0].y, d_model) == ({"d"}, True)
+    w_o = F.output_weight_figure(w.W_O, 4)
+    assert letters(w_o.layout.yaxis.ticktext, d_k) == ({"c"}, True)
+    assert letters(w_o.data[0].x, d_model) == ({"d"}, True)
+    mix = F.value_mix_figure(tr, 0, 0, TOKENS)
+    assert letters(mix.data[0].x, d_k) == ({"c"}, True)
+    for letter in ("c", "d"):
+        assert notation.symbol(letter).meaning

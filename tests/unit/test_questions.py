@@ -199,3 +199,58 @@ def test_unknown_question_kinds_are_refused():
     tr, w, tokens = _tiny()
     with pytest.raises(KeyError, match="unknown question"):
         questions.ask("favourite_colour", tr, w, tokens, 0, 0)
+
+
+@pytest.mark.parametrize("mode", EXAMPLES)
+def test_every_wrong_choice_says_what_it_is(mode):
+    """Was: any wrong pick got only "Not yet: try again"; now each wrong choice is told what it is instead."""
+    tr, w, tokens = EXAMPLES[mode]()
+    for head in (0, tr.weights.shape[0] - 1):
+        for query in (0, len(tokens) - 1):
+            for kind in questions.KINDS:
+                q = questions.ask(kind, tr, w, tokens, head, query, key=len(tokens) // 2)
+                for choice in q.choices:
+                    right = choice == q.correct or choice in q.also_right
+                    assert bool(q.reason(choice)) != right, (kind, choice)
+    n, d_model = tr.x.shape
+    h, d_k = tr.heads.shape[0], tr.heads.shape[2]
+    if d_k != d_model:
+        assert questions.q_shape(tr, 0).reason(f"{n} × {d_model}").startswith(f"that is X's shape, {n} × {d_model}")
+    if d_k not in (n, h, h * d_k):
+        assert "one head's width" in questions.concat_width(tr).reason(d_k)
+
+
+def _softmax_row(tr, head, query):
+    """The query's weights again, with torch: softmax of the scaled scores with blocked keys set to −∞."""
+    import torch
+
+    z = torch.tensor(tr.scores[head, query], dtype=torch.float64)
+    if tr.mask is not None:
+        z = z.masked_fill(torch.tensor(tr.mask[head, query]), float("-inf"))
+    return torch.softmax(z, dim=0).numpy()
+
+
+@pytest.mark.parametrize("mode", ["tiny", "sentence", "causal", "minilm"])
+def test_one_weight_by_hand_and_the_strongest_share_are_softmax(mode):
+    """By hand asks for one cell's weight from its score and the row's sum, not again for the largest score; the
+    lesson's softmax screen asks how much the strongest key gets. Both answers against torch's softmax."""
+    tr, w, tokens = EXAMPLES[mode]()
+    n = len(tokens)
+    for head, query in ((0, n - 1), (tr.weights.shape[0] - 1, n // 2)):
+        row = _softmax_row(tr, head, query)
+        for key in range(n):
+            q = questions.cell_weight(tr, tokens, head, query, key)
+            assert q.correct == ("0" if row[key] == 0 else f"{row[key]:.4f}")
+            assert "largest" not in q.prompt or "row's largest score" in q.prompt
+        share = questions.strongest_share(tr, tokens, head, query)
+        low = [0, 0.25, 0.5, 0.75][questions.SHARES.index(share.correct)]
+        assert low <= row.max() < low + 0.25 or (low == 0.75 and row.max() <= 1)
+        assert "which token" not in share.prompt
+    tr_key = questions.cell_weight(tr, tokens, 0, n - 1, 0)
+    e = float(np.exp(tr.scores[0, n - 1, 0] - tr.scores[0, n - 1][~_blocked(tr, 0, n - 1)].max()))
+    if f"{e:.4f}" in tr_key.choices:
+        assert "divided by the row's sum" in tr_key.reason(f"{e:.4f}")
+
+
+def _blocked(tr, head, query):
+    return np.zeros(tr.scores.shape[-1], bool) if tr.mask is None else tr.mask[head, query]
