@@ -174,7 +174,7 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
     best = scores[np.flatnonzero(~blocked)].max() if (~blocked).any() else 0.0
     wrong = tuple((choices[j], "the mask blocks this key: it gets weight 0, whatever its score" if blocked[j] else
                    f"a key with a larger score (z = {best:.{decimals}f}) gets more: softmax keeps the order")
-                  for j in rest)
+                  for j in range(len(keys)) if j not in tied)
     return Question(f"In head {head + 1}, which token will {who} attend to most, given each key's score $z_{{ts}}$ "
                     f"({score_words(scale)}: the number softmax turns into a weight)?", answer, why,
                     choices=choices, correct=choices[tied[0]], facts=(f"{top:.{places}f}",),
