@@ -35,7 +35,7 @@ def predict(kind: str, key: str | None = None) -> bool:
     labels = [quote(t, 40) for t in ex.tokens]
     key_labels = None if ex.key_tokens is None else [quote(t, 40) for t in ex.key_tokens]
     q = questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1, key_labels,
-                      ex.cfg.scale)
+                      ex.cfg.scale, key=min(settings.view.key, len(ex.keys)) - 1)
     state = f"answered_{key or kind}"
     if st.session_state.get(state):  # answered: one line, so that the figure it opens fits on the screen
         right = "Right! " if st.session_state[state] == "right" else ""
@@ -55,8 +55,10 @@ def predict(kind: str, key: str | None = None) -> bool:
         reveal.button("Reveal the answer", key=f"{state}_reveal", width="stretch", type="tertiary",
                       on_click=_settle, args=(state, "revealed"))
         if st.session_state.get(f"{state}_tried") is not None:
-            st.warning("Not yet: try again, or reveal the answer." if st.session_state[f"{state}_tried"] else
-                       "Pick or type an answer first.", icon=":material/replay:")
+            reason = q.reason(st.session_state.get(f"{state}_given"))
+            st.warning(f"Not yet{': ' + reason if reason else ''}. Try again, or reveal the answer."
+                       if st.session_state[f"{state}_tried"] else "Pick or type an answer first.",
+                       icon=":material/replay:")
         st.caption("The figure that shows the answer appears once you answer or reveal.")
     return False
 
@@ -144,17 +146,22 @@ def row_table(cell: WorkedCell, tokens: list[str]) -> None:
     }, hide_index=True, height=min(420, 35 * len(tokens) + 38))
 
 
-def step_costs(ex: Example) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-    """(sizes, multiply-adds with one head of d_model, with the example's heads), from the engine's arrays."""
+def step_costs(ex: Example) -> tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int] | None]:
+    """(sizes, multiply-adds with one head of d_model, with the example's heads each with its own K/V head, and with
+    them sharing the example's K/V heads, None without sharing), from the engine's arrays. The question asks about
+    splitting alone (questions.heads_cost), so `many` is counted without the sharing."""
     s = cost.trace_sizes(ex.trace)
     one = cost.attention_flops(s["n"], s["m"], s["d_model"], 1)
-    many = cost.attention_flops(s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"])
-    return s, one, many
+    many = cost.attention_flops(s["n"], s["m"], s["d_model"], s["n_heads"])
+    shared = (cost.attention_flops(s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"])
+              if s["n_kv_heads"] < s["n_heads"] else None)
+    return s, one, many, shared
 
 
 def plot_step_costs(ex: Example, enlarge=None) -> None:
-    s, one, many = step_costs(ex)
-    fig = flops_figure(one, many, s["d_model"], s["n_heads"], step_names(ex.key_tokens is not None))
+    s, one, many, shared = step_costs(ex)
+    fig = flops_figure(one, many, s["d_model"], s["n_heads"], step_names(ex.key_tokens is not None), shared,
+                       s["n_kv_heads"])
     plot(enlarge(fig) if enlarge else fig, key="flops")
 
 

@@ -37,9 +37,10 @@ def rope_section(settings: Settings, ex: Example) -> None:
     st.markdown(
         f"{name} adds no position signal to X. Instead, right after the projection, every query and key is turned "
         f"by an angle that grows with its position: rotary position embeddings (RoPE, {SU}, “RoFormer”). In each "
-        f"head, the d_k = {d_k} dimensions form {half} pairs, dimension a with dimension a + {half}. The token at "
+        f"head, the d_k = {d_k} components of a query or key form {half} pairs, component a with component "
+        f"a + {half} (a = 1, …, {half}; counted from 1, as c1 … c{d_k} in the figures). The token at "
         "position t on screen (1 for the first) turns by p = t − 1 steps: pair a by the angle p·θ_a, so the first "
-        f"token is not turned at all, with θ_a = {cfg.rope_theta:,.0f}^(−2a/{d_k}):"
+        f"token is not turned at all, with θ_a = {cfg.rope_theta:,.0f}^(−2(a − 1)/{d_k}):"
         f" the first pair by {freq[0]:g} radian per position, the last by {readable(freq[-1])}. The values V are not "
         "turned. A turn keeps the length of every pair, so only the directions of the queries and keys change.")
     st.latex(formulas.rope(cfg))

@@ -93,6 +93,10 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
     cfg, head = ex.cfg, settings.view.head - 1
     comparison = compute.scale_comparison(settings.spec, ex.layer, head)
     now = "without scaling" if cfg.scale == 1.0 else "with 1/√d_k"
+    scaled = comparison.raw_std / math.sqrt(cfg.d_k)
+    # Rounded first, so the product on screen is the product of the numbers on screen.
+    q_rms, k_rms = (float(f"{size:.3g}") for size in (comparison.q_rms, comparison.k_rms))
+    predicted = q_rms * k_rms
     st.markdown(
         f"{VASWANI} give one reason, and as a suspicion: “We suspect that for large values of d_k, the dot products "
         "grow large in magnitude, pushing the softmax function into regions where it has extremely small "
@@ -100,12 +104,12 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
         "independent, with mean 0 and variance 1, their dot product has mean 0 and variance d_k. Dividing by √d_k "
         "brings that variance back to 1; this follows from the footnote's assumptions, which real queries and keys "
         f"need not meet. Here d_k = {cfg.d_k}: this layer's raw scores Q_i K_iᵀ have a spread (standard deviation) "
-        f"of **{comparison.raw_std:.3g}**, and **{comparison.raw_std / math.sqrt(cfg.d_k):.3g}** after dividing by "
-        f"√{cfg.d_k} = {math.sqrt(cfg.d_k):.3g}"
-        + (": close to 1, as the footnote's assumptions predict. " if 0.8 <= comparison.raw_std / math.sqrt(cfg.d_k)
-           <= 1.25 else ": not 1, because these queries and keys do not meet the footnote's assumptions (their "
-           "numbers are not independent with variance 1), though dividing still shrinks every score by the same "
-           "factor. ")
+        f"of **{comparison.raw_std:.3g}**, and **{scaled:.3g}** after dividing by √{cfg.d_k} = "
+        f"{math.sqrt(cfg.d_k):.3g}. The footnote's 1 assumes every number of a query and a key has variance 1; here "
+        f"their typical sizes (root mean square) are {q_rms:.3g} for the queries and {k_rms:.3g} for the keys, and "
+        f"with these in place of 1 the same reasoning predicts {q_rms:.3g} × {k_rms:.3g} = **{predicted:.3g}**. "
+        "What is left between prediction and measurement comes from numbers that are not independent or do not "
+        "average to 0. Either way, dividing shrinks every score by the same factor. "
         + f"Below, the same raw scores are softmaxed both ways; the rest of this page is computed {now}."
         + (f" {settings.spec.card.name} was trained with the scaling: leaving it out here shows what these same "
            "scores would give without it, not how a model trained without it would behave (training would have "
@@ -181,6 +185,23 @@ def planted_head(settings: Settings, ex: Example) -> None:
 
 
 # --- Switched-off heads ----------------------------------------------------------------------------------------
+
+def heads_off_line(off) -> str:
+    """The switched-off heads and where they are zeroed, for the top bar: "heads 2, 5 off (zeroed at Step 3)"."""
+    return f"{_heads(off)} off (zeroed at Step 3)"
+
+
+def heads_off_caption(settings: Settings, made: str) -> None:
+    """On Steps 1 and 2: which heads are switched off, that this step still computes them (`made`: what it makes),
+    and that Step 3 zeroes them."""
+    off = settings.spec.ablate
+    if off:
+        one = len(off) == 1
+        st.caption(f":material/block: Switched off: {_heads(off)}. {'Its' if one else 'Their'} {made} "
+                   "are computed as usual here; Step 3 zeroes "
+                   f"{'its' if one else 'their'} output (multiplies it by 0), so W_O never sees "
+                   f"{'it' if one else 'them'}.")
+
 
 def switched_off_note(settings: Settings, ex: Example) -> None:
     """On the attention page: the focused head is computed as usual even when it is switched off later."""

@@ -15,7 +15,7 @@ from mha_core.analysis.head_stats import Parts
 
 from . import compute
 from .example import Example
-from .model_text import RESIDUAL
+from .model_text import FEED_FORWARD, RESIDUAL
 from .settings import Settings
 from .text import quote
 from .toolkit import plot
@@ -297,8 +297,14 @@ CONTRIBUTION_IN_BRIEF = (
 )
 
 
+ROLLOUT_IN_ONE = ("Rollout (Abnar and Zuidema 2020) follows attention back through the layers of a trained model: "
+                  "it multiplies the layers' attention weights, averaged over the heads, to estimate how much of "
+                  "each input token has reached each position.")
+
+
 def rollout_in_brief(n_layers: int) -> str:
     return (f"One layer's weights show one step of mixing. Rollout follows all {n_layers} layers: it averages each "
             f"layer's heads, keeps half of each token for the residual connection ({RESIDUAL}), and multiplies the "
             "layers. Row t says how much of each input token has reached position t. It ignores the feed-forward "
-            "network and the sizes of the values: it shows where information can come from, not a measured cause.")
+            f"network ({FEED_FORWARD}) and the sizes of the values: it shows where information can come from, not a "
+            "measured cause.")

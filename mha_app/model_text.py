@@ -18,6 +18,7 @@ from .settings import Spec
 BYTE_WHITESPACE = "ĠĊĉč"  # space, new line, tab, carriage return as byte-level BPE spells them (all isalnum())
 # What a residual connection is, said where the term first appears (the input of a later layer, the rollout).
 RESIDUAL = "the layer adds its result to the vectors it received instead of replacing them"
+FEED_FORWARD = "a small network applied to each token on its own, after attention"
 # How byte-level BPE spells a space and a new line: said once on every page that shows such a model's tokens, where
 # they first appear (toolkit.token_spelling), and in the sentence box's help.
 BYTE_LEVEL_SPELLING = ("Ġ at the start of a token is the space before it: byte-level BPE keeps each space inside the "
@@ -106,14 +107,15 @@ MODEL_TEXT = {
                      "times a learned weight per dimension, as Llama normalises the input of every attention block. "
                      "No position is added to X: positions enter inside attention, where RoPE turns each query and "
                      "key by its position (Step 1b)."),
-        later_input=("X of layer {layer} is RMSNorm (each row divided by its root mean square, times a learned "
-                     "weight per dimension) of the output of layer {previous}. That output is layer {previous}'s "
-                     "input plus its attention output (what these pages show for layer {previous}; "
-                     f"a residual connection: {RESIDUAL}), plus the feed-forward block, a small network applied to "
-                     "each token on its own, to RMSNorm of that sum (576 → 1,536 → 576 numbers per token, SwiGLU: one "
-                     "linear map passed through SiLU, the smooth ramp x·sigmoid(x) with sigmoid(x) = 1 / (1 + e^(−x)), "
-                     "times another). Only the inputs of the blocks are normalised; the sum that runs from layer to "
-                     "layer is not."),
+        later_input=("X of layer {layer} is the output of layer {previous}, normalised by RMSNorm: each row divided "
+                     "by its root mean square, times a learned weight per dimension. That output starts as layer "
+                     "{previous}'s input plus its attention output, the one these pages show for layer {previous}. "
+                     f"This is a residual connection: {RESIDUAL}. Then the feed-forward block, {FEED_FORWARD}, adds "
+                     "its result the same way. It reads RMSNorm of that sum and takes each token's 576 numbers to "
+                     "1,536 and back to 576. "
+                     "Its middle step, SwiGLU, is one linear map passed through SiLU, the smooth ramp x·sigmoid(x) "
+                     "with sigmoid(x) = 1 / (1 + e^−x), times another. Only the inputs of the blocks are "
+                     "normalised; the sum that runs from layer to layer is not."),
         special={"<|im_start|>": "special token: starts a chat message", "<|im_end|>": "special token: ends a chat "
                  "message", "<|endoftext|>": "special token: ends a text", "Ċ": "a new line"},
         special_explained=("Byte-level BPE keeps every character, so the text can be rebuilt exactly from its "
@@ -242,6 +244,23 @@ def summary_intro(parts: Parts) -> str:
         "token itself, the previous token, the next token, and other words (every other token). A key counts in the "
         f"first part that fits: the first word's previous token is {start}, so that weight counts as {start}, not as "
         "previous.")
+
+
+def how_pages_count(parts: Parts, page: str) -> str:
+    """One sentence for the model view and one for the head summary (page: "model view" or "head summary"): how
+    this page counts a head's pattern, and why the other page may count the same head differently."""
+    if parts.kind == "decoder":
+        first, words = "the first token", "the tokens after the first (special tokens left out)"
+    else:
+        first, words = parts.start, f"the words ({parts.start} and {parts.end} left out)"
+    strongest = f"for every query, {first} included, only the key with its largest weight"
+    averaged = f"each head's weights averaged over {words}, a kind named only when one part gets more than half"
+    if page == "model view":
+        return (f"How this page counts: the chart in words takes {strongest}; the head summary takes {averaged}, so "
+                f"a head whose every query weights {first} most here may still be *{CONTENT}* or *{MIXED}* there.")
+    return (f"How this page counts: {averaged}; the model view's chart in words takes {strongest}, so it may say "
+            f"that every query of a head weights {first} most while this page calls the head *{CONTENT}* or "
+            f"*{MIXED}*.")
 
 
 def pattern_caption(parts: Parts, min_share: float) -> str:

@@ -369,17 +369,26 @@ class Settings:
         return f"{base}?{urlencode(params, safe=',')}" if params else base  # ablate=2,5 as typed
 
 
+# Where a planted head's page starts instead of query 1: the first query its rule reaches (previous), or the first
+# where its key is neither the query itself nor the one before it (first).
+PLANTED_START = {"previous": 2, "first": 3}
+
+
 def view_defaults(spec: Spec, n: int | None = None) -> dict:
     """The head and query token shown when none is chosen, where they depend on what is computed: a planted head,
     else head 1; with a causal mask (a decoder) the last token that is not padding (the one that sees every other,
-    whose next token a decoder predicts; a padded query's output is thrown away), else the first; a head planted to
-    look at the previous token starts on the second, the first to have one. n: the number of query tokens (None:
-    the query's default stays 1)."""
+    whose next token a decoder predicts; a padded query's output is thrown away), else the first word: after [CLS]
+    in an encoder whose tokenizer puts it first (its row is a special token's, not a word's). A head planted to look
+    at the previous token starts on the second token, the first to have one; one planted on the first token on the
+    third, the first query whose first token is neither itself nor the one before it (on query 1 it looks like a
+    head planted on the token itself). n: the number of query tokens (None: the query's default stays 1). A link
+    that names its query keeps it."""
     causal = spec.causal or (spec.card is not None and spec.card.kind == "decoder")
     padded = spec.pad if spec.card is None and spec.input != "pair" else 0  # in pair mode padding is the source's
-    query = max(1, n - padded) if n and causal else 1
-    if spec.plant == "previous" and query == 1 and n and n > 1:
-        query = 2
+    first_word = spec.card.first_word if spec.card is not None and n and n > spec.card.first_word else 1
+    query = max(1, n - padded) if n and causal else first_word
+    if query == 1 and n and spec.plant in PLANTED_START:
+        query = min(PLANTED_START[spec.plant], n)
     return {"head": spec.plant_head if spec.plant != PLANTS[0] else 1, "query": query}
 
 

@@ -16,6 +16,7 @@ from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 
 from . import compute, url, widgets
 from .about import footer
+from .experiments import heads_off_line
 from .model_text import model_text, sentence_help, token_gloss
 from .sentences import examples
 from .settings import (
@@ -265,7 +266,8 @@ def describe(settings: Settings, example) -> str:
     tokens = f"{example.n} tokens" if example.key_tokens is None else \
         f"{example.n} query tokens, {len(example.key_tokens)} key tokens"
     kv = f" · h_kv = {cfg.kv_heads}" if cfg.kv_heads != cfg.n_heads else ""
-    return f"{weights} · {tokens} · d_model = {cfg.d_model} · h = {cfg.n_heads}{kv} · d_k = {cfg.d_k}"
+    off = f" · {heads_off_line(spec.ablate)}" if spec.ablate else ""
+    return f"{weights} · {tokens} · d_model = {cfg.d_model} · h = {cfg.n_heads}{kv} · d_k = {cfg.d_k}{off}"
 
 
 def device_label(device: str) -> str:

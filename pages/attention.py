@@ -26,6 +26,7 @@ st.markdown(
     + ("; a blocked pair (mask M) gets 0" if tr.mask is None else "")  # else the answer's note says it, once
     + ". The head's output is the value vectors mixed by these weights."
 )
+experiments.heads_off_caption(settings, "attention weights")
 if tr.blocked_rows.any():
     st.warning("Some query rows have every key blocked: their attention weights are all 0 and their head output "
                "is 0.")
@@ -48,7 +49,7 @@ if cfg.group_size > 1:
     st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
 untrained_note(settings)
 token_spelling(settings.spec)
-symbols(notation.head_symbols(cfg.group_size)[1], "i", "t", "s", "n", "m", "d_k", "d_v",
+symbols(notation.head_symbols(cfg.group_size)[1], "i", "t", "s", "n", "m", "d_k", "d_v", "c",
         notation.score_symbol(cfg.scale), "M", "\\alpha_{ts}", "\\mathrm{head}_i", "W^O",
         *(["g", "j"] if cfg.group_size > 1 else []))
 if revealed:

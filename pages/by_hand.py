@@ -24,7 +24,7 @@ st.markdown(
        "the sidebar: the tiny example brings its own small hand-set weights in place of the random ones.")
 )
 head, query, key = pick_cell(settings, ex)
-if predict("strongest_key"):
+if predict("cell_weight"):
     cell = worked(ex, head, query, key)
     st.latex(r"\alpha_{ts} = \mathrm{softmax}_s\!\left(%s + M_{ts}\right),\qquad t = %d,\; s = %d,\qquad "
              r"q_t = Q_{%d}[t],\; k_s = K_{%d}[s]"

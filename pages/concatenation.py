@@ -35,6 +35,6 @@ if predict("concat_width"):
             plot(figures.per_head_figure(tr.heads, ex.tokens, "head"), key="heads")
 untrained_note(settings)
 token_spelling(settings.spec)
-symbols("\\mathrm{head}_i", "h", "i", "n", "d_v", "d_k", "d_{model}")
+symbols("\\mathrm{head}_i", "h", "i", "n", "d_v", "d_k", "d_{model}", "c")
 code_for_step(3)
 next_step("pages/output.py", "Step 4: output projection")

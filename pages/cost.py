@@ -11,7 +11,7 @@ from mha_core.figures.lesson import kv_cache_figure, weight_shapes_figure
 from mha_core.teaching.published import cache_length_note, kv_cache_table, kv_variants, preset, presets
 
 settings, ex = view()
-s, one, many = step_costs(ex)
+s, one, many, _ = step_costs(ex)
 n, m, d, h, kv, d_k = s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"], s["d_k"]
 bias = ex.weights.b_Q is not None
 
@@ -136,7 +136,7 @@ table = kv_cache_table(seq_len, batch)
 total_name = f"at {seq_len:,} tokens × {batch}"
 st.dataframe([{"model": r["model"], "attention": r["attention"], "K/V heads h_kv": r["kv_heads"],
                "as published": "✓" if r["own"] else "",
-               "context": f"{r['context']:,}" if r["context"] else "", "per token": cost.human_bytes(r["per_token"]),
+               "context": r["context_words"], "per token": cost.human_bytes(r["per_token"]),
                total_name: cost.human_bytes(r["total"])} for r in table],
              hide_index=True, height=min(760, 35 * len(table) + 38))
 encoders = [p.name for p in shapes if not p.decoder]
@@ -145,7 +145,10 @@ st.caption(f"Encoders ({', '.join(encoders)}) read the whole input at once and k
            "number of K/V heads from 2 to 8 that divides h and is smaller than h, so 8 as in Llama 2 70B's GQA-8 "
            "when h is a multiple of 8 above 8 ("
            + ", ".join(f"{p.name}: h = {p.n_heads} → {kv_variants(p)['GQA']}" for p in shapes
-                       if p.n_kv_heads == p.n_heads and kv_variants(p)["GQA"]) + ").")
+                       if p.n_kv_heads == p.n_heads and kv_variants(p)["GQA"]) + "). Context: the longest "
+           "input a model was trained on, in tokens"
+           + "".join(f"; {p.name}: {p.context_words}, because {p.no_context}" for p in shapes if p.no_context)
+           + ".")
 plot(kv_cache_figure(table, seq_len, batch), key="kv_cache")
 st.caption(cache_length_note(seq_len))
 

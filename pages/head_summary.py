@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from mha_app import compute, experiments, inside
-from mha_app.model_text import pattern_caption, summary_intro, summary_reading
+from mha_app.model_text import how_pages_count, pattern_caption, summary_intro, summary_reading
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
 from mha_core import figures
 from mha_core.analysis.head_stats import (
@@ -55,7 +55,7 @@ columns["entropy"] = st.column_config.NumberColumn(parts.labels["entropy"], form
 columns["layer"] = st.column_config.NumberColumn("layer", width="small")
 columns["head"] = st.column_config.NumberColumn("head", width="small")
 st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=columns)
-st.caption(pattern_caption(parts, DOMINANT_MIN_SHARE))
+st.caption(pattern_caption(parts, DOMINANT_MIN_SHARE) + " " + how_pages_count(parts, "head summary"))
 st.markdown(summary_reading(parts))
 if "induction" in parts.extra:
     pairs = len(induction_pairs(run.tokens, parts.special)[0])

@@ -12,7 +12,7 @@ from mha_app.toolkit import offer_trained, plot, switch_buttons, token_spelling,
 from mha_core import cost, figures
 from mha_core.figures.inside import PlaneSize
 from mha_core.figures.lesson import kv_cache_figure
-from mha_core.teaching import questions
+from mha_core.teaching import formulas, questions
 from mha_core.teaching.published import cache_length_note, kv_cache_table, preset, presets
 
 settings, ex = view()
@@ -99,7 +99,7 @@ def softmax_screen():
     st.markdown(f"Softmax turns each row of scores into weights: all ≥ 0, summing to 1. Here is the row of {who} "
                 f"in head {head + 1}.")
     st.latex(r"\alpha_{ts} = \frac{e^{z_{ts}}}{\sum_{s'} e^{z_{ts'}}}")
-    if predict("strongest_key"):
+    if predict("strongest_share"):
         show(figures.query_weights_figure(tr, head, query, tokens, keys), "row")
 
 
@@ -152,7 +152,7 @@ def concat_screen():
 
 def w_o_screen():
     st.markdown("W_O is where the heads meet: every output number draws on every head's columns.")
-    st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d})\, W^O" % h)
+    st.latex(formulas.multihead_output(cfg, keys is not None))  # with b^O where the answer counts biases
     if predict("w_o_size"):
         show(figures.output_weight_figure(ex.weights.W_O, h), "w_o")
 
@@ -203,8 +203,8 @@ def adds_screen():
 
 def rollout_screen():
     if ex.run is None:
-        offer_trained("Rollout follows attention through the layers of a trained model; this example is one layer "
-                      "of random weights.", sidebar=not presenting)
+        offer_trained(f"{inside.ROLLOUT_IN_ONE} This example is one layer of random weights, so there are no "
+                      "layers to follow.", sidebar=not presenting)
         return
     layers = len(ex.run.layers)
     st.markdown(inside.rollout_in_brief(layers))

@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from mha_app import experiments, inside, theme
-from mha_app.model_text import model_text
+from mha_app import compute, experiments, inside, theme
+from mha_app.model_text import how_pages_count, model_text
 from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, token_spelling, view
 from mha_core import figures
+from mha_core.analysis.head_stats import parts_for
 
 settings, ex = view()
 card = settings.spec.card
@@ -27,7 +28,8 @@ experiments.model_ablation_note(settings)
 layer, head = settings.view.layer, settings.view.head
 plot(figures.model_grid_figure(run.attentions, run.tokens, selected=(layer - 1, head - 1), group_size=g,
                                mask=run.layers[0].mask), key="grid")
-st.caption(f"Outlined: layer {layer}, head {head}, the one the step-through pages show.")
+st.caption(f"Outlined: layer {layer}, head {head}, the one the step-through pages show. "
+           + how_pages_count(parts_for(compute.pretrained_model(settings.spec.model)), "model view"))
 
 st.header(f"Layer {layer}, large")
 st.caption("The layer chosen in the sidebar (or below), with its tokens on the axes: big enough for a projector."

@@ -48,7 +48,7 @@ if revealed:
     st.caption(bias_note(ex))
 untrained_note(settings)
 token_spelling(settings.spec)
-symbols("W^O", "\\mathrm{head}_i", "h", "i", "d_v", "d_{model}", *(["b"] if cfg.bias else []))
+symbols("W^O", "\\mathrm{head}_i", "h", "i", "d_v", "d_{model}", "c", "d", *(["b"] if cfg.bias else []))
 
 if revealed:
     with (box := expander("What each head adds, and the output", key="contributions_box")):

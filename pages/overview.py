@@ -18,7 +18,7 @@ n, m = tr.weights.shape[1:]
 cross = ex.key_tokens is not None
 
 st.title("Multi-head attention, step by step")
-badge = st.empty()
+badge = st.container()  # the check against PyTorch, filled in once it has run (below)
 st.markdown(
     "Attention lets every token gather information from the other tokens. **Multi-head** attention does this "
     f"**h = {cfg.n_heads}** times in parallel: each head gets its own projections of the input into a smaller "
@@ -49,7 +49,8 @@ with formulas_tab:
         if cfg.group_size > 1:
             st.caption(notation.kv_head_rule(cfg.n_heads, cfg.group_size))
         st.caption(bias_note(ex))
-        symbols("X", *(["Y"] if cross else []), "h", "i", "d_k", "d_{model}", *notation.head_symbols(cfg.group_size),
+        symbols("X", *(["Y"] if cross else []), "h", "i", "d_k", "d_{model}", "d",
+                *notation.head_symbols(cfg.group_size),
                 "M", "\\mathrm{head}_i", "W^O", *(["h_{kv}", "g", "j"] if cfg.group_size > 1 else []),
                 *(["b"] if cfg.bias else []))
 with tokens_tab:
@@ -100,6 +101,10 @@ with st.spinner("Checking against PyTorch…"):
 ok = reference.agrees(diff, tr)
 torch_name = reference.reference_name(tr, cfg)
 if ok:
-    badge.caption(f":material/check_circle: Matches {torch_name}: max |difference| = {readable(diff, 3)}")
+    badge.caption(f":material/check_circle: Checked: PyTorch computes this layer its own way and gets the same "
+                  f"output, up to rounding (largest difference {readable(diff, 3)}).")
 else:
-    badge.error(f"Differs from {torch_name}: max |difference| = {readable(diff, 3)}", icon=":material/error:")
+    badge.error(f"PyTorch, computing this layer its own way, gets another output: the largest difference is "
+                f"{readable(diff, 3)}, more than rounding.", icon=":material/error:")
+with badge.expander("How it was checked"):
+    st.caption(f"{reference.HOW[torch_name]} The two outputs are compared number by number.")

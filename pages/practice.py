@@ -19,7 +19,6 @@ shape = preset(setting_widget("preset"))
 st.latex(r"\text{%s:}\quad d_{model} = %s,\; h = %d,\; h_{kv} = %d,\; L = %d \text{ layers}"
          % (shape.name, cost.latex_count(shape.d_model), shape.n_heads, shape.n_kv_heads, shape.n_layers))
 plot(weight_shapes_figure(shape), key="weight_shapes")
-st.caption(f"Source: {shape.source}")
 symbols("d_{model}", "h", "h_{kv}", "d_k")
 
 
@@ -43,5 +42,8 @@ for number, q in enumerate(practice_questions(shape), start=1):
             st.markdown(q.hint)
         with st.expander("Worked answer"):
             st.markdown(q.worked)
+
+with st.expander("Source of these sizes (it gives some answers away: open it after the questions)"):
+    st.caption(f"Source: {shape.source}")
 
 st.page_link("pages/cost.py", label="The cost of heads: where these formulas come from", icon=":material/calculate:")

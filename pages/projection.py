@@ -42,6 +42,7 @@ st.markdown(
        f"({m} tokens)." if cross else "")
     + (" Then every query and key is turned by its position (RoPE, Step 1b below)." if cfg.rope_theta else "")
 )
+experiments.heads_off_caption(settings, "queries, keys and values")
 if predict("q_shape"):
     shown = tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"], key="projection_tab")
     for tab, name, W, per_head in zip(shown, "QKV", (w.W_Q, w.W_K, w.W_V), (tr.q, tr.k, tr.v), strict=True):
@@ -66,7 +67,7 @@ if predict("q_shape"):
                f"computes x @ W.T{' + b' if cfg.bias else ''}; the figures show W the way the formula uses it.")
 untrained_note(settings)
 token_spelling(settings.spec)
-symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", *notation.head_symbols(g),
+symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "d", "c", *notation.head_symbols(g),
         *(["h_{kv}", "g", "j"] if kv != h else []), *(["b"] if cfg.bias else []),
         *(["p"] if cfg.rope_theta else []))
 

@@ -54,7 +54,7 @@ def _rank(nodeid: str) -> tuple[int, int]:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Under pytest-xdist (README's test command runs `pytest -n 2`), whole work units go to one worker each: the
+    """Under pytest-xdist (README's test command runs `pytest -n 3`), whole work units go to one worker each: the
     tests that share what a session fixture made (work_unit), else a module's tests with their module fixtures."""
     from xdist.scheduler import LoadScopeScheduling
 

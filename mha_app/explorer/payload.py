@@ -202,6 +202,7 @@ def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens
     for name, a in arrays.items():
         start = index[name]["offset"]
         body[start:start + a.nbytes] = a.tobytes()
+    masked = first.mask is not None
     header = {
         "version": VERSION,
         "tokens": list(tokens), "key_tokens": None if key_tokens is None else list(key_tokens),
@@ -209,9 +210,9 @@ def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens
         "layers": sorted(layers), "layer_count": layer_count,
         "step": step, "grid_step": grid_step,
         "window": None if window is None else list(window),
-        "masked": first.mask is not None, "scale": float(scale),
-        "stages": [{"key": key, "label": control("stage").label_of(key),
-                    "title": CONTRIBUTIONS if key == "contributions" else figures.stage_title(key, group, scale),
+        "masked": masked, "scale": float(scale),
+        "stages": [{"key": key, "label": control("stage").label_of(key), "title": CONTRIBUTIONS
+                    if key == "contributions" else figures.stage_title(key, group, scale, masked),
                     "signed": key in SIGNED} for key in (STAGES if weights else STEP2)],
         "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
         "arrays": index,

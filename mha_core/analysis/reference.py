@@ -18,6 +18,17 @@ from ..attention.weights import MHAWeights, weights_to_torch
 MODULE = "torch.nn.MultiheadAttention"
 PER_HEAD = "F.scaled_dot_product_attention per head, then W_O"
 ROTARY = "RoPE as complex rotations in torch, F.scaled_dot_product_attention per head, then W_O"
+# How each check works, in words a student follows (the names above are for readers who know PyTorch).
+HOW = {
+    MODULE: "PyTorch's own multi-head attention layer, torch.nn.MultiheadAttention, loaded with the same weights, "
+            "reads the same input.",
+    PER_HEAD: "PyTorch's attention function, F.scaled_dot_product_attention, computes each head from the same "
+              "queries, keys and values (this layer has something torch.nn.MultiheadAttention cannot do: shared "
+              "K/V heads, a head switched off or another scale); then W_O is applied.",
+    ROTARY: "PyTorch turns the queries and keys by their positions its own way: each pair of components is one "
+            "complex number, multiplied by e^(i·angle). Then its attention function, F.scaled_dot_product_attention, "
+            "computes each head, and W_O is applied. This app's own code is not used.",
+}
 
 
 def reference_name(trace: Trace, cfg: MHAConfig) -> str:

@@ -26,6 +26,8 @@ class ScaleComparison:
     d_k: int
     head: int              # the head whose weights are kept (0-based)
     raw_std: float         # spread (standard deviation) of the raw scores Q_i K_i^T over every head's open cells
+    q_rms: float           # typical size (root mean square) of the query numbers that meet an open key
+    k_rms: float           # the same for the key numbers that some query may see
     scaled: np.ndarray     # (n, m) that head's weights with 1/sqrt(d_k)
     unscaled: np.ndarray   # (n, m) that head's weights with no scaling
     entropy: dict          # each of SCALES -> (h,) mean row entropy in bits
@@ -76,5 +78,23 @@ def compare_scaling(trace: Trace, cfg: MHAConfig, head: int = 0) -> ScaleCompari
             if i == head:
                 kept[name] = weights
     mean = total / max(count, 1)
+    q_rms, k_rms = _sizes(trace)
     return ScaleComparison(d_k=cfg.d_k, head=head, raw_std=float(np.sqrt(max(squares / max(count, 1) - mean**2, 0.0))),
-                           scaled=kept[SCALES[0]], unscaled=kept[SCALES[1]], entropy=entropy, peak=peak)
+                           q_rms=q_rms, k_rms=k_rms, scaled=kept[SCALES[0]], unscaled=kept[SCALES[1]],
+                           entropy=entropy, peak=peak)
+
+
+def _sizes(trace: Trace) -> tuple[float, float]:
+    """Root mean square of the query numbers and of the key numbers that take part in an open score.
+
+    The footnote's argument with variance s_q^2 and s_k^2 in place of 1 gives scores Q_i K_i^T / sqrt(d_k) of spread
+    s_q * s_k: the prediction the page sets beside the measured spread.
+    """
+    h, n, m = trace.scores.shape
+    group = h // trace.k.shape[0]
+    open_cells = np.ones((h, n, m), bool) if trace.mask is None else ~trace.mask        # (h, n, m)
+    queries = open_cells.any(axis=2)                                                       # (h, n) rows that attend
+    keys = open_cells.any(axis=1).reshape(-1, group, m).any(axis=1)                        # (h_kv, m) keys seen
+    q, k = trace.q.astype(np.float64), trace.k.astype(np.float64)
+    return (float(np.sqrt(np.square(q[queries]).mean())) if queries.any() else 0.0,
+            float(np.sqrt(np.square(k[keys]).mean())) if keys.any() else 0.0)

@@ -46,8 +46,8 @@ def rope_figure(trace: Trace, head: int, tokens: list[str], group_size: int = 1)
               ("the change (after − before)", k1 - k0)]
     limit = float(max(np.abs(z).max() for _, z in panels)) or 1.0
     d_k = trace.q.shape[-1]
-    fig, rows, step = panel_grid(panels, dim_labels(d_k), token_labels(tokens), 3, signed_axis(limit),
-                            "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.05)
+    fig, rows, step = panel_grid(panels, dim_labels(d_k, "c"), token_labels(tokens), 3, signed_axis(limit),
+                                 "token %{y}<br>component %{x}<br>value = %{z:.6g}", spacing=0.05)
     n = len(tokens)
     title = (f"Query head {head + 1} and key/value head {kv + 1}: each row turned by its position (row 1 not at "
              "all), one colour scale")
@@ -85,7 +85,7 @@ def rope_distance_figure(rel: RelativeScores, query: str, key: str, head: int) -
     fig = layout(fig, f"Head {head + 1}: the query of {html.escape(query)} and the key of {html.escape(key)}, "
                       f"placed at every pair of positions 1 … {P}", height=440)
     distances = [f"distance {d}" for d in range(P)]
-    what = (f"Head {head + 1}: q · k of the query of {query} and the key of {key} by distance a − b, with RoPE "
+    what = (f"Head {head + 1}: q · k of the query of {query} and the key of {key} by distance t − s, with RoPE "
             f"(without RoPE it is {rel.unrotated:.3g} at every distance)")
     return described(fig, describe.bars(distances, rel.by_distance, what, column="q · k"))
 

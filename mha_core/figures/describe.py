@@ -163,7 +163,7 @@ def head_weights(ws: np.ndarray, queries: Sequence[str], keys: Sequence[str], wh
            f"(mean largest {value} {peak[order[0]]:.2f})")
     alt += f"; least: {panels[order[-1]]} ({peak[order[-1]]:.2f})." if h > 1 else "."
     rules = [_pattern(top) or "no single rule" for top in ws.argmax(axis=2)] if list(queries) == list(keys) \
-        else ["(cross-attention)"] * h
+        else ["no position rule: queries and keys come from two sentences"] * h  # previous/next/first need one sentence
     return Description(alt, ("panel", f"mean largest {value}", "most queries' strongest key"),
                        tuple((panels[i], _round(peak[i]), rules[i]) for i in range(h)))
 

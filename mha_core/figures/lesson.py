@@ -21,14 +21,21 @@ MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
 
 
 def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_heads: int,
-                 step_names: dict[str, str]) -> go.Figure:
+                 step_names: dict[str, str], shared: dict[str, int] | None = None,
+                 n_kv_heads: int | None = None) -> go.Figure:
     """Multiply-adds of each step (keys of cost.attention_flops, named by step_names) for one head of width d_model
-    and for n_heads heads of d_model / n_heads."""
+    and for n_heads heads of d_model / n_heads, each with its own key/value head: splitting alone. shared: the same
+    heads sharing n_kv_heads key/value heads (grouped-query attention), a third series named as such, since that
+    saving is the sharing's, not the splitting's."""
     labels = [step_names[step] for step in one]
+    heads = f"{n_heads} head{'s' if n_heads > 1 else ''} of d_k = {d_model // n_heads}"
+    series = {f"1 head of d_model = {d_model}": (one, ONE_HEAD_COLOUR),
+              heads + (", each with its own K/V head" if shared else ""): (many, HEADS_COLOUR)}
+    if shared:
+        series[f"{n_heads} heads sharing {n_kv_heads} K/V head{'s' if n_kv_heads > 1 else ''}"] = (
+            shared, series_colour(1))
     fig = go.Figure()
-    for name, counts, colour in ((f"1 head of d_model = {d_model}", one, ONE_HEAD_COLOUR),
-                                 (f"{n_heads} head{'s' if n_heads > 1 else ''} of d_k = {d_model // n_heads}", many,
-                                  HEADS_COLOUR)):
+    for name, (counts, colour) in series.items():
         fig.add_trace(go.Bar(y=labels, x=list(counts.values()), name=name, orientation="h", marker_color=colour,
                              text=[f"{v:,}" for v in counts.values()], textposition="auto",
                              hovertemplate="%{y}<br>%{x:,} multiply-adds<extra>" + name + "</extra>"))
@@ -37,9 +44,11 @@ def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_head
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
     same = "the same in every step" if one == many else "they differ"
     title = f"Multiply-adds of each step: 1 head or {n_heads} heads ({same})"
-    return described(layout(fig, title, height=380), describe.grouped_bars(
-        labels, {f"1 head of d_model = {d_model}": list(one.values()),
-                 f"{n_heads} heads of d_k = {d_model // n_heads}": list(many.values())}, title,
+    if shared:
+        title += (f"{SUBTITLE}and, a saving of its own, {n_heads} heads sharing {n_kv_heads} K/V "
+                  f"head{'s' if n_kv_heads > 1 else ''}</span>")
+    return described(layout(fig, title, height=420 if shared else 380), describe.grouped_bars(
+        labels, {name: list(counts.values()) for name, (counts, _) in series.items()}, describe.plain(title),
         unit="multiply-adds", fmt="{:,.0f}"))
 
 

@@ -114,7 +114,7 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
 # --- Step 1: projections --------------------------------------------------------------------------------
 
 def input_figure(x: np.ndarray, tokens: list[str], title: str = "Input X: one row per token") -> dict:
-    fig = heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension", y_title="token")
+    fig = heatmap(x, dim_labels(x.shape[1]), token_labels(tokens), title, x_title="dimension d", y_title="token")
     return described(fig, describe.values(x, describe.names(tokens), dim_labels(x.shape[1]), title))
 
 
@@ -136,11 +136,14 @@ def projection_weight_figure(W: np.ndarray, n_heads: int, name: str, group_size:
         title = (f"{name} ({Wt.shape[0]} × {Wt.shape[1]}): h_kv = {n_heads} key/value "
                  f"head{'s' if n_heads > 1 else ''}, each shared by {group_size} query heads")
     z, step = pool(Wt, OVERVIEW_CELLS)                         # blocks of step x step cells when large
-    fig = heatmap(z, dim_labels(Wt.shape[1], "c"), dim_labels(Wt.shape[0]), title,
-                  x_title="output column", y_title="input dimension", step=step, height=MAIN_HEIGHT)
+    head, index = ("K/V head", "j") if kv and group_size > 1 else ("head", "i")
+    columns = component_labels(n_heads, d_k, head)
+    fig = heatmap(z, columns, dim_labels(Wt.shape[0]), title, x_title=f"column: {head} {index}, component c",
+                  y_title="input dimension d", step=step, height=MAIN_HEIGHT)
+    component_ticks(fig, "x", n_heads, d_k, step)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-Wt.shape[0] // step), names=names, colours=colours)
-    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0]), dim_labels(Wt.shape[1], "c"),
-                                          describe.plain(title), text_rows=False))
+    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0]), columns, describe.plain(title),
+                                          text_rows=False))
 
 
 def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int = 16, group_size: int = 1,
@@ -175,20 +178,25 @@ STAGE_TITLES = {
     "raw": "Raw scores",
     "scaled": "Scaled scores",
     "mask": "Mask M: grey = kept (0), blank = blocked (−∞)",
-    "weights": "Attention weights softmax(…)",
+    "weights": "Attention weights α_ts = softmax_s(z_ts)",
 }
 STAGE_VALUES = {"raw": "score", "scaled": "score", "mask": "M", "weights": "weight"}  # what a cell holds
 
 
-def stage_title(stage: str, group_size: int = 1, scale: float = 1.0) -> str:
+def stage_title(stage: str, group_size: int = 1, scale: float = 1.0, masked: bool = False) -> str:
     """A stage's title, the scores with their product: Q_i K_jᵀ where query heads share key/value heads (group_size
-    > 1, head j = ⌈i/g⌉), else Q_i K_iᵀ; the scaled ones times the scale used."""
+    > 1, head j = ⌈i/g⌉), else Q_i K_iᵀ; the scaled ones times the scale used, or said not scaled (scale 1); the
+    weights with the mask M added to the scores when there is one."""
     product = f" Q_i K_{'j' if group_size > 1 else 'i'}ᵀ" if stage in ("raw", "scaled") else ""
-    return STAGE_TITLES[stage] + product + (f" × {scale:.4g}" if stage == "scaled" else "")
+    if stage == "scaled" and scale == 1.0:  # no scaling chosen: "Scaled scores … × 1" would contradict the page
+        return "Scores" + product + " (not scaled)"
+    title = STAGE_TITLES[stage].replace("(z_ts)", "(z_ts + M_ts)") if masked else STAGE_TITLES[stage]
+    return title + product + (f" × {scale:.4g}" if stage == "scaled" else "")
 
 
 def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
-    title = f"Head {head + 1}: {stage_title(stage, trace.q.shape[0] // trace.k.shape[0], scale)}"
+    group = trace.q.shape[0] // trace.k.shape[0]
+    title = f"Head {head + 1}: {stage_title(stage, group, scale, masked=trace.mask is not None)}"
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
     return title
@@ -326,34 +334,34 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
     """α_ts · v_s for every key s (one row each) and their sum, which is head_i's output row for the query t.
 
     With more than MIX_KEYS keys, the MIX_KEYS - 1 keys of largest weight get a row each (in key order) and one
-    row adds up the w·v of all the others, so the rows still sum to the head's output.
+    row adds up the α_ts · v_s of all the others, so the rows still sum to the head's output.
     """
     v = trace.v[head // group_size]                             # (m, d_k)
     w = trace.weights[head, query]                              # (m,)
     mixed = w[:, None] * v                                      # (m, d_k)
     keys = key_tokens or tokens
-    labels = [f"w·v {lab}" for lab in token_labels(keys)]
-    names = [f"w·v of {name}" for name in describe.names(keys)]
-    title = f"Head {head + 1}: weight × value for each key, and their sum"
+    labels = [f"α_ts v_s {lab}" for lab in token_labels(keys)]      # the formula's names, s = the key
+    names = [f"α_ts v_s of {name}" for name in describe.names(keys)]
+    title = f"Head {head + 1}: weight α_ts × value v_s for each key s, and their sum"
     if len(w) > MIX_KEYS:
         top = np.sort(np.argsort(-w, kind="stable")[:MIX_KEYS - 1])
         rest = np.ones(len(w), bool)
         rest[top] = False
         mixed = np.vstack([mixed[top], mixed[rest].sum(axis=0)[None]])
-        other = f"w·v of the other {int(rest.sum())} keys, added up"
+        other = f"α_ts v_s of the other {int(rest.sum())} keys, added up"
         labels = [labels[j] for j in top] + [other]
         names = [names[j] for j in top] + [other]
         title += (f"<br>(a row for each of the {MIX_KEYS - 1} keys of largest weight, one for the "
                   f"{int(rest.sum())} others)")
     z = np.vstack([mixed, trace.heads[head, query][None]])      # (rows + 1, d_k)
     rows = labels + ["= sum (head output)"]
-    fig = heatmap(z, dim_labels(v.shape[1]), rows, title,
-                  x_title=f"dimension of V_{head // group_size + 1}" if group_size > 1 else "dimension of V_i",
+    fig = heatmap(z, dim_labels(v.shape[1], "c"), rows, title,
+                  x_title=f"component c of V_{head // group_size + 1}" if group_size > 1 else "component c of V_i",
                   y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
     if "<br>" in title:
         fig["layout"]["margin"]["t"] = 84  # room for the title's second line
     what = f"{describe.plain(title)}, query {describe.names(tokens)[query]}"
-    return described(fig, describe.values(z, names + ["sum: the head's output"], dim_labels(v.shape[1]), what))
+    return described(fig, describe.values(z, names + ["sum: the head's output"], dim_labels(v.shape[1], "c"), what))
 
 
 def entropy_figure(trace: Trace, tokens: list[str], entropy: np.ndarray | None = None) -> dict:
@@ -399,21 +407,34 @@ def concat_figure(trace: Trace, tokens: list[str]) -> dict:
     Each column is named "head i, c<component>" (in its hover text and its table); under the matrix only a few
     components of each block are written, as "c<component>", since the head's number stands over its block."""
     n_heads, n, d_k = trace.heads.shape
-    labels = [f"head {i + 1}, c{c + 1}" for i in range(n_heads) for c in range(d_k)]
+    labels = component_labels(n_heads, d_k)
     z, step = pool(trace.concat, OVERVIEW_CELLS)
     title = f"Concat(head_1, …, head_{n_heads}): {n} × {n_heads * d_k}"
     fig = heatmap(z, labels, token_labels(tokens), title, x_title="column: head i, component c", y_title="token",
                   step=step, height=min(MAIN_HEIGHT, 24 * n + 200))
-    every = -(-d_k // max(1, CONCAT_TICKS // n_heads))  # components between two labels within a block
-    ticks = {i * d_k + c: f"c{c + 1}" for i in range(n_heads) for c in range(0, d_k, every)}  # column -> label
-    columns = fig["data"][0]["x"]  # the shown columns' names (positions of blocks when pooled)
-    shown = {}  # shown column -> the label of the first labelled column in it
-    for column, text in ticks.items():
-        shown.setdefault(column // step, text)
-    fig["layout"]["xaxis"].update(tickmode="array", tickvals=[columns[j] for j in shown], ticktext=list(shown.values()),
-                                  tickangle=0)
+    component_ticks(fig, "x", n_heads, d_k, step)
     mark_head_blocks(fig, n_heads, d_k / step, "x", -(-n // step))
     return described(fig, describe.values(trace.concat, describe.names(tokens), labels, title))
+
+
+def component_labels(n_heads: int, d_k: int, head: str = "head") -> list[str]:
+    """The names of the h·d_k columns of the concatenation (or of W_Q, or rows of W_O): "head i, c<component>",
+    the component c counted within its head, from 1 to d_k, as everywhere else."""
+    return [f"{head} {i + 1}, c{c + 1}" for i in range(n_heads) for c in range(d_k)]
+
+
+def component_ticks(fig: dict, axis: str, n_heads: int, d_k: int, step: int) -> None:
+    """Along `axis` ("x" or "y") of a one-panel figure dict whose cells are the h·d_k components of the heads
+    (pooled by `step`), write a few components of each head's block as "c<component>": the head's name stands
+    beside its block (mark_head_blocks), so "c3" reads as component 3 of that head."""
+    every = -(-d_k // max(1, CONCAT_TICKS // n_heads))  # components between two labels within a block
+    ticks = {i * d_k + c: f"c{c + 1}" for i in range(n_heads) for c in range(0, d_k, every)}  # cell -> label
+    cells = fig["data"][0][axis]  # the shown cells' names (positions of blocks when pooled)
+    shown = {}  # shown cell -> the label of the first labelled cell in it
+    for cell, text in ticks.items():
+        shown.setdefault(cell // step, text)
+    fig["layout"][f"{axis}axis"].update(tickmode="array", tickvals=[cells[j] for j in shown],
+                                        ticktext=list(shown.values()), tickangle=0)
 
 
 # --- Step 4: output projection --------------------------------------------------------------------------
@@ -424,11 +445,13 @@ def output_weight_figure(W_O: np.ndarray, n_heads: int) -> dict:
     d_k = Wt.shape[0] // n_heads
     z, step = pool(Wt, OVERVIEW_CELLS)
     title = f"W_O ({Wt.shape[0]} × {Wt.shape[1]}){SUBTITLE}rows (i-1)·d_v+1 … i·d_v read head i</span>"
-    fig = heatmap(z, dim_labels(Wt.shape[1]), dim_labels(Wt.shape[0], "r"), title, x_title="output dimension",
-                  y_title="concat row", step=step, height=MAIN_HEIGHT)
+    rows = component_labels(n_heads, d_k)                       # the concatenation's columns, one row each
+    fig = heatmap(z, dim_labels(Wt.shape[1]), rows, title, x_title="output dimension d",
+                  y_title="row: head i, component c", step=step, height=MAIN_HEIGHT)
+    component_ticks(fig, "y", n_heads, d_k, step)
     mark_head_blocks(fig, n_heads, d_k / step, "y", -(-Wt.shape[1] // step))
-    return described(fig, describe.values(Wt, dim_labels(Wt.shape[0], "r"), dim_labels(Wt.shape[1]),
-                                          describe.plain(title), text_rows=False))
+    return described(fig, describe.values(Wt, rows, dim_labels(Wt.shape[1]), describe.plain(title),
+                                          text_rows=False))
 
 
 def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: list[str],
@@ -446,7 +469,8 @@ def contributions_figure(contributions: np.ndarray, output: np.ndarray, tokens: 
 
 
 def contribution_size_figure(contributions: np.ndarray) -> dict:
-    """How much each head adds to the output: the mean length of its contribution vectors, one bar per head."""
+    """How much each head adds to the output: the length of its contribution head_i[t] W^O_i (d_model numbers),
+    averaged over the tokens t, one bar per head. contributions: (h, n, d_model)."""
     size = np.linalg.norm(contributions, axis=2).mean(axis=1)  # (h,)
     labels = [f"head {i + 1}" for i in range(len(size))]
     fig = figure([dict(type="bar", x=labels, y=size, marker=dict(color=[head_colour(i) for i in range(len(size))]),
@@ -454,10 +478,13 @@ def contribution_size_figure(contributions: np.ndarray) -> dict:
                  xaxis=category_axis("head", tickmode="array", tickvals=labels,  # the axis says "head": its number
                                      ticktext=[str(i + 1) for i in range(len(size))]),  # alone fits half a page
                  yaxis=dict(title=dict(text="mean length")))
-    fig = layout(fig, f"How much each head adds to the output{SUBTITLE}the mean length of its contribution</span>",
-                 height=MAIN_HEIGHT)
-    return described(fig, describe.bars(labels, size, "Mean length of each head's contribution to the output",
-                                        column="mean length"))
+    n = contributions.shape[1]
+    what = (f"‖head_i[t] W^O_i‖: the length of what head i adds<br>to token t's output, averaged over the {n} "
+            f"token{'s' if n > 1 else ''} t")  # which vector, and averaged over what
+    fig = layout(fig, f"How much each head adds to the output{SUBTITLE}{what}</span>", height=MAIN_HEIGHT)
+    fig["layout"]["margin"]["t"] = 100  # room for the subtitle's two lines
+    return described(fig, describe.bars(labels, size, "How much each head adds to the output: "
+                                        + what.replace("<br>", " "), column="mean length"))
 
 
 def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> dict:

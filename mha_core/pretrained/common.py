@@ -122,7 +122,7 @@ class PretrainedModel:
         head_mask = self._check_head_mask(head_mask)
         tok = self.tokenize(text)
         hidden_states, traces = [self.embed(tok.ids)], []  # hidden_states[0]: (n, d_model)
-        for l, weights in enumerate(self.weights_in_order()):
+        for l, weights in enumerate(self.weights_in_order(backend)):
             trace, out = self.layer(l, hidden_states[-1], backend=backend, device=device,
                                     head_mask=None if head_mask is None else head_mask[l], weights=weights)
             traces.append(trace)
@@ -134,8 +134,9 @@ class PretrainedModel:
                                   hidden_states=tuple(hidden_states), truncated=tok.truncated, message=tok.message,
                                   n_in_text=tok.n_in_text, backend=backend, head_mask=head_mask))
 
-    def weights_in_order(self):
-        """Each layer's weights as layer() reads them, first to last (a model may prepare the next meanwhile)."""
+    def weights_in_order(self, backend: str = "numpy"):
+        """Each layer's weights as layer() reads them, first to last, for a run on `backend` (a model may prepare them
+        as the run goes, e.g. with that backend's kernels)."""
         return iter(self.layer_weights)
 
     def _check_head_mask(self, head_mask) -> np.ndarray | None:

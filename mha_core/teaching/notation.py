@@ -53,7 +53,10 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
     Symbol("b", "a bias: a vector added after a matrix product (when the layer has biases)."),
     Symbol("t", "a query position, from 1 to $n$ (a row of the matrices of step 2)."),
     Symbol("s", "a key position, from 1 to $m$ (a column of the matrices of step 2)."),
-    Symbol("c", "a component of a vector, from 1 to $d_k$."),
+    Symbol("d", "a dimension of a token vector (a row of $X$ or of the output), from 1 to $d_{model}$: the axis "
+                "labels d1, d2, …"),
+    Symbol("c", "a component of one head's vector (a query, key, value or head output), from 1 to $d_k$: the axis "
+                "labels c1, c2, … (where the heads stand side by side, c counts within each head's block)."),
     Symbol("q_t, k_s, v_s", "the query of token $t$, and the key and value of token $s$: rows of $Q_i$, $K_i$, $V_i$."),
     score_symbol(),
     Symbol("M", "the mask: $M_{ts} = 0$ where query $t$ may look at key $s$, $-\\infty$ where that pair is blocked."),

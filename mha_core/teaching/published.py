@@ -30,6 +30,12 @@ class ModelShape:
     bias: bool           # whether W_Q, W_K, W_V, W_O add a bias
     context: int | None  # the longest input it was trained on, in tokens (None: not fixed)
     source: str          # where the numbers come from
+    no_context: str = ""  # why there is no context, when context is None
+
+    @property
+    def context_words(self) -> str:
+        """The context as a table cell: "2,048", or "not fixed" (no_context says why)."""
+        return "not fixed" if self.context is None else f"{self.context:,}"
 
     @property
     def d_k(self) -> int:
@@ -61,7 +67,9 @@ PUBLISHED = (
                n_kv_heads=8, bias=False, context=None,
                source="Vaswani et al. 2017, Attention Is All You Need, Table 3 (base): N = 6 layers, d_model = 512, "
                       "h = 8, d_k = d_v = 64; §3.2.2: the projections are the matrices W^Q_i, W^K_i, W^V_i, W^O (no "
-                      "bias is listed)."),
+                      "bias is listed).",
+               no_context="the paper sets no longest input: its positions are sine waves, defined for any length "
+                          "(Vaswani et al. 2017, §3.5)"),
     ModelShape("BERT-base", "bert-base", "encoder", n_layers=12, d_model=768, n_heads=12, n_kv_heads=12, bias=True,
                context=512, source="Devlin et al. 2019, BERT, §3: L = 12 layers, H = 768, A = 12 heads; §A.2: inputs "
                                    "of up to 512 tokens; the released model's attention projections have biases."),
@@ -126,7 +134,7 @@ def kv_cache_table(seq_len: int, batch: int = 1) -> list[dict]:
         for kind, kv in kv_variants(shape).items():
             if kv is not None:
                 rows.append(dict(model=shape.name, attention=kind, kv_heads=kv, own=kv == shape.n_kv_heads,
-                                 decoder=shape.decoder, context=shape.context,
+                                 decoder=shape.decoder, context=shape.context, context_words=shape.context_words,
                                  per_token=shape.kv_cache_bytes(n_kv_heads=kv),
                                  total=shape.kv_cache_bytes(seq_len, batch, n_kv_heads=kv)))
     return rows

@@ -17,7 +17,9 @@ from ..attention.weights import MHAWeights
 from .notation import score_words
 
 TIE = 1e-6  # weights closer than this count as a tie
-KINDS = ("x_size", "q_shape", "strongest_key", "concat_width", "w_o_size", "heads_cost")
+KINDS = ("x_size", "q_shape", "strongest_key", "strongest_share", "cell_weight", "concat_width", "w_o_size",
+         "heads_cost")
+SHARES = ("under 0.25", "0.25 to 0.5", "0.5 to 0.75", "over 0.75")  # the choices of strongest_share, low to high
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,8 @@ class Question:
     A student answers by picking one of `choices` (when there are some) or by typing a whole number; `correct` is
     the right choice or number, `also_right` other choices that are right too (a tie). `facts` are the plain texts
     that state the answer (e.g. "7 × 16"): a page keeps them out of sight until the question is answered or
-    revealed.
+    revealed. `wrong` pairs a wrong choice (or a typed number) with one line saying what it is instead ("that is
+    X's shape, 11 × 128"), shown when a student picks it.
     """
 
     prompt: str
@@ -37,6 +40,13 @@ class Question:
     correct: str | int = ""
     facts: tuple[str, ...] = ()
     also_right: tuple[str, ...] = ()
+    wrong: tuple[tuple[str | int, str], ...] = ()
+
+    def reason(self, given) -> str:
+        """The line that says what a wrong answer is instead ("" when there is none for it)."""
+        if not self.choices and given is not None:
+            given = int(given)
+        return next((why for choice, why in self.wrong if choice == given), "")
 
     def check(self, given) -> bool:
         """Whether a student's answer (a choice, or a number) is the right one."""
@@ -61,13 +71,25 @@ def _options(correct: str, *others: str) -> tuple[str, ...]:
     return tuple(sorted(dict.fromkeys((correct, *others))))
 
 
+def _reasons(correct, *pairs) -> tuple[tuple[str | int, str], ...]:
+    """(wrong answer, what it is) pairs, leaving out any that coincide with the right answer or an earlier one."""
+    kept: dict = {}
+    for given, why in pairs:
+        if given != correct and given not in kept:
+            kept[given] = why
+    return tuple(kept.items())
+
+
 def x_size(trace: Trace) -> Question:
     n, d_model = trace.x.shape
     return Question(
         "How many numbers does the input X hold?",
         f"**{n * d_model:,}**: {n} tokens × {d_model} numbers each.",
         f"X has one row per token and one column per dimension: $X \\in \\mathbb{{R}}^{{{n}\\times{d_model}}}$.",
-        correct=n * d_model, facts=_numbers(n * d_model) + _shapes(n, d_model))
+        correct=n * d_model, facts=_numbers(n * d_model) + _shapes(n, d_model),
+        wrong=_reasons(n * d_model, (n, "that is the number of tokens: each brings a row of numbers"),
+                       (d_model, "that is one token's numbers, d_model: X has one such row per token"),
+                       (n + d_model, "that adds rows and columns: a table holds rows times columns")))
 
 
 def q_shape(trace: Trace, head: int) -> Question:
@@ -79,7 +101,12 @@ def q_shape(trace: Trace, head: int) -> Question:
         f"**{right}**: one row per token, d_k = {d_k} columns.",
         f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's columns.",
         choices=_options(right, f"{n} × {d_model}", f"{d_model} × {d_k}", f"{d_k} × {n}"), correct=right,
-        facts=_shapes(n, d_k))
+        facts=_shapes(n, d_k),
+        wrong=_reasons(right, (f"{n} × {d_model}", f"that is X's shape, {n} × {d_model}: every token's d_model "
+                                                   "numbers, before the split into heads"),
+                       (f"{d_model} × {d_k}", f"that is the shape of the head's weight matrix $W^Q_{{{head + 1}}}$, "
+                                              f"{d_model} × {d_k}, not of its queries"),
+                       (f"{d_k} × {n}", f"that is $Q_{{{head + 1}}}^\\top$: the queries are rows, one per token")))
 
 
 def _score_decimals(scores: np.ndarray, order: np.ndarray, tied: int) -> int:
@@ -88,6 +115,23 @@ def _score_decimals(scores: np.ndarray, order: np.ndarray, tied: int) -> int:
         return 2
     top, runner_up = scores[order[0]], scores[order[tied]]
     return next((d for d in range(2, 7) if f"{top:.{d}f}" != f"{runner_up:.{d}f}"), 6)
+
+
+def _weight_decimals(top: float, runner_up: float) -> int:
+    """Decimals for the weights (4 to 8): enough that the largest weight shown differs from the next one."""
+    return next((d for d in range(4, 9) if f"{top:.{d}f}" != f"{runner_up:.{d}f}"), 8)
+
+
+def _runner_up(row: np.ndarray, rest: list[int], keys: list[str], places: int) -> str:
+    """The key(s) after the largest, by weight (rest: open keys, largest first). Keys whose weights are equal, or
+    read the same at `places` decimals, are named as a tie, never one of them as "next"."""
+    shown = f"{row[rest[0]]:.{places}f}"
+    tie = sorted(j for j in rest if f"{row[j]:.{places}f}" == shown or row[rest[0]] - row[j] <= TIE)
+    if len(tie) == 1:
+        return f"Next comes {tie[0] + 1} {keys[tie[0]]} with {shown}."
+    if len(tie) == len(rest):
+        return f"The other {len(tie)} keys tie at {shown}."
+    return f"Next come {len(tie)} keys that tie at {shown}: " + ", ".join(f"{j + 1} {keys[j]}" for j in tie) + "."
 
 
 def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
@@ -107,28 +151,107 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
             f"In head {head + 1}, the mask blocks every key for {who}. What will its weights be?",
             "**All 0.** With no key left to attend to, there is nothing to share out.",
             "Softmax of a row that is all −∞ would be 0/0; the engine returns zero weights (and a zero head output) "
-            "instead of NaN.", choices=("all 0", "all equal, 1/m each", "NaN (not a number)"), correct="all 0")
+            "instead of NaN.", choices=("all 0", "all equal, 1/m each", "NaN (not a number)"), correct="all 0",
+            wrong=(("all equal, 1/m each", "that would be a row whose keys are all open with equal scores"),
+                   ("NaN (not a number)", "softmax of a row of −∞ is 0/0, but the engine returns 0 instead")))
     scores = trace.scores[head, query].astype(np.float64)                       # (m,) z_ts before the mask
     blocked = np.zeros(len(row), bool) if trace.mask is None else trace.mask[head, query]
     order = np.argsort(-row, kind="stable")
     top = row[order[0]]
     tied = sorted(j for j in order if top - row[j] <= TIE)  # a tie is named in position order
     decimals = _score_decimals(np.where(blocked, -np.inf, scores), order, len(tied))
+    rest = [j for j in order if j not in tied and not blocked[j]]
+    places = _weight_decimals(top, row[rest[0]]) if rest else 4
     names = " and ".join(f"{j + 1} {keys[j]}" for j in tied)
-    answer = f"**{names}**, with weight {top:.4f}" + (" each (a tie)." if len(tied) > 1 else ".")
-    rest = [j for j in order if j not in tied]
+    answer = f"**{names}**, with weight {top:.{places}f}" + (" each (a tie)." if len(tied) > 1 else ".")
     why = "Softmax keeps the order of the scores: the key with the largest score $z_{ts}$ gets the largest weight."
     if blocked.any():
         why += " A blocked key gets weight 0, whatever its score."
     if rest:
-        j = rest[0]
-        why += f" Next comes {j + 1} {keys[j]} with {row[j]:.4f}."
+        why += " " + _runner_up(row, rest, keys, places)
     choices = tuple(f"{j + 1} {keys[j]}: z = {scores[j]:.{decimals}f}" + (", blocked" if blocked[j] else "")
                     for j in range(len(keys)))
+    best = scores[np.flatnonzero(~blocked)].max() if (~blocked).any() else 0.0
+    wrong = tuple((choices[j], "the mask blocks this key: it gets weight 0, whatever its score" if blocked[j] else
+                   f"a key with a larger score (z = {best:.{decimals}f}) gets more: softmax keeps the order")
+                  for j in range(len(keys)) if j not in tied)
     return Question(f"In head {head + 1}, which token will {who} attend to most, given each key's score $z_{{ts}}$ "
                     f"({score_words(scale)}: the number softmax turns into a weight)?", answer, why,
-                    choices=choices, correct=choices[tied[0]], facts=(f"{top:.4f}",),
-                    also_right=tuple(choices[j] for j in tied[1:]))
+                    choices=choices, correct=choices[tied[0]], facts=(f"{top:.{places}f}",),
+                    also_right=tuple(choices[j] for j in tied[1:]), wrong=wrong)
+
+
+def _open_scores(trace: Trace, head: int, query: int) -> tuple[np.ndarray, np.ndarray]:
+    """(z, open): the query's scores z_ts before the mask (m,) and which keys the mask leaves open (m,)."""
+    scores = trace.scores[head, query].astype(np.float64)                     # (m,)
+    blocked = np.zeros(len(scores), bool) if trace.mask is None else trace.mask[head, query]
+    return scores, ~blocked
+
+
+def strongest_share(trace: Trace, labels: list[str], head: int, query: int,
+                    key_labels: list[str] | None = None, scale: float | None = None) -> Question:
+    """How much weight softmax gives the query's strongest key, as one of four ranges (SHARES), from its scores.
+
+    Not which key wins (strongest_key asks that) but by how much: the student weighs the gap between the largest
+    score and the others, knowing that e^z grows fast and the weights sum to 1."""
+    if trace.blocked_rows[head, query]:
+        return strongest_key(trace, labels, head, query, key_labels, scale)
+    keys = labels if key_labels is None else key_labels
+    scores, open_ = _open_scores(trace, head, query)
+    top = float(trace.weights[head, query].max())
+    shown = [f"{j + 1} {keys[j]}: {scores[j]:.2f}" for j in np.flatnonzero(open_)]
+    if len(shown) > 12:
+        order = np.argsort(-np.where(open_, scores, -np.inf), kind="stable")[:8]
+        shown = [f"{j + 1} {keys[j]}: {scores[j]:.2f}" for j in sorted(order)] + [
+            f"… ({int(open_.sum()) - 8} more keys, each below {np.sort(scores[open_])[-8]:.2f})"]
+    correct = SHARES[min(int(top / 0.25), 3)]
+    below, above = SHARES[:SHARES.index(correct)], SHARES[SHARES.index(correct) + 1:]
+    return Question(
+        f"In head {head + 1}, softmax turns the scores $z_{{ts}}$ of query {query + 1} {labels[query]} "
+        f"({score_words(scale)}) into weights that sum to 1. The scores: {'; '.join(shown)}. How much weight will "
+        "its strongest key get?",
+        f"**{correct}**: {top:.4f}.",
+        "Softmax takes e^z of every score, then divides by their sum: a score 1 above another gets e ≈ 2.7 times "
+        "its weight, so a clear lead wins most of the weight, and close scores share it.",
+        choices=SHARES, correct=correct, facts=(f"{top:.4f}",),
+        wrong=tuple((c, "too little: e^z makes the largest score stand out more than the scores themselves do")
+                    for c in below) + tuple(
+            (c, "too much: the other keys' e^z add up to a good part of the row's sum") for c in above))
+
+
+def cell_weight(trace: Trace, labels: list[str], head: int, query: int, key: int,
+                key_labels: list[str] | None = None, scale: float | None = None) -> Question:
+    """One attention weight α_ts from its score, the row's largest score and the row's sum of exponentials: the
+    arithmetic the By hand page then writes out. Each wrong choice is a usual slip."""
+    keys = labels if key_labels is None else key_labels
+    scores, open_ = _open_scores(trace, head, query)
+    m = len(scores)
+    who = f"query {query + 1} {labels[query]} give key {key + 1} {keys[key]}"
+    if not open_[key]:
+        return Question(
+            f"In head {head + 1}, the mask blocks key {key + 1} {keys[key]} for query {query + 1} {labels[query]}. "
+            "What weight $\\alpha_{ts}$ does it get?",
+            "**0.**", "The mask adds −∞ to a blocked score, and e^−∞ = 0.",
+            choices=("0", f"{1 / m:.4f}", "NaN (not a number)"), correct="0",
+            wrong=((f"{1 / m:.4f}", f"that is 1/m = 1/{m}: every key the same weight, as if there were no mask"),
+                   ("NaN (not a number)", "only a row with every key blocked has no weights to share out; "
+                                          "the engine gives it 0 too")))
+    z, z_max = scores[key], scores[open_].max()
+    total = float(np.exp(scores[open_] - z_max).sum())
+    alpha = float(trace.weights[head, query, key])
+    right = f"{alpha:.4f}"
+    slips = _reasons(right, (f"{np.exp(z - z_max):.4f}", "that is $e^{z_{ts} - \\max}$: it still has to be "
+                                                             "divided by the row's sum"),
+                     (f"{z / total:.4f}", "that divides the score itself: softmax divides $e^{z_{ts} - \\max}$"),
+                     (f"{1 / int(open_.sum()):.4f}", "that is an equal share for every open key: the scores differ"))
+    return Question(
+        f"In head {head + 1}, what weight $\\alpha_{{ts}}$ does {who}? Its score is $z_{{ts}}$ = {z:.4f} "
+        f"({score_words(scale)}); the row's largest score is {z_max:.4f}, and the row's "
+        f"$\\sum_{{s'}} e^{{z_{{ts'}} - \\max}}$ = {total:.4f}.",
+        f"**{right}**: $e^{{{z:.4f} - {z_max:.4f}}} / {total:.4f}$.",
+        "Softmax: the exponential of the score (less the row's largest, which changes nothing), divided by the "
+        "sum of the row's exponentials.",
+        choices=_options(right, *(c for c, _ in slips)), correct=right, facts=(f"= {right}",), wrong=slips)
 
 
 def concat_width(trace: Trace) -> Question:
@@ -139,7 +262,10 @@ def concat_width(trace: Trace) -> Question:
         f"The {h} heads each give {n} × {d_k}. How many columns does their concatenation have?",
         f"**{width}** = h · d_v = {h} · {d_k}{again}.",
         "Concatenation puts the head outputs side by side: the rows stay, the columns add up.",
-        correct=width, facts=_shapes(n, width))
+        correct=width, facts=_shapes(n, width),
+        wrong=_reasons(width, (d_k, "that is one head's width, d_v: the concatenation puts all h side by side"),
+                       (n, "that is the number of rows (tokens): the rows stay, the columns add up"),
+                       (h, "that is the number of heads: each brings d_v columns")))
 
 
 def w_o_size(weights: MHAWeights) -> Question:
@@ -152,7 +278,11 @@ def w_o_size(weights: MHAWeights) -> Question:
         count + ".",
         f"W_O maps the {width} columns of the concatenation back to d_model = {d_model}: one number for every "
         "(input column, output column) pair.", correct=weights.W_O.size,
-        facts=_numbers(weights.W_O.size) + _shapes(width, d_model))
+        facts=_numbers(weights.W_O.size) + _shapes(width, d_model),
+        wrong=_reasons(weights.W_O.size, (width + d_model, "that adds its rows and columns: a matrix holds rows "
+                                                           "times columns"),
+                       (weights.W_O.size + (0 if weights.b_O is None else weights.b_O.size),
+                        "that counts the biases too: the question leaves them aside")))
 
 
 def _other_head_count(d_model: int, h: int) -> int | None:
@@ -195,19 +325,28 @@ def heads_cost(trace: Trace) -> Question:
         facts += _numbers(total)
     answer = f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example" + (
         ", each query head with its own K/V head." if kv < h else ".")
-    return Question(prompt, answer, why, choices=("More", "Fewer", "The same"), correct=verdict, facts=facts)
+    wrong = _reasons(verdict, ("More", "that forgets that each head is narrower (d_k = d_model / h): count a "
+                                       "score's multiply-adds in one head, then times h"),
+                     ("Fewer", "that counts one narrow head: there are h of them, each d_k = d_model / h wide"),
+                     ("The same", "that leaves a step out: count the multiply-adds of each step for both"))
+    return Question(prompt, answer, why, choices=("More", "Fewer", "The same"), correct=verdict, facts=facts,
+                    wrong=wrong)
 
 
 def ask(kind: str, trace: Trace, weights: MHAWeights, labels: list[str], head: int, query: int,
-        key_labels: list[str] | None = None, scale: float | None = None) -> Question:
-    """The question `kind` (one of KINDS) about this example; head and query are 0-based; key_labels and scale
-    as in strongest_key."""
+        key_labels: list[str] | None = None, scale: float | None = None, key: int = 0) -> Question:
+    """The question `kind` (one of KINDS) about this example; head, query and key (cell_weight's) are 0-based;
+    key_labels and scale as in strongest_key."""
     if kind == "x_size":
         return x_size(trace)
     if kind == "q_shape":
         return q_shape(trace, head)
     if kind == "strongest_key":
         return strongest_key(trace, labels, head, query, key_labels, scale)
+    if kind == "strongest_share":
+        return strongest_share(trace, labels, head, query, key_labels, scale)
+    if kind == "cell_weight":
+        return cell_weight(trace, labels, head, query, key, key_labels, scale)
     if kind == "concat_width":
         return concat_width(trace)
     if kind == "w_o_size":

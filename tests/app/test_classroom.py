@@ -34,6 +34,23 @@ def scroll(screen: int) -> str:
 
 # --- the cost page --------------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("page", ["pages/cost.py", "pages/lesson.py"])
+def test_the_chart_under_the_heads_cost_answer_compares_what_the_question_asked(page):
+    """Was (read3 M1, SmolLM2 lesson screen 10): the question counts both sides "with one K/V head per query head"
+    and answers "The same", but the chart under it, "1 head or 9 heads (they differ)", drew the shared K/V heads as
+    "9 heads of d_k = 64". Now the h heads each have their own K/V head, and the sharing is a third series named
+    as such."""
+    at = run_app({**SMALL, "kv_heads": "2", "screen": "10"}, page)
+    assert_clean(at)
+    n, d, kv, d_k = 5, 32, 2, 8  # h = 4
+    bars = figure_titled(at, "Multiply-adds of each step: 1 head or 4 heads (the same in every step)")
+    split = [n * d * d, n * d * d, n * d * d, n * n * d, n * n * d, n * d * d]   # any h, one K/V head per head
+    shared = [n * d * d, n * d * kv * d_k, n * d * kv * d_k, n * n * d, n * n * d, n * d * d]
+    assert [t["name"] for t in bars["data"]] == ["1 head of d_model = 32", "4 heads of d_k = 8, each with its own K/V "
+                                                 "head", "4 heads sharing 2 K/V heads"]
+    assert [list(as_array(t["x"])) for t in bars["data"]] == [split, split, shared]
+
+
 def test_cost_page_counts_this_examples_steps():
     at = run_app(SMALL, "pages/cost.py")
     assert_clean(at)
@@ -282,7 +299,7 @@ def test_presentation_steps_through_every_screen_and_back(params):
         if name == "grid" and not trained and params.get("input") != "tiny":  # random weights: say how to change
             assert at.main.button(key="switch_0").label.startswith("Switch to ")
         if name == "rollout" and not trained:  # rollout follows a trained model's layers: one layer offers one
-            assert any("Rollout follows attention through the layers of a trained model" in i.value for i in at.info)
+            assert any("follows attention back through the layers of a trained model" in i.value for i in at.info)
             assert at.button(key="switch_0").label.startswith("Switch to ")
         else:
             assert at.latex or figures(at)
@@ -346,3 +363,22 @@ def test_presentation_css_never_holds_user_text():
     assert "display:none" not in texts(at, "markdown", "caption", "success", "error", "info", "warning")
     at.button(key="next").click().run()
     assert injected(at) == {COMPACT, LARGE_TYPE, scroll(2)}
+
+
+def test_practice_keeps_the_source_closed_until_the_questions_are_done():
+    """Was: the source line "h = 8, d_k = d_v = 64" stood open above question 1, which asks for d_k."""
+    at = run_app({}, "pages/practice.py")
+    shown = [c.value for c in at.caption if "d_k = d_v = 64" in c.value]
+    source = at.expander[-1]
+    assert source.label.startswith("Source of these sizes") and not source.proto.expanded
+    assert shown and all(c in [s.value for s in source.caption] for c in shown)
+
+
+@pytest.mark.parametrize("params, bias", [({"screen": "9"}, True), ({"screen": "9", "input": "tiny"}, None)])
+def test_the_w_o_screen_formula_has_the_bias_its_answer_counts(params, bias):
+    """Was: lesson screen 9 wrote MultiHead(X) = Concat(...) W^O while its answer said "plus 128 biases"."""
+    at = run_app(params, "pages/lesson.py", answered=False)
+    at.button(key="answered_w_o_size_reveal").click().run()
+    formula = next(x.value for x in at.latex if "MultiHead" in x.value)
+    answer = next(m.value for m in at.markdown if "Answer:" in m.value)
+    assert ("+ b^{O}" in formula) == (" biases: " in answer) == bool(bias), (formula, answer)

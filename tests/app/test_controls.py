@@ -110,7 +110,8 @@ def test_overview_badge_matches_torch_and_names_the_device(backend):
     at = run_app({"backend": backend})
     assert_clean(at)
     assert at.session_state["view"][1].trace.backend == backend
-    assert any("Matches torch.nn.MultiheadAttention" in c.value for c in at.caption)
+    assert any("Checked: PyTorch computes this layer its own way" in c.value for c in at.caption)
+    assert any("PyTorch's own multi-head attention layer, torch.nn.MultiheadAttention" in c.value for c in at.caption)
     assert any("on **CPU**" in c.value or "on **GPU (cuda" in c.value for c in at.caption)
 
 
@@ -120,7 +121,7 @@ def test_selected_head_and_query_follow_the_sidebar():
     at.number_input(key="query").set_value(4).run()
     assert_clean(at)
     assert explorer(at)[2] == {"layer": 1, "head": 3, "query": 4, "stage": "weights"}
-    assert figure_titled(at, "Head 3: weight × value for each key")
+    assert figure_titled(at, "Head 3: weight α_ts × value v_s for each key")
 
 
 def test_the_links_stage_reaches_the_explorer_and_the_share_link():

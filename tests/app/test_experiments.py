@@ -287,7 +287,8 @@ def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
     np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
     at.session_state["input_box"] = True  # the expander that holds the inputs
     at.switch_page("pages/overview.py").run()
-    assert any("Matches F.scaled_dot_product_attention" in c.value for c in at.caption)
+    assert any("F.scaled_dot_product_attention, computes each head from the same queries" in c.value
+               for c in at.caption)
 
 
 def test_gqa_projection_shows_narrow_w_k_and_the_savings():

@@ -208,6 +208,7 @@ def test_the_lesson_ends_with_the_three_views_each_with_its_source(minilm):
 def test_the_rollout_screen_asks_for_a_trained_model_when_the_weights_are_random():
     at = run_app({"screen": str(NEW_SCREENS["rollout"])}, "pages/lesson.py")
     assert not at.exception, [e.value for e in at.exception]
-    assert "Rollout follows attention through the layers of a trained model" in page_text(at)
+    assert "Rollout (Abnar and Zuidema 2020) follows attention back through the layers of a trained model: it " \
+           "multiplies the layers' attention weights" in page_text(at), "was: rollout named, never explained"
     assert at.button(key="switch_0").label == "Switch to all-MiniLM-L6-v2"
     assert at.button(key="next").disabled, "the last screen"

@@ -60,7 +60,7 @@ def test_changing_the_layer_changes_the_numbers():
 def test_overview_badge_checks_the_real_layer_against_torch():
     at = run_app({**REAL, "layer": "4"})
     assert_clean(at)
-    assert any("Matches torch.nn.MultiheadAttention" in c.value for c in at.caption)
+    assert any("PyTorch's own multi-head attention layer, torch.nn.MultiheadAttention" in c.value for c in at.caption)
 
 
 def test_real_model_fixes_d_model_and_h_and_hides_random_only_controls():
@@ -86,7 +86,7 @@ def test_model_view_shows_all_72_heads_and_opens_one():
     links = [p.proto.label for p in at.get("page_link")]
     assert any("layer 2, head 7" in label for label in links)
     at.switch_page("pages/attention.py").run()
-    assert explorer(at)[2] == {"layer": 2, "head": 7, "query": 1, "stage": "weights"}
+    assert explorer(at)[2] == {"layer": 2, "head": 7, "query": 2, "stage": "weights"}  # the first word, after [CLS]
 
 
 def test_head_summary_table_and_chart_match_the_reference_statistics():

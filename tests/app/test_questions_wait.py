@@ -18,13 +18,14 @@ ASKED = [
     ("pages/projection.py", "q_shape", {}),
     ("pages/attention.py", "strongest_key", {}),
     ("pages/attention.py", "strongest_key", {"model": "all-MiniLM-L6-v2", "query": "3"}),
-    ("pages/by_hand.py", "strongest_key", {"input": "tiny"}),
+    ("pages/by_hand.py", "cell_weight", {"input": "tiny"}),
+    ("pages/by_hand.py", "cell_weight", {"key": "3"}),
     ("pages/concatenation.py", "concat_width", {}),
     ("pages/output.py", "w_o_size", {}),
     ("pages/cost.py", "heads_cost", {}),
     ("pages/lesson.py", "x_size", {"screen": "1"}),
     ("pages/lesson.py", "q_shape", {"screen": "2"}),
-    ("pages/lesson.py", "strongest_key", {"screen": "4"}),
+    ("pages/lesson.py", "strongest_share", {"screen": "4"}),
     ("pages/lesson.py", "concat_width", {"screen": "8"}),
     ("pages/lesson.py", "w_o_size", {"screen": "9"}),
     ("pages/lesson.py", "heads_cost", {"screen": "10"}),
@@ -63,11 +64,12 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     example = build_example(Spec(model=params.get("model", "random"), input=params.get("input", "sentence")),
                             model=None if "model" not in params else _model(params["model"]))
     head, query = 0, int(params.get("query", 1)) - 1
-    q = questions.ask(kind, example.trace, example.weights, example.tokens, head, query)
+    q = questions.ask(kind, example.trace, example.weights, example.tokens, head, query,
+                      key=int(params.get("key", 1)) - 1)
     before = shown_text(at)
     for fact in q.facts:
         assert fact not in before, f"{fact!r} gives the answer away before it is asked for"
-    if kind == "strongest_key":
+    if kind in ("strongest_key", "strongest_share"):
         assert not shows_row(at, example.trace.weights[head, query]), "a chart shows the weights asked about"
     charts = len(at.get("plotly_chart"))
     next(b for b in at.button if b.label == "Reveal the answer").click().run()
@@ -103,9 +105,10 @@ def test_a_right_answer_opens_the_page_and_a_wrong_one_waits():
     q = questions.ask("q_shape", ex.trace, ex.weights, ex.tokens, 0, 0)
     charts = len(at.get("plotly_chart"))
     answer = at.button_group(key="answered_q_shape_given")
-    answer.set_value(next(c for c in q.choices if c != q.correct)).run()
+    answer.set_value("11 × 128").run()
     next(b for b in at.button if b.label == "Check my answer").click().run()
-    assert "Not yet" in shown_text(at) and len(at.get("plotly_chart")) == charts
+    assert len(at.get("plotly_chart")) == charts
+    assert at.warning[0].value.startswith("Not yet: that is X's shape, 11 × 128"), "a wrong pick is told what it is"
     at.button_group(key="answered_q_shape_given").set_value(q.correct).run()
     next(b for b in at.button if b.label == "Check my answer").click().run()
     assert "Right!" in shown_text(at) and len(at.get("plotly_chart")) > charts

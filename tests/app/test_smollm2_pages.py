@@ -100,8 +100,14 @@ def test_sidebar_says_what_the_decoder_is_and_offers_its_own_examples(model):
 
 def test_overview_checks_the_layer_with_rope_and_grouped_sdpa(pages, model, run):
     at = pages("pages/overview.py")  # its first tab, the formulas, is open
-    assert any("Matches RoPE as complex rotations in torch, F.scaled_dot_product_attention" in c.value
-               for c in at.caption)
+    # the line a student reads first is in plain words (was "Matches RoPE as complex rotations in torch,
+    # F.scaled_dot_product_attention per head, then W_O: max |difference| = …"); how, in an expander below it
+    check = next(c.value for c in at.caption if "Checked:" in c.value)
+    assert check.startswith(":material/check_circle: Checked: PyTorch computes this layer its own way and gets the "
+                            "same output, up to rounding (largest difference ")
+    assert not re.search(r"torch|F\.|complex|\|difference\|", check.replace("PyTorch", "")), check
+    how = next(e for e in at.expander if e.label == "How it was checked")
+    assert "each pair of components is one complex number" in how.caption[0].value
     latex = texts(at, "latex")
     assert r"\mathrm{RoPE}(X\,W^{Q}_i)" in latex and r"K_{\lceil i/3 \rceil}" in latex and "b^" not in latex
     weights = texts(at, "caption")

@@ -112,7 +112,9 @@ def test_the_sentence_box_says_how_each_model_splits_text(pages):
 
 
 def test_special_tokens_and_word_pieces_are_explained_where_they_first_appear():
-    at = run_app({"model": PRETRAINED, "text": "Tokenization matters."}, opened={"overview_tab": "The tokens"})
+    # query=1: a link that names [CLS] as its query keeps it (the default is now the first word)
+    at = run_app({"model": PRETRAINED, "text": "Tokenization matters.", "query": "1"},
+                 opened={"overview_tab": "The tokens"})
     assert_clean(at)
     tokens = at.dataframe[0].value
     notes = dict(zip(tokens["token"], tokens["what it is"], strict=True))
@@ -239,3 +241,19 @@ def test_step_2_keeps_its_title_words_and_figure_to_one_screen(page_run, mode):
     the weights below the window. (The browser measures the default mode: tests/browser/test_pages.py.)"""
     at = page_run(mode, "pages/attention.py")
     assert words_above_the_figure(at) <= MAX_WORDS
+
+
+def test_smollm2_later_input_is_short_sentences_and_rollout_says_what_the_feed_forward_network_is():
+    """Was (SmolLM2, layer 18, "The tokens"): "That output is layer 17's input plus its attention output (…), plus
+    the feed-forward block, a small network applied to each token on its own, to RMSNorm of that sum (576 → 1,536 →
+    576 numbers per token, SwiGLU: …)", one sentence with nested brackets; and rollout's "It ignores the
+    feed-forward network" used a term no screen introduced."""
+    from mha_app.inside import rollout_in_brief
+    from mha_app.model_text import FEED_FORWARD, model_text
+
+    text = model_text("SmolLM2-135M-Instruct").later_input.format(layer=18, previous=17)
+    sentences = [s for s in re.split(r"(?<=[.;])\s+(?=[A-Z])", text) if s]
+    assert all(len(s.split()) <= 30 for s in sentences), [len(s.split()) for s in sentences]
+    assert not re.search(r"\([^)]*\(", text), "no brackets inside brackets"
+    assert "feed-forward block, a small network applied to each token on its own" in text
+    assert f"feed-forward network ({FEED_FORWARD})" in rollout_in_brief(30)

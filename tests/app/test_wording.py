@@ -135,6 +135,24 @@ def test_the_head_summary_scores_induction_heads_without_counting_them(smollm2_m
     assert "gives each head's induction score" in smollm2_model_view
 
 
+def test_model_view_and_head_summary_each_say_how_they_count(page_run):
+    """Was (read3 M4): model view "layer 1, head 8: 13 of 13 queries put most weight on the first token", head
+    summary "1 | 8 | content or broad": one counts each query's strongest key ([CLS] included as a query), the other
+    averages shares over the words, and neither said so. The two can differ on the real model: a head whose
+    strongest key is [CLS] for most queries while [CLS] and [SEP] get under half of its weight."""
+    from helpers import load_pretrained
+    from mha_core.pretrained import load_minilm
+
+    view, summary = (page_text(page_run(MINILM, page)) for page in ("pages/model_view.py", "pages/head_summary.py"))
+    assert ("How this page counts: the chart in words takes for every query, [CLS] included, only the key with its "
+            "largest weight; the head summary takes each head's weights averaged over the words ([CLS] and [SEP] "
+            "left out)") in view
+    assert ("How this page counts: each head's weights averaged over the words ([CLS] and [SEP] left out), a kind "
+            "named only when one part gets more than half; the model view's chart in words takes") in summary
+    w = load_pretrained(load_minilm).run("The cat sat on the mat.").layers[5].weights[7]  # layer 6, head 8
+    assert 2 * (w.argmax(axis=1) == 0).sum() > len(w) and (w[1:-1, 0] + w[1:-1, -1]).mean() < 0.5
+
+
 def test_rope_keeps_content_in_the_score():
     """Was: "the score depends only on the distance … a token 3 places back looks the same to the query at 5 as
     at 50"."""
@@ -142,10 +160,28 @@ def test_rope_keeps_content_in_the_score():
     assert "looks the same to the query" not in text and "The content still matters" in text
 
 
-def test_the_scale_is_the_papers_one_suspicion():
-    """Was: "The scale 1/√d_k has two reasons (Vaswani et al. 2017)"."""
-    text = page_text(revealed(run_app({}, "pages/attention.py", opened={"attention_tab": "Why √d_k?"})))
+@pytest.mark.parametrize("params", [{}, {"causal": "true", "pad": "2"}, {"input": "pair"}])
+def test_the_scale_is_the_papers_one_suspicion_and_one_explanation_fits_every_random_page(params):
+    """Was: "The scale 1/√d_k has two reasons (Vaswani et al. 2017)". And (read3 W2): the same random weights gave
+    "0.814 …: close to 1, as the footnote's assumptions predict" (default) but "0.77 …: not 1, because these queries
+    and keys do not meet the footnote's assumptions" (causal + padding; pair 0.787), a verdict that flipped on a
+    threshold. Now every page sets the measured spread beside the footnote's prediction from the measured sizes of
+    the query and key numbers (s_q · s_k), with no verdict."""
+    at = revealed(run_app(params, "pages/attention.py", opened={"attention_tab": "Why √d_k?"}))
+    text = page_text(at)
     assert "two reasons" not in text and "We suspect that for large values of d_k" in text
+    assert "close to 1, as" not in text and "not 1, because" not in text
+    found = re.search(r"\*\*([\d.]+)\*\* after dividing by √16 = 4\. .*? are ([\d.]+) for the queries and ([\d.]+) for "
+                      r"the keys, .*? predicts \2 × \3 = \*\*([\d.]+)\*\*\. What is left between prediction and "
+                      r"measurement comes from numbers that are not independent", text)
+    assert found, text
+    measured, s_q, s_k, predicted = map(float, found.groups())
+    assert predicted == pytest.approx(s_q * s_k, abs=1e-3)
+    trace = at.session_state["view"][1].trace
+    if not params:  # nothing blocked: every query and key number counts
+        assert s_q == pytest.approx(np.sqrt(np.mean(np.square(trace.q, dtype=np.float64))), rel=2e-3)
+        assert s_k == pytest.approx(np.sqrt(np.mean(np.square(trace.k, dtype=np.float64))), rel=2e-3)
+    assert abs(measured - predicted) < 0.1  # random weights, made the same way: the prediction holds on every page
 
 
 def test_a_trained_models_scale_switch_says_what_it_cannot_show():
@@ -238,16 +274,27 @@ def test_the_query_key_plane_says_what_its_order_means():
     assert "score order" not in title and "of two keys, the one further along its arrow scores higher" in title
 
 
-@pytest.mark.parametrize("page", ["attention", "by_hand"])
-def test_the_strongest_key_question_gives_what_it_is_reasoned_from(page):
+def test_the_strongest_key_question_gives_what_it_is_reasoned_from():
     """Was: "In head 1, which token will query 3 attend to most?", with only the tokens to choose from: with random
     weights nothing on the page let a student reason to the answer. Each choice now shows its key's score, and the
     keys the causal mask blocks say so."""
-    at = run_app({"causal": "true", "query": "3"}, f"pages/{page}.py", answered=False)
+    at = run_app({"causal": "true", "query": "3"}, "pages/attention.py", answered=False)
     assert "given each key's score" in page_text(at)
     options = at.button_group(key="answered_strongest_key_given").options
     assert len(options) == 11 and all(re.search(r": z = -?\d+\.\d\d", o) for o in options), options
     assert [o.endswith(", blocked") for o in options] == [False] * 3 + [True] * 8, options
+
+
+def test_by_hand_and_the_lesson_do_not_ask_for_the_largest_score_again():
+    """Was: Step 2, By hand and lesson screen 4 all asked "which token will query 1 attend to most, given each key's
+    score", word for word. By hand now asks for one weight from its score and the row's sum; screen 4 how much the
+    strongest key gets."""
+    by_hand = run_app({"key": "3"}, "pages/by_hand.py", answered=False)
+    lesson = run_app({"screen": "4"}, "pages/lesson.py", answered=False)
+    for at in (by_hand, lesson):
+        assert "attend to most" not in page_text(at)
+    assert "what weight $\\alpha_{ts}$ does query 1 `The` give key 3 `sat`?" in page_text(by_hand)
+    assert "How much weight will its strongest key get?" in page_text(lesson)
 
 
 @pytest.mark.parametrize("model", [MINILM, SMOLLM2])
@@ -272,7 +319,7 @@ def test_numbers_are_never_written_the_computers_way(page_run, mode):
     for page in app_pages():
         text = page_text(page_run(mode, page.script))
         assert not E_NOTATION.search(text), (page.script, E_NOTATION.search(text).group())
-    badge = re.search(r"max \|difference\| = \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
+    badge = re.search(r"largest difference \S+( × 10\S+)?", page_text(page_run("default", "pages/overview.py")))
     assert badge and "× 10⁻" in badge.group(), badge  # torch and NumPy agree to about 10⁻⁷
 
 
@@ -301,14 +348,46 @@ def test_padding_is_said_and_the_pages_start_on_the_last_real_token():
     assert "A causal mask is on" in overview and "(`tired`, `.`) stand in for that filler" in overview
 
 
+def test_an_encoder_starts_on_the_first_word_not_on_cls():
+    """Was (read3 M5): "In head 1, which token will query 1 [CLS] attend to most …? Answer: 13 [SEP]" on MiniLM's
+    first page, while the head summary leaves [CLS] and [SEP] out as queries."""
+    at = run_app({"model": MINILM, "text": "The cat sat."}, "pages/attention.py", answered=False)
+    settings, ex = at.session_state["view"]
+    assert ex.tokens[:2] == ["[CLS]", "the"] and settings.view.query == 2
+    assert "which token will query 2 `the` attend to most" in page_text(at)
+    assert "query=" not in settings.share_url("", ex.n), "the default is left out of a shared link"
+
+
 @pytest.mark.parametrize(("params", "query"), [({"plant": "previous", "plant_head": "3"}, 2),
                                                ({"plant": "previous", "plant_head": "3", "causal": "true"}, 11),
-                                               ({"plant": "next", "plant_head": "3"}, 1)])
+                                               ({"plant": "next", "plant_head": "3"}, 1),
+                                               ({"plant": "first", "plant_head": "3"}, 3)])
 def test_a_planted_head_starts_on_a_query_its_rule_reaches(params, query):
     """Was (`?plant=previous`): the question asked about query 1, which has no previous token, so the answer was an
-    eleven-way tie that showed nothing of the rule."""
+    eleven-way tie that showed nothing of the rule. And (read3 M3, `?plant=first`): query 1, where the answer was
+    word for word that of `?plant=self`: there the first token is the token itself."""
     at = run_app(params, "pages/attention.py", answered=False)
     settings, ex = at.session_state["view"]
     assert settings.view.query == query
-    rule = {"previous": query - 2, "next": query}[params["plant"]]  # the key the rule points at (0-based)
+    rule = {"previous": query - 2, "next": query, "first": 0}[params["plant"]]  # the rule's key (0-based)
     assert int(np.argmax(ex.trace.weights[2, query - 1])) == rule
+    if params["plant"] == "first":  # the first token is neither the query itself nor the token before it
+        assert rule not in (query - 1, query - 2)
+
+
+def test_switched_off_heads_are_named_before_step_3():
+    """Was: with ablate=2,5 the top bar and Steps 1 and 2 said nothing; only Step 3 said "Switched off: heads 2, 5"."""
+    for page in ("pages/projection.py", "pages/attention.py"):
+        at = run_app({"ablate": "2,5"}, page, answered=False)
+        captions = [c.value for c in at.caption]
+        assert any(c.endswith("· heads 2, 5 off (zeroed at Step 3)") for c in captions), page
+        assert any(c.startswith(":material/block: Switched off: heads 2, 5. Their ") and "Step 3 zeroes their output"
+                   in c for c in captions), page
+
+
+def test_the_kv_table_says_why_a_context_cell_has_no_number():
+    """Was: the Transformer base "context" cell of the K/V cache table was empty, with no word why."""
+    at = run_app({}, "pages/cost.py")
+    table = next(d.value for d in at.dataframe if "context" in d.value.columns)
+    assert set(table.loc[table["model"] == "Transformer base", "context"]) == {"not fixed"}
+    assert any("Transformer base: not fixed, because the paper sets no longest input" in c.value for c in at.caption)

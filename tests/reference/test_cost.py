@@ -132,6 +132,10 @@ def test_kv_cache_of_the_presets_and_their_variants_by_hand():
     assert rows["Llama 2 70B", "MHA"]["total"] == 2 * 80 * 64 * 128 * 4096 * 2 * 2
     assert rows["GPT-3 175B", "MQA"]["per_token"] == 2 * 96 * 1 * 128 * 2
     assert not rows["BERT-base", "MHA"]["decoder"] and rows["Transformer base", "MHA"]["decoder"]
+    # was: an empty context cell for Transformer base, with no word why
+    assert rows["Transformer base", "MHA"]["context_words"] == "not fixed"
+    assert rows["GPT-3 175B", "MHA"]["context_words"] == "2,048"
+    assert all(s.no_context for s in published.presets() if s.context is None)
 
 
 def test_the_presets_list_every_trained_model_and_the_published_ones():

@@ -61,7 +61,8 @@ def test_rope_frequencies_and_formulas():
     assert r"V_j = X\,W^{V}_j" in projection
     assert "RoPE" not in formulas.projection(dataclasses.replace(cfg, rope_theta=None))
     rotation = formulas.rope(cfg)
-    assert "x_{a+32}" in rotation and "100{,}000^{-2a/64}" in rotation and r"\dots, 31" in rotation
+    # pairs counted from 1, as the dimensions d1 … d64 on screen (was a = 0, …, 31 with θ_a = 100,000^(−2a/64))
+    assert "x_{a+32}" in rotation and "100{,}000^{-2(a-1)/64}" in rotation and r"a = 1, \dots, 32" in rotation
     assert "R_{p' - p}" in formulas.rope_product()
 
 
@@ -246,6 +247,8 @@ def test_rope_figures_show_the_trace_and_the_products(runs):
     assert np.isnan(heat[np.triu_indices(16, 1)]).all()  # keys after the query: never computed by a decoder
     # the product at the pair's real distance is the raw score the attention page shows
     assert rel.by_distance[13 - 6] == pytest.approx(float(trace.raw_scores(4)[13, 6]), rel=1e-5)
+    words = str(fig.layout.meta)  # its chart in words names the distance as its axis does (was "a − b")
+    assert "by distance t − s" in words and "a − b" not in words
 
 
 def test_rope_multiplications_are_two_per_rotated_number(runs):

@@ -39,3 +39,7 @@ def test_model_cards_match_the_loaded_models(name):
     assert (model.n_layers, model.config.n_heads, model.config.kv_heads, model.config.d_model) == (
         card.n_layers, card.n_heads, card.n_kv_heads, card.d_model), name
     assert model.max_tokens == card.max_tokens and model.config.causal == (card.kind == "decoder"), name
+    # The first word's position: every token before it is one the tokenizer adds ([CLS]), it is not.
+    tokens = model.run("Cats sleep.").tokens
+    assert all(t in model.special_tokens for t in tokens[:card.first_word - 1]), (name, tokens)
+    assert tokens[card.first_word - 1] not in model.special_tokens, (name, tokens)

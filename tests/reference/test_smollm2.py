@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -312,4 +313,5 @@ def test_rms_norm_silu_and_swiglu_match_torch():
     h = x[1:]
     T = {name: torch.from_numpy(a) for name, a in dict(h=h, g=W_gate, u=W_up, d=W_down).items()}
     ref = F.linear(F.silu(F.linear(T["h"], T["g"])) * F.linear(T["h"], T["u"]), T["d"])
-    np.testing.assert_allclose(swiglu(h, W_gate, W_up, W_down), ref.numpy(), rtol=0, atol=1e-5)
+    w = SimpleNamespace(W_gate=W_gate, W_up=W_up, W_down=W_down)
+    np.testing.assert_allclose(swiglu(h, w), ref.numpy(), rtol=0, atol=1e-5)

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from mha_core.pretrained.blocks import BLOCK_BYTES, Q4_1Matrix
+from mha_core.pretrained.blocks import BLOCK_BYTES, Q4_1Matrix, WidenBuffers
 
 gguf = pytest.importorskip("gguf")
 
@@ -31,6 +31,20 @@ def test_widen_is_ggufs_dequantize_bit_for_bit():
     assert not w.flags.writeable
 
 
+def test_widening_into_buffers_reuses_their_memory_and_torch_gives_the_same_numbers():
+    """Two matrices of one shape widened in turn into one WidenBuffers, with NumPy's kernels and with torch's: each is
+    gguf's dequantize bit for bit (subnormal scales too), in the same memory, W.T contiguous for x @ W.T."""
+    first, second = random_q4_1(48, 96, seed=4), random_q4_1(48, 96, seed=5)
+    buffers = WidenBuffers()
+    for backend in ("numpy", "torch"):
+        w1 = buffers.widen("W_up", Q4_1Matrix.from_gguf(first), backend)
+        np.testing.assert_array_equal(w1, gguf.dequantize(first, gguf.GGMLQuantizationType.Q4_1))
+        w2 = buffers.widen("W_up", Q4_1Matrix.from_gguf(second), backend)
+        np.testing.assert_array_equal(w2, gguf.dequantize(second, gguf.GGMLQuantizationType.Q4_1))
+        assert np.shares_memory(w1, w2) and w2.T.flags.c_contiguous
+    assert buffers.nbytes == 48 * 96 * (4 + 1)  # one float32 array, one byte a weight of scratch
+
+
 def test_a_quantized_matrix_comes_back_within_its_blocks_step():
     """Through gguf's quantizer and back: each weight within half a step (d / 2) of the original."""
     x = np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32)
@@ -51,8 +65,10 @@ def test_row_order_reorders_the_widened_rows_and_memory_is_a_fifth():
 
 
 def test_smollm2_holds_its_layers_in_blocks_and_runs_the_same_as_in_float32(smollm2):
-    """The layers in 4-bit blocks take under a fifth of float32; a run, which widens them layer by layer (the next
-    in a worker thread), gives bit for bit the numbers of the same model holding every layer in float32."""
+    """The layers in 4-bit blocks take under a fifth of float32; a run, which widens them layer by layer into reused
+    buffers (NumPy: the next in a worker thread; torch: with torch's kernels), gives bit for bit the numbers of the
+    same model holding every layer widened once in float32 (in the same W^T order: a C-contiguous W changes the order
+    of OpenBLAS's sums, and the last bits, of some rows)."""
     n_weights = sum(np.prod(m.shape) for w in smollm2.layer_weights
                     for m in (w.W_Q, w.W_K, w.W_V, w.W_O, w.gate, w.up, w.down))
     assert sum(w.nbytes for w in smollm2.layer_weights) < n_weights * 4 / 5

@@ -96,6 +96,13 @@ def test_the_head_grid_ranks_heads_by_their_mean_largest_weight():
     assert [r[1] for r in d.rows] == pytest.approx(focus, abs=1e-4)
 
 
+def test_cross_attention_grid_says_why_no_key_rule_applies():
+    """Was (read3 S11): "(cross-attention)" in the key-rule column, read as the name of a key."""
+    tr = trace()
+    d = describe.head_weights(tr.weights, TOKENS, [f"s{j}" for j in range(6)], "Attention weights")
+    assert [r[2] for r in d.rows] == ["no position rule: queries and keys come from two sentences"] * 4
+
+
 def test_the_entropy_description_names_the_extremes_in_bits():
     tr = trace()
     bits = [[scipy_entropy(tr.weights[h, q], base=2) for h in range(4)] for q in range(6)]  # queries as rows

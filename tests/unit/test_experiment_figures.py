@@ -3,6 +3,8 @@ here."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.special import softmax
@@ -74,6 +76,28 @@ def test_scaling_figures_hold_both_softmaxes_of_the_raw_scores():
     np.testing.assert_allclose(as_array(fig.to_plotly_json()["data"][1]["z"]), cmp.unscaled, atol=1e-12)
     bars = X.scale_summary_figure(cmp)
     assert len(bars.data) == 4 and bars.layout.barmode == "group"
+
+
+def test_the_scaled_spread_is_the_product_of_the_query_and_key_sizes_under_the_footnotes_assumptions():
+    """Footnote 4 of Vaswani et al. with variances s_q², s_k² in place of 1: independent numbers with mean 0 give
+    Q_i K_iᵀ / √d_k a spread of s_q · s_k. The comparison measures s_q and s_k, so the page can set that prediction
+    beside the measured spread (read3 W2: one explanation for 0.77 and 0.814 alike, no threshold)."""
+    rng = np.random.default_rng(0)
+    h, n, d_k, s_q, s_k = 2, 300, 64, 2.0, 0.5
+    _, w, cfg = traced()
+    trace = mc.forward(mc.random_input(n, 32, seed=1), w, cfg)
+    q, k = rng.normal(0, s_q, (h, n, d_k)), rng.normal(0, s_k, (h, n, d_k))
+    fake = replace(trace, q=q, k=k, scores=np.zeros((h, n, n)), mask=None, blocked_rows=np.zeros((h, n), bool))
+    cmp = scaling.compare_scaling(fake, mc.MHAConfig(h * d_k, h), head=0)
+    assert cmp.q_rms == pytest.approx(s_q, rel=0.02) and cmp.k_rms == pytest.approx(s_k, rel=0.02)
+    assert cmp.raw_std / np.sqrt(d_k) == pytest.approx(s_q * s_k, rel=0.03)
+    # Masked cells take no part: keys no query may see, and queries that see no key, leave the sizes alone.
+    mask = np.zeros((h, n, n), bool)
+    mask[:, :, -10:] = True                        # the last 10 keys are blocked for every query
+    k_big = k.copy()
+    k_big[:, -10:] = 100.0
+    masked = scaling.compare_scaling(replace(fake, k=k_big, mask=mask), mc.MHAConfig(h * d_k, h), head=0)
+    assert masked.k_rms == pytest.approx(np.sqrt(np.square(k[:, :-10]).mean()), rel=1e-9)
 
 
 def test_scaling_comparison_leaves_masked_keys_out():

@@ -262,3 +262,14 @@ def test_a_payload_with_contributions_stays_bounded():
     bound = (4 * 16 * OVERVIEW_CELLS * 4 + OVERVIEW_CELLS * 4 + 3 * OVERVIEW_CELLS * 4 + 3 * 16 * ZOOM * ZOOM * 4
              + ZOOM * ZOOM + 16 * 2 * 700 * 8 + 8 + 8 + 2000 + 20 * 700)
     assert len(blob) <= bound < 12.5e6
+
+
+def test_the_weights_title_writes_its_formula_out():
+    """Was: "Attention weights softmax(…)", the "(…)" never filled; now the formula, with M where there is a mask."""
+    def title(**cfg):
+        trace, tokens = run(5, **cfg)
+        header, _ = read_payload(build_payload({1: trace}, tokens))
+        return next(s["title"] for s in header["stages"] if s["key"] == "weights")
+
+    assert title() == "Attention weights α_ts = softmax_s(z_ts)"
+    assert title(causal=True) == "Attention weights α_ts = softmax_s(z_ts + M_ts)"

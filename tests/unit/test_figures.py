@@ -94,6 +94,15 @@ def test_attention_stages(stage):
     assert fig.layout.title.text.startswith("Head 2")
 
 
+def test_scores_without_scaling_are_not_titled_scaled():
+    """Was (read3 S12, `?scale=none`): "Head 1: Scaled scores Q_i K_iᵀ × 1" on the page that says the scores are not
+    scaled."""
+    tr, _, cfg = example()
+    assert F.attention_figure(tr, 0, TOKENS, "scaled", 1.0).layout.title.text.startswith(
+        "Head 1: Scores Q_i K_iᵀ (not scaled)")
+    assert F.stage_title("scaled", 1, cfg.softmax_scale) == "Scaled scores Q_i K_iᵀ × 0.5"  # 1/√d_k, d_k = 16/4 = 4
+
+
 def test_projection_weights_are_shown_as_in_the_formula_with_head_blocks():
     tr, w, cfg = example(h=4, d_model=16)
     fig = F.projection_weight_figure(w.W_Q, 4, "W_Q")
@@ -423,6 +432,8 @@ def test_contribution_sizes_are_the_mean_vector_lengths():
     expected = [np.mean([np.sqrt((contrib[i, t] ** 2).sum()) for t in range(6)]) for i in range(4)]
     np.testing.assert_allclose(np.asarray(fig.data[0].y, dtype=float), expected, rtol=1e-6)
     assert list(fig.data[0].x) == ["head 1", "head 2", "head 3", "head 4"]
+    title = fig.layout.title.text  # was "the mean length of its contribution": which vector, averaged over what
+    assert "‖head_i[t] W^O_i‖" in title and "averaged over the 6 tokens t" in title
 
 
 def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
@@ -432,8 +443,8 @@ def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
     z, rows = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].y)
     assert len(rows) == F.MIX_KEYS + 1  # 23 keys, the others, the sum
     heaviest = np.argsort(-tr.weights[1, 7])[:F.MIX_KEYS - 1]
-    assert rows[:-2] == [f"w·v {j + 1} t{j}" for j in sorted(heaviest)]
-    assert rows[-2] == f"w·v of the other {n - F.MIX_KEYS + 1} keys, added up"
+    assert rows[:-2] == [f"α_ts v_s {j + 1} t{j}" for j in sorted(heaviest)]  # the formula's names (was "w·v")
+    assert rows[-2] == f"α_ts v_s of the other {n - F.MIX_KEYS + 1} keys, added up"
     np.testing.assert_allclose(z[:-1].sum(axis=0), tr.heads[1, 7], atol=1e-6)
     others = np.setdiff1d(np.arange(n), heaviest)
     np.testing.assert_allclose(z[-2], (tr.weights[1, 7, others, None] * tr.v[1, others]).sum(axis=0), atol=1e-6)
@@ -522,3 +533,30 @@ def test_a_projectors_screen_with_text_and_a_formula_still_names_every_row_and_k
     assert scores["layout"]["xaxis"]["tickangle"] == 0
     plane = figures.qk_plane_figure(mc.qk_plane(tr, 0), tokens, 3, size=PlaneSize(figure_height("plane"), brief=True))
     assert plane.layout.showlegend is False and "<br>" not in plane.layout.title.text
+
+
+def test_each_tick_letter_means_one_thing_and_is_in_the_symbol_table():
+    """Was: W_Q columns "c1 … c64" (across all heads), W_O rows "r1 …", the value mix "d1 … d16" for a component of
+    V_i, while d also named a dimension of d_model. Now d = a dimension of d_model, c = a component within one
+    head (counted again in each head's block), each in the notation table."""
+    from mha_core.teaching import notation
+
+    tr, w, _ = example(h=4, d_model=16)                               # d_k = 4
+    d_model, d_k = 16, 4
+
+    def letters(labels, top):
+        """(the letters of the labels, whether every number is from 1 to top): "head 2, c3" -> ("c", 3)."""
+        found = [re.fullmatch(r"(?:.+, )?([a-z])(\d+)", str(t)).groups() for t in labels]
+        return {letter for letter, _ in found}, all(1 <= int(k) <= top for _, k in found)
+
+    w_q = F.projection_weight_figure(w.W_Q, 4, "W_Q")
+    assert letters(w_q.layout.xaxis.ticktext, d_k) == ({"c"}, True)  # components within each head's block
+    assert list(w_q.data[0].x[:2]) == ["head 1, c1", "head 1, c2"] and w_q.data[0].x[d_k] == "head 2, c1"
+    assert letters(w_q.data[0].y, d_model) == ({"d"}, True)
+    w_o = F.output_weight_figure(w.W_O, 4)
+    assert letters(w_o.layout.yaxis.ticktext, d_k) == ({"c"}, True)
+    assert letters(w_o.data[0].x, d_model) == ({"d"}, True)
+    mix = F.value_mix_figure(tr, 0, 0, TOKENS)
+    assert letters(mix.data[0].x, d_k) == ({"c"}, True)
+    for letter in ("c", "d"):
+        assert notation.symbol(letter).meaning

@@ -71,7 +71,8 @@ def test_the_strongest_key_is_the_rows_largest_weight(mode):
             q = questions.strongest_key(tr, labels, head, query)
             assert f"query {query + 1} {labels[query]}" in q.prompt and f"head {head + 1}" in q.prompt
             best = int(np.argmax(row))
-            assert f"{best + 1} {labels[best]}" in q.answer and f"{row[best]:.4f}" in q.answer
+            shown = re.search(r"with weight (\d\.\d+)", q.answer).group(1)
+            assert f"{best + 1} {labels[best]}" in q.answer and float(shown) == pytest.approx(row[best], abs=1e-4)
             tied = np.flatnonzero(row.max() - row <= questions.TIE)
             assert ("a tie" in q.answer) == (len(tied) > 1)
 
@@ -164,7 +165,92 @@ def test_a_tie_is_named_in_position_order():
     assert named == list(range(1, len(tokens) + 1)), q.answer
 
 
+def test_keys_that_tie_after_the_strongest_are_named_as_a_tie():
+    """Was (read3 M3): "Answer: 1 The, with weight 0.8452. … Next comes 7 because with 0.0155" on a planted head,
+    whose ten other keys all have (1 − 0.8452) / 10 = 0.0155: one of ten tied keys called the runner-up."""
+    cfg = mc.MHAConfig(128, 8)  # the app's default: d_k = 16 ≥ 11 keys, so the planted rule is met exactly
+    tokens = mc.tokenize(SENTENCE)
+    x = mc.embed(tokens, 128, seed=1)
+    tr = mc.forward(x, mc.plant_head(mc.init_weights(cfg, seed=1), cfg, 2, "first", 4.0, x), cfg)
+    query = 4
+    row = tr.weights[2, query]
+    others = np.delete(row, 0)
+    assert int(np.argmax(row)) == 0 and f"{others.min():.4f}" == f"{others.max():.4f}", "ten keys that read alike"
+    q = questions.strongest_key(tr, tokens, 2, query)
+    assert "Next comes" not in q.why
+    assert f"The other {len(tokens) - 1} keys tie at {(1 - row[0]) / (len(tokens) - 1):.4f}." in q.why
+
+
+def test_a_runner_up_tie_among_some_keys_names_each_of_them():
+    """Two keys after the strongest with equal weights, a third lower: both named as a tie, the lower one not."""
+    cfg = mc.MHAConfig(4, 1, bias=False)
+    eye = np.eye(4, dtype=np.float32)
+    w = mc.MHAWeights(W_Q=eye * 3, W_K=eye, W_V=eye, W_O=eye)
+    x = np.array([[1, 0, 0, 0], [1, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 0.5, 0], [0, 0, 0, 0]], np.float32)
+    tr = mc.forward(x, w, cfg)  # query 1's scores: 3, 3 (keys 1, 2 tie first), 0, 0, 0 (keys 3, 4, 5 tie)
+    q = questions.strongest_key(tr, list("abcde"), 0, 0)
+    assert "**1 a and 2 b**" in q.answer and "The other 3 keys tie at" in q.why
+    x[4] = [-0.5, 0, 0, 0]  # key 5's score drops below those of keys 3 and 4
+    q = questions.strongest_key(mc.forward(x, w, cfg), list("abcde"), 0, 0)
+    assert "Next come 2 keys that tie at" in q.why and ": 3 c, 4 d." in q.why
+
+
 def test_unknown_question_kinds_are_refused():
     tr, w, tokens = _tiny()
     with pytest.raises(KeyError, match="unknown question"):
         questions.ask("favourite_colour", tr, w, tokens, 0, 0)
+
+
+@pytest.mark.parametrize("mode", EXAMPLES)
+def test_every_wrong_choice_says_what_it_is(mode):
+    """Was: any wrong pick got only "Not yet: try again"; now each wrong choice is told what it is instead."""
+    tr, w, tokens = EXAMPLES[mode]()
+    for head in (0, tr.weights.shape[0] - 1):
+        for query in (0, len(tokens) - 1):
+            for kind in questions.KINDS:
+                q = questions.ask(kind, tr, w, tokens, head, query, key=len(tokens) // 2)
+                for choice in q.choices:
+                    right = choice == q.correct or choice in q.also_right
+                    assert bool(q.reason(choice)) != right, (kind, choice)
+    n, d_model = tr.x.shape
+    h, d_k = tr.heads.shape[0], tr.heads.shape[2]
+    if d_k != d_model:
+        assert questions.q_shape(tr, 0).reason(f"{n} × {d_model}").startswith(f"that is X's shape, {n} × {d_model}")
+    if d_k not in (n, h, h * d_k):
+        assert "one head's width" in questions.concat_width(tr).reason(d_k)
+
+
+def _softmax_row(tr, head, query):
+    """The query's weights again, with torch: softmax of the scaled scores with blocked keys set to −∞."""
+    import torch
+
+    z = torch.tensor(tr.scores[head, query], dtype=torch.float64)
+    if tr.mask is not None:
+        z = z.masked_fill(torch.tensor(tr.mask[head, query]), float("-inf"))
+    return torch.softmax(z, dim=0).numpy()
+
+
+@pytest.mark.parametrize("mode", ["tiny", "sentence", "causal", "minilm"])
+def test_one_weight_by_hand_and_the_strongest_share_are_softmax(mode):
+    """By hand asks for one cell's weight from its score and the row's sum, not again for the largest score; the
+    lesson's softmax screen asks how much the strongest key gets. Both answers against torch's softmax."""
+    tr, w, tokens = EXAMPLES[mode]()
+    n = len(tokens)
+    for head, query in ((0, n - 1), (tr.weights.shape[0] - 1, n // 2)):
+        row = _softmax_row(tr, head, query)
+        for key in range(n):
+            q = questions.cell_weight(tr, tokens, head, query, key)
+            assert q.correct == ("0" if row[key] == 0 else f"{row[key]:.4f}")
+            assert "largest" not in q.prompt or "row's largest score" in q.prompt
+        share = questions.strongest_share(tr, tokens, head, query)
+        low = [0, 0.25, 0.5, 0.75][questions.SHARES.index(share.correct)]
+        assert low <= row.max() < low + 0.25 or (low == 0.75 and row.max() <= 1)
+        assert "which token" not in share.prompt
+    tr_key = questions.cell_weight(tr, tokens, 0, n - 1, 0)
+    e = float(np.exp(tr.scores[0, n - 1, 0] - tr.scores[0, n - 1][~_blocked(tr, 0, n - 1)].max()))
+    if f"{e:.4f}" in tr_key.choices:
+        assert "divided by the row's sum" in tr_key.reason(f"{e:.4f}")
+
+
+def _blocked(tr, head, query):
+    return np.zeros(tr.scores.shape[-1], bool) if tr.mask is None else tr.mask[head, query]
