@@ -217,8 +217,8 @@ def weight_and_contribution(settings: Settings, ex: Example, parts: Parts, rows:
         return
     mean_weight, mean_contribution = np.nanmean(weight), np.nanmean(contribution)
     less = "less than" if mean_contribution < mean_weight else "more than"
-    st.markdown(f"On this text, a head puts on average **{mean_weight:.0%}** of its weight on {where}, but they add "
-                f"**{mean_contribution:.0%}** of what it passes on: {less} the weight says.")
+    st.markdown(f"On this text, a head puts on average **{mean_weight:.0%}** of its weight on {where}, but that "
+                f"weight adds **{mean_contribution:.0%}** of what it passes on: {less} the weight says.")
     st.caption(SOURCES["contributions"] + (" Their finding is about BERT; for a decoder's first token the right "
                                            "panel shows what happens on your text." if parts.kind == "decoder" else ""))
 

@@ -146,8 +146,9 @@ st.caption(f"Encoders ({', '.join(encoders)}) read the whole input at once and k
            "when h is a multiple of 8 above 8 ("
            + ", ".join(f"{p.name}: h = {p.n_heads} → {kv_variants(p)['GQA']}" for p in shapes
                        if p.n_kv_heads == p.n_heads and kv_variants(p)["GQA"]) + "). Context: the longest "
-           "input a model was trained on, in tokens"
+           "input a model's positions allow, in tokens"
            + "".join(f"; {p.name}: {p.context_words}, because {p.no_context}" for p in shapes if p.no_context)
+           + "".join(f"; {p.name}: {p.context_note}" for p in shapes if p.context_note)
            + ".")
 plot(kv_cache_figure(table, seq_len, batch), key="kv_cache")
 st.caption(cache_length_note(seq_len))

