@@ -33,9 +33,19 @@ def pytest_collection_modifyitems(items):
         layer = item.path.relative_to(TESTS).parts[0]
         if layer in LAYERS:
             item.add_marker(layer)
-    # The longest work first, so that two workers end together: the browser modules side by side (they mostly wait on
-    # their server and Chromium), then the units sharing a session fixture, then the layers, slowest first.
+    # The longest work first, so that the workers end together. A browser module mostly waits on its server and
+    # Chromium, so every third unit is one that computes (the units sharing a session fixture, then the layers, slowest
+    # first) while two workers drive browsers: README's `pytest -n 3` keeps two cores busy.
     items.sort(key=lambda item: _rank(item.nodeid))
+    units = list(dict.fromkeys(work_unit(item.nodeid) for item in items))
+    browser = [u for u in units if u.startswith("tests/browser/")]
+    computing = [u for u in units if not u.startswith("tests/browser/")]
+    order = []
+    while browser or computing:
+        order += browser[:2] + computing[:1]
+        browser, computing = browser[2:], computing[1:]
+    place = {unit: n for n, unit in enumerate(order)}
+    items.sort(key=lambda item: place[work_unit(item.nodeid)])
 
 
 BROWSER = ("test_audit", "test_links", "test_pages", "test_explorer", "test_keyboard", "test_themes",
