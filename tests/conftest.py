@@ -7,13 +7,20 @@ Importable helpers live in helpers.py, references.py, screen.py, app_pages.py an
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, settings
+# One BLAS/OpenMP thread per process, set before NumPy or torch is imported: `pytest -n 3` runs three workers (and
+# their app servers) on two cores, and each library's spare threads would spin against the other workers' (a test
+# ran 3.6 times slower so). Each worker is one thread of the machine's work.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from helpers import load_pretrained, remembered_runs
+import pytest  # noqa: E402 (after the thread settings above)
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+from helpers import load_pretrained, remembered_runs  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent
 LAYERS = ("unit", "reference", "app", "browser")
