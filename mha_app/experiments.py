@@ -114,6 +114,8 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
         + (f" {settings.spec.card.name} was trained with the scaling: leaving it out here shows what these same "
            "scores would give without it, not how a model trained without it would behave (training would have "
            "found other weights)." if settings.spec.card else ""))
+    st.caption(f"Over all {comparison.entropy[scaling.SCALES[0]].shape[0]} heads and every query of this layer "
+               "(head by head in the chart below the next one):")
     cols = st.columns(4)
     for col, (label, values) in zip(cols, (
             ("mean entropy, with 1/√d_k", comparison.entropy[scaling.SCALES[0]]),

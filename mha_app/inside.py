@@ -283,6 +283,9 @@ def plane_in_brief(plane: QKPlane, query: int, tokens: list[str]) -> str:
     text = (f"Head {plane.head + 1}'s queries (●) and keys (◆) as points in one plane, the one that keeps the most "
             f"of their spread: here {plane.explained:.0%}. Follow the arrow from 0 (✚) to the highlighted {who}: the "
             "further along it a key lies, the higher its score.")
+    if plane.keys_before_rope is not None:
+        text += (" An open circle (○) is a key before its rotary turn (RoPE), joined by a grey line to where the turn "
+                 "took it (◆).")
     if plane.visible(query).sum() < 2:
         return text
     return (text + f" Here the arrow puts its keys in the right order for {plane.order_kept(query):.0%} of the pairs "

@@ -272,7 +272,8 @@ def w_o_size(weights: MHAWeights) -> Question:
     d_model, width = weights.W_O.shape
     count = f"{width} × {d_model} = **{weights.W_O.size:,}** numbers"
     if weights.b_O is not None:
-        count += f", plus {weights.b_O.size:,} biases: {weights.W_O.size + weights.b_O.size:,} numbers"
+        count += (f"; with its {weights.b_O.size:,} biases, which the question leaves aside, "
+                  f"{weights.W_O.size + weights.b_O.size:,} numbers")
     return Question(
         "How many numbers does W_O hold (its biases left aside)?",
         count + ".",

@@ -257,6 +257,7 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     np.testing.assert_allclose(as_array(comparison["data"][1]["z"]), weights[0], atol=1e-5)
     metrics = {m.label: m.value for m in at.metric}
     peak = float(metrics["mean largest weight, without"])  # the label says what the number is: a mean
+    assert any(c.value.startswith("Over all 4 heads and every query of this layer") for c in at.caption)  # read4
     assert peak == pytest.approx(weights.max(axis=-1).mean(), abs=1e-3)
     at.radio(key="scale").set_value("sqrt_dk").run()
     assert "scale=" not in share_link(at)

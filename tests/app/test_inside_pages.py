@@ -149,6 +149,12 @@ def test_the_plane_says_which_reading_did_better_on_this_example(page, head, que
     assert f"{arrow}%" in said.replace(" %", "%") and f"{near}%" in said.replace(" %", "%")
 
 
+def test_the_lesson_plane_says_what_its_open_circles_are_with_rope():
+    """Was (read4): SmolLM2's lesson screen 12 drew open circles (keys before RoPE) and never said what they were."""
+    at = run_app({"model": "SmolLM2-135M-Instruct", "screen": "12"}, "pages/lesson.py")
+    assert "An open circle (○) is a key before its rotary turn (RoPE)" in page_text(at)
+
+
 # --- the trained-model pages -----------------------------------------------------------------------------------------
 
 def test_the_head_summary_puts_each_heads_share_of_contribution_beside_its_share_of_weight(minilm):
