@@ -260,7 +260,7 @@ def bars(labels: Sequence[str], heights: Sequence[float], what: str, unit: str =
     alt = f"{what}: largest {named[0]}" + (f", then {', then '.join(named[1:])}" if len(named) > 1 else "")
     if len(order) > MAX_LISTED:
         alt += f"; smallest {labels[order[-1]]} ({fmt.format(v[order[-1]])}{u})"
-    rows = tuple((labels[i], _round(v[i], 6)) for i in range(len(v)))
+    rows = tuple((labels[i], _significant(v[i])) for i in range(len(v)))
     return Description(alt + ".", ("", column), rows, (0,) if text_labels else ())
 
 
@@ -278,7 +278,7 @@ def grouped_bars(labels: Sequence[str], series: dict[str, Sequence[float]], what
         order = _largest_first(v)
         if len(order):
             parts.append(f"{name}: largest {labels[order[0]]} ({text(v[order[0]])})")
-    cell = (lambda v: show(v) if np.isfinite(float(v)) else _round(v)) if show else (lambda v: _round(v, 6))
+    cell = (lambda v: show(v) if np.isfinite(float(v)) else _round(v)) if show else _significant
     rows = tuple((label, *(cell(series[name][i]) for name in series)) for i, label in enumerate(labels))
     return Description(f"{what}. " + "; ".join(parts) + ".", ("", *series), rows)
 
@@ -302,3 +302,10 @@ def _round(v, digits: int = 4):
     """A table cell: the number rounded (a plain float), or "blocked" for a blank cell."""
     v = float(v)
     return round(v, digits) if np.isfinite(v) else "blocked"
+
+
+def _significant(v, digits: int = 6):
+    """A table cell to `digits` significant digits, so that a small number (2.14e-05) keeps them: rounding to
+    decimal places made it 2.1e-05, beside a sentence that said 2.14e-05."""
+    v = float(v)
+    return float(f"{v:.{digits}g}") if np.isfinite(v) else "blocked"

@@ -145,7 +145,7 @@ def kv_cache_table(seq_len: int, batch: int = 1) -> list[dict]:
 def cache_length_note(seq_len: int) -> str:
     """What one sequence length for every model means: which models it goes beyond (their context, in tokens)."""
     beyond = [f"{shape.name} ({shape.context:,})" for shape in presets()
-              if shape.decoder and shape.context is not None and shape.context < seq_len]
+              if shape.context is not None and shape.context < seq_len]
     note = (f"Every bar is at the same {seq_len:,} tokens, so the models compare at one length; a model's own "
             "limit is its context.")
     if beyond:

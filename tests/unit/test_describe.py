@@ -163,3 +163,10 @@ def test_no_text_alternative_carries_a_titles_markup():
         texts = [d.alt, *map(str, d.columns), *(str(c) for row in d.rows for c in row)]
         bad += [(title, t) for t in texts if tags.search(t)]
     assert not bad
+
+
+def test_a_small_bar_keeps_its_digits_in_the_table_as_in_the_sentence():
+    """Was (read5, Heads learn's induction scores): "smallest layer 1, head 1 (2.14e-05)" above a table cell 2.1e-05."""
+    d = describe.bars(["a", "b", "c", "d", "e", "f", "g"], [0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 2.14e-05], "scores")
+    assert "smallest g (2.14e-05)" in d.alt
+    assert dict(d.rows)["g"] == pytest.approx(2.14e-05, rel=1e-9)
