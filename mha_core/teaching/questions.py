@@ -154,8 +154,8 @@ def strongest_key(trace: Trace, labels: list[str], head: int, query: int,
             "instead of NaN.", choices=("all 0", "all equal, 1/m each", "NaN (not a number)"), correct="all 0",
             wrong=(("all equal, 1/m each", "that would be a row whose keys are all open with equal scores"),
                    ("NaN (not a number)", "softmax of a row of −∞ is 0/0, but the engine returns 0 instead")))
-    scores = trace.scores[head, query].astype(np.float64)                       # (m,) z_ts before the mask
-    blocked = np.zeros(len(row), bool) if trace.mask is None else trace.mask[head, query]
+    scores, open_ = _open_scores(trace, head, query)                            # (m,) z_ts before the mask
+    blocked = ~open_
     order = np.argsort(-row, kind="stable")
     top = row[order[0]]
     tied = sorted(j for j in order if top - row[j] <= TIE)  # a tie is named in position order
