@@ -313,9 +313,10 @@ def real_heads(run: TrainingRun) -> None:
     plot(tfig.score_bars_figure(names, values, label, [head_colour(k) for k in range(len(names))]),
          key="score_bars")
     parts = head_stats.parts_for(compute.pretrained_model(name))
-    st.caption(f"{card.name} reads: {quote(text, 120)}. Its heads are measured with its own split "
-               f"({'a decoder' if parts.kind == 'decoder' else 'an encoder'}'s), yours with a decoder's; the "
-               "statistic is the same. The head summary page lists every head of both models.")
+    how = ("Its heads and yours are measured the same way." if parts.kind == "decoder" else
+           f"The statistic is the same for its heads and yours; {card.name} is an encoder, so the tokens its "
+           f"tokenizer adds ({parts.start} and {parts.end}) are counted apart, as on the head summary page.")
+    st.caption(f"{card.name} reads: {quote(text, 120)}. {how} The head summary page lists every head of both models.")
 
 
 def claims(choice: Choice) -> None:

@@ -6,6 +6,8 @@ import re
 
 import numpy as np
 
+from mha_core.teaching.notation import readable  # noqa: F401 (the pages write numbers with it)
+
 # Streamlit rewrites every ":material/" in a Markdown source into an icon before parsing, even inside code spans,
 # so that one sequence is written outside the code spans, with its characters as HTML entities.
 _ICON_PREFIX = ":material/"
@@ -46,18 +48,6 @@ def escape(text) -> str:
     Streamlit reads as markup (emphasis, math, emoji and icon codes, entities) is backslash-escaped. For user text,
     use `quote`."""
     return _MARKUP.sub(r"\\\1", str(text))
-
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def readable(x: float, digits: int = 2) -> str:
-    """A number to `digits` significant digits as a student reads it: decimals from 0.0001 up to a million, else a
-    power of ten, 4.2 × 10⁻⁷, never the computer's 4.2e-07 (the explorer's tooltips write numbers the same way)."""
-    if x == 0 or 1e-4 <= abs(x) < 1e6:
-        return np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
-    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def table_number(x: float, digits: int = 4) -> str:

@@ -58,7 +58,7 @@ if revealed:
             gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
             st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias else ''} differs from the "
                        f"output by at most {readable(gap)} (rounding only).")
-            plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+            plot(figures.input_output_figure(tr.x, tr.output, ex.tokens, ex.key_tokens is not None), key="io")
 decoder.next_token_section(settings, ex, "The model's prediction for the next token")
 experiments.ablation_results(settings, ex)
 experiments.model_effects(settings, ex)

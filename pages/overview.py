@@ -91,7 +91,7 @@ with cost_tab:
                      icon=":material/calculate:")
 with result_tab:
     if result_tab.open:
-        plot(figures.input_output_figure(tr.x, tr.output, ex.tokens), key="io")
+        plot(figures.input_output_figure(tr.x, tr.output, ex.tokens, cross), key="io")
         decoder.next_token_section(settings, ex)
 
 next_step("pages/projection.py", "Step 1: projection")

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..teaching.notation import readable
+
 MAX_LISTED = 3  # items named in a sentence ("then ..."): a screen reader reads the rest from the table
 
 
@@ -74,7 +76,7 @@ def _num(v: float, digits: int = 2) -> str:
 
 
 def _sig(v: float) -> str:
-    return f"{v:.3g}"
+    return readable(v, 3)
 
 
 def _top_two(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -247,7 +249,7 @@ def _largest_first(v: np.ndarray) -> np.ndarray:
     return visible[np.argsort(-v[visible], kind="stable")]
 
 
-def bars(labels: Sequence[str], heights: Sequence[float], what: str, unit: str = "", fmt: str = "{:.3g}",
+def bars(labels: Sequence[str], heights: Sequence[float], what: str, unit: str = "", fmt: str | None = None,
          text_labels: bool = False, column: str = "value") -> Description:
     """One number per bar (labels are its names): the largest and the next ones, the smallest; every bar, in order,
     as a table whose number column is `column`. text_labels: the labels are user text (tokens)."""
@@ -256,22 +258,23 @@ def bars(labels: Sequence[str], heights: Sequence[float], what: str, unit: str =
     u = f" {unit}" if unit else ""
     if not len(order):
         return Description(f"{what}: no bar has a value.")
-    named = [f"{labels[i]} ({fmt.format(v[i])}{u})" for i in order[:MAX_LISTED]]
+    show = fmt.format if fmt else _sig
+    named = [f"{labels[i]} ({show(v[i])}{u})" for i in order[:MAX_LISTED]]
     alt = f"{what}: largest {named[0]}" + (f", then {', then '.join(named[1:])}" if len(named) > 1 else "")
     if len(order) > MAX_LISTED:
-        alt += f"; smallest {labels[order[-1]]} ({fmt.format(v[order[-1]])}{u})"
+        alt += f"; smallest {labels[order[-1]]} ({show(v[order[-1]])}{u})"
     rows = tuple((labels[i], _significant(v[i])) for i in range(len(v)))
     return Description(alt + ".", ("", column), rows, (0,) if text_labels else ())
 
 
 def grouped_bars(labels: Sequence[str], series: dict[str, Sequence[float]], what: str, unit: str = "",
-                 fmt: str = "{:.3g}", show: Callable[[float], str] | None = None) -> Description:
+                 fmt: str | None = None, show: Callable[[float], str] | None = None) -> Description:
     """Several bars per label, one per series (missing: NaN): each series' largest, and the whole as a table.
 
     show: each height as text with its own unit (e.g. analysis.cost.human_bytes: "48 MiB"), in the summary and the
     table alike, in place of fmt and unit."""
     u = f" {unit}" if unit else ""
-    text = show or (lambda v: f"{fmt.format(v)}{u}")
+    text = show or (lambda v: f"{fmt.format(v) if fmt else _sig(v)}{u}")
     parts = []
     for name, heights in series.items():
         v = np.asarray(heights, dtype=float)

@@ -487,14 +487,16 @@ def contribution_size_figure(contributions: np.ndarray) -> dict:
                                         + what.replace("<br>", " "), column="mean length"))
 
 
-def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) -> dict:
-    """Input X and the attention output side by side: same shape, n x d_model, each on its own centred scale.
+def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str], cross: bool = False) -> dict:
+    """Input X and the attention output side by side: same shape, n x d_model, each on its own centred scale
+    (cross: the output is MultiHead(X, Y), Y the sentence that made the keys and values).
 
     Their sizes can differ a lot (an embedding may reach 4 where the output stays below 1), so one shared scale
     would show the smaller one as blank; each colour bar says which panel it belongs to.
     """
     x_limit, out_limit = float(np.abs(x).max()) or 1.0, float(np.abs(output).max()) or 1.0
-    fig, _, step = panel_grid([("input X", x), ("output MultiHead(X)", output)], dim_labels(x.shape[1]),
+    out = f"output MultiHead({'X, Y' if cross else 'X'})"
+    fig, _, step = panel_grid([("input X", x), (out, output)], dim_labels(x.shape[1]),
                               token_labels(tokens), 2, signed_axis(x_limit),
                               "token %{y}<br>dim %{x}<br>value = %{z:.6g}", spacing=0.16)
     fig["data"][1]["coloraxis"] = "coloraxis2"
@@ -502,5 +504,5 @@ def input_output_figure(x: np.ndarray, output: np.ndarray, tokens: list[str]) ->
     fig["layout"]["coloraxis2"] = dict(colorbar=colour_bar("output", x=1.0), **signed_axis(out_limit))
     title = f"Input and output, both {x.shape[0]} × {x.shape[1]}, each on its own colour scale"
     return described(layout(fig, title, height=min(640, max(300, 22 * len(tokens) + 160)), pooled=step),
-                     describe.head_values([x, output], ["input X", "output MultiHead(X)"], title))
+                     describe.head_values([x, output], ["input X", out], title))
 

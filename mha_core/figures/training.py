@@ -99,7 +99,7 @@ def patterns_through_training(attentions: np.ndarray, tokens: list[str], steps: 
                      tickvals=labels[::across], row=n_layers)
     fig.update_yaxes(showticklabels=True, tickfont=dict(size=LABEL_FONT), tickmode="array", tickvals=labels[::down],
                      col=1)
-    titles = [f"Step {step}: held-out accuracy {acc:.0%} (rows: queries, columns: keys)"
+    titles = [f"Step {step}: held-out accuracy {acc:.1%} (rows: queries, columns: keys)"
               for step, acc in zip(steps, accuracy, strict=True)]
     fig.update_layout(coloraxis=dict(colorbar=dict(thickness=12), **WEIGHT_AXIS))
     if len(steps) > 1:

@@ -9,6 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def readable(x: float, digits: int = 2) -> str:
+    """A number to `digits` significant digits as a student reads it: decimals from 0.0001 up to a million, else a
+    power of ten, 4.2 × 10⁻⁷, never the computer's 4.2e-07 (the explorer's tooltips write numbers the same way)."""
+    if x == 0 or 1e-4 <= abs(x) < 1e6:
+        return np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
 
 @dataclass(frozen=True)
 class Symbol:

@@ -67,6 +67,8 @@ def test_training_shows_the_runs_numbers(trained):
     assert len(history["data"]) == 4
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Held-out accuracy at the end"] == f"{run.accuracy:.1%}"
+    last = patterns["layout"]["sliders"][0]["steps"][-1]["args"][1]["title.text"]  # was (read5): 100% beside 99.9%
+    assert f"held-out accuracy {metrics['Held-out accuracy at the end']}" in last
     table = at.dataframe[0].value
     assert list(table["token"]) == list(run.task.example)                        # the tokens, one row each (fits)
     assert list(table["position"]) == list(range(1, len(run.task.example) + 1))
@@ -98,6 +100,7 @@ def test_the_learned_head_beside_minilms_previous_token_heads(trained):
     figure = figure_titled(at, "Your strongest head beside all-MiniLM-L6-v2's")
     names = [a["text"] for a in figure["layout"]["annotations"]]
     assert names[0].startswith("yours: layer") and all(n.startswith("all: layer") for n in names[1:]) and len(names) > 1
+    assert any("the tokens its tokenizer adds ([CLS] and [SEP]) are counted apart" in c.value for c in at.caption)
     bars = figure_titled(at, "The same statistic: previous token")
     assert list(bars["data"][0]["x"])[0] == names[0].split(" (")[0]
 

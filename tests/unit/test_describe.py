@@ -166,7 +166,8 @@ def test_no_text_alternative_carries_a_titles_markup():
 
 
 def test_a_small_bar_keeps_its_digits_in_the_table_as_in_the_sentence():
-    """Was (read5, Heads learn's induction scores): "smallest layer 1, head 1 (2.14e-05)" above a table cell 2.1e-05."""
+    """Was (read5, Heads learn's induction scores): "smallest layer 1, head 1 (2.14e-05)" above a table cell 2.1e-05,
+    the sentence in the computer's notation."""
     d = describe.bars(["a", "b", "c", "d", "e", "f", "g"], [0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 2.14e-05], "scores")
-    assert "smallest g (2.14e-05)" in d.alt
+    assert "smallest g (2.14 × 10⁻⁵)" in d.alt and "e-05" not in d.alt
     assert dict(d.rows)["g"] == pytest.approx(2.14e-05, rel=1e-9)

@@ -226,6 +226,10 @@ def test_input_and_output_each_have_their_own_centred_labelled_scale():
     assert out_axis.cmin == -out_axis.cmax and out_axis.cmax < x_axis.cmax
     assert (x_axis.colorbar.title.text, out_axis.colorbar.title.text) == ("X", "output")
     assert x_axis.colorbar.x < out_axis.colorbar.x  # each bar beside its own panel
+    panels = [a.text for a in fig.layout.annotations]
+    assert "output MultiHead(X)" in panels
+    cross = F.input_output_figure(tr.x, tr.output, TOKENS, cross=True)  # was (read5): MultiHead(X) in cross-attention
+    assert "output MultiHead(X, Y)" in [a.text for a in cross.layout.annotations]
 
 
 def test_pipeline_shows_live_shapes():
