@@ -3,7 +3,7 @@ ships them: no network), HAProxy's config checked by HAProxy itself, and every f
 it deploys (port, user, health check, build arguments), so that none of them can drift from the image.
 
 Building the image and running the stack are not tests (minutes, and podman): ../shared/tools/image-check.sh and
-`python -m benchmarks.load --proxy` do that (README, Deploy).
+`python -m benchmarks.load --compose deploy/compose.yaml` do that (README, Deploy).
 """
 
 from __future__ import annotations
