@@ -4,6 +4,8 @@ Run from the repository root:  python -m benchmarks.load  [--sessions 20] [--sec
                                                            [--link 'input=random&n=1024'] [--check]
                                python -m benchmarks.load --proxy [--replicas 3] [--sessions 60] [--kill-one-at 30]
                                                            [--image mha-viz:check]
+                               python -m benchmarks.load --compose deploy/compose.yaml [--sessions 60]
+                                                           [--kill-one-at 30]
 
 Starts `streamlit run app.py` on a free loopback port (nothing else is contacted) and drives the sessions with
 Streamlit's own websocket protocol (benchmarks.streamlit_client): 20 browsers would measure Chromium on this
@@ -28,6 +30,10 @@ what is shown (pages, the focused head and query token, the stage), so every ses
 --replicas servers (default 3), each warmed up on its own; every session first loads the page through the proxy
 and keeps its sticky cookie, as a browser does. Reported per replica: the sessions it holds, the time to idle, its
 memory and the CPU it used. --image runs the replicas as podman containers of a built image instead of processes.
+--compose FILE: the compose stack itself (benchmarks.cluster.compose_replicas): `podman-compose -f FILE up -d` (or
+`docker compose`), with the proxy's port published on 127.0.0.1 (MHA_PORT, else a free port); the class starts once
+every app container passes the compose file's health check and the proxy hands out every replica's cookie; `down` at
+the end. The replicas are the compose file's (deploy.replicas); --kill-one-at kills one with `podman kill`.
 --kill-one-at SECONDS: that long into the class, the replica holding the most sessions is killed (SIGKILL). Its
 sessions notice the closed websocket at once (as a browser does, even while reading), reconnect through the proxy
 and rerun their last page with only its URL; each must land on a surviving replica and show exactly the texts it
@@ -53,9 +59,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
 import websockets
+import yaml
 
 from benchmarks import cluster
 from benchmarks.browser import CHROMIUM, CHROMIUM_ARGS, changes, streamlit_process
@@ -272,6 +280,10 @@ def percentile(samples: list[float], q: float) -> float:
     return statistics.quantiles(samples, n=100, method="inclusive")[q - 1] if len(samples) > 1 else samples[0]
 
 
+def load_range(loads: list[float]) -> str:
+    return f"{min(loads):.1f}-{max(loads):.1f} (median {statistics.median(loads):.1f})" if loads else "?"
+
+
 def _mb(nbytes: float) -> str:
     return f"{nbytes / 2**20:,.0f} MB"
 
@@ -288,9 +300,13 @@ def _cpu_window(pids: list[int]) -> Callable[[], list[float]]:
 
 
 @contextlib.contextmanager
-def servers(replicas: int, image: str | None):
+def servers(replicas: int, image: str | None, compose: Path | None = None):
     """(the address the class uses, the replicas, the proxy's pid or None): one `streamlit run` server for
-    --replicas 0, else the replicas (processes, or containers of the image) behind HAProxy."""
+    --replicas 0, the compose stack, else the replicas (processes, or containers of the image) behind HAProxy."""
+    if compose is not None:
+        with cluster.compose_replicas(compose) as stack:
+            yield stack
+        return
     if replicas == 0:
         with streamlit_process() as (base, proc):
             yield base, [cluster.Replica("", base, proc.pid, lambda: None)], None
@@ -301,9 +317,10 @@ def servers(replicas: int, image: str | None):
 
 
 def load(sessions: int, seconds: float, seed: int, link: dict | None = None, replicas: int = 0,
-         image: str | None = None, kill_at: float | None = None) -> list[str]:
+         image: str | None = None, kill_at: float | None = None, compose: Path | None = None) -> list[str]:
     fault = Fault(kill_at) if kill_at is not None else None
-    with servers(replicas, image) as (base, group, proxy_pid), contextlib.ExitStack() as stack:
+    loads: list[float] = []  # the machine's 1-minute load average, every 5 s of the class
+    with servers(replicas, image, compose) as (base, group, proxy_pid), contextlib.ExitStack() as stack:
         memory = {r.name: stack.enter_context(Memory(r.pid)) for r in group}
         idle = {name: m.now() for name, m in memory.items()}
         warm = Tally()
@@ -330,6 +347,7 @@ def load(sessions: int, seconds: float, seed: int, link: dict | None = None, rep
             deadline = time.monotonic() + seconds
             class_ = [Session(base) for _ in range(sessions)]
             killer = asyncio.ensure_future(kill(class_)) if fault is not None else None
+            sampler = asyncio.ensure_future(sample_load(loads))
             try:
                 await asyncio.gather(*(student(s, i, seed, deadline, tally, link, fault)
                                        for i, s in enumerate(class_)))
@@ -340,6 +358,7 @@ def load(sessions: int, seconds: float, seed: int, link: dict | None = None, rep
                     on[s.replica] = on.get(s.replica, 0) + 1
                 return took, {name: m.now() for name, m in memory.items()}, cores
             finally:
+                sampler.cancel()
                 if killer is not None:
                     killer.cancel()
                 await asyncio.gather(*(s.close() for s in class_))
@@ -352,20 +371,29 @@ def load(sessions: int, seconds: float, seed: int, link: dict | None = None, rep
         time.sleep(10)
         end = {name: m.now() for name, m in memory.items()}
     return report(sessions, seconds, link, group, tally, warm, took, warm_s, idle, warmed, peak, held, end, cores,
-                  on, fault, image)
+                  on, fault, image, compose, loads)
+
+
+async def sample_load(loads: list[float]) -> None:
+    while True:
+        loads.append(os.getloadavg()[0])
+        await asyncio.sleep(5)
 
 
 def report(sessions, seconds, link, group, tally, warm, took, warm_s, idle, warmed, peak, held, end, cores, on,
-           fault, image=None) -> list[str]:
+           fault, image=None, compose=None, loads=()) -> list[str]:
     """The figures, one line each (see the module docstring)."""
     proxied = group[0].name != ""
     who = (f"all opening ?{urlencode(link)}, then changing pages, head, query and stage" if link is not None else
            f"{sessions - sessions // 2} random weights, {sessions // 2} {TRAINED}")
     where = f"{len(group)} replicas behind HAProxy (deploy/haproxy.cfg)" if proxied else "one server"
     where += f", containers of {image}" if image else ""
+    if compose is not None:
+        where = (f"the compose stack {compose} ({' '.join(cluster.compose_command())}: {len(group)} app containers "
+                 f"behind its HAProxy container)")
     lines = [f"{sessions} sessions ({who}) on {where} for "
              f"{seconds:.0f} s; think time {THINK_S[0]:.0f}-{THINK_S[1]:.0f} s; {os.cpu_count()} CPUs "
-             f"{platform.machine()}, load average {os.getloadavg()[0]:.1f} at the end; Python "
+             f"{platform.machine()}, load average {load_range(loads)} during the class; Python "
              f"{platform.python_version()}; warm-up {warm_s:.0f} s",
              f"changes: {len(tally.changes)} in {took:.0f} s ({len(tally.changes) / took:.1f}/s), "
              f"by kind: {', '.join(f'{k} {v}' for k, v in sorted(tally.actions.items()))}",
@@ -375,10 +403,10 @@ def report(sessions, seconds, link, group, tally, warm, took, warm_s, idle, warm
         if samples:
             lines.append(f"{name:<30} p50 {statistics.median(samples) * 1000:6.0f} ms   "
                          f"p95 {percentile(samples, 95) * 1000:6.0f} ms   max {max(samples) * 1000:6.0f} ms")
-    arena = "2, set by the image" if image else os.environ.get("MALLOC_ARENA_MAX", "unset")
+    arena = "2, set by the image" if image or compose else os.environ.get("MALLOC_ARENA_MAX", "unset")
     for r, used in zip(group, cores, strict=False):
         name = r.name
-        head = f"{name}: " if proxied else ""
+        head = f"{r.label or name}: " if proxied else ""
         if proxied:
             samples = tally.by_replica.get(name, [])
             timing = (f"p50 {statistics.median(samples) * 1000:.0f} ms, p95 {percentile(samples, 95) * 1000:.0f} ms"
@@ -409,9 +437,11 @@ def fault_report(fault: Fault, group) -> list[str]:
     same = sum(r.same_view for r in came)
     survivors = {r.name for r in group} - {fault.victim}
     landed = sum(r.new in survivors for r in came)
-    lines = [f"killed {fault.victim} (SIGKILL) at {fault.at_s:.0f} s, holding {len(fault.victims)} sessions: "
+    names = {r.name: r.label or r.name for r in group}
+    label = next((r.label for r in group if r.name == fault.victim and r.label), fault.victim)
+    lines = [f"killed {label} (SIGKILL) at {fault.at_s:.0f} s, holding {len(fault.victims)} sessions: "
              f"{len(came)} reconnected, {landed} onto a surviving replica "
-             f"({', '.join(f'{n} {sum(r.new == n for r in came)}' for n in sorted(survivors))}), "
+             f"({', '.join(f'{names[n]} {sum(r.new == n for r in came)}' for n in sorted(survivors))}), "
              f"{same} with the same view"]
     if came:
         noticed, shown = [r.noticed_s for r in came], [r.shown_s for r in came]
@@ -473,12 +503,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--proxy", action="store_true", help="the class goes through HAProxy to --replicas servers")
     parser.add_argument("--replicas", type=int, help="servers behind the proxy (default 3; needs --proxy)")
     parser.add_argument("--image", help="run the replicas as podman containers of this image (needs --proxy)")
+    parser.add_argument("--compose", type=Path, metavar="FILE",
+                        help="bring this compose stack up (podman-compose), run the class through its proxy, bring "
+                             "it down (instead of --proxy)")
     parser.add_argument("--kill-one-at", type=float, metavar="SECONDS",
                         help="kill the replica holding the most sessions this long into the class (needs --proxy)")
     args = parser.parse_args(argv)
-    if not args.proxy and (args.replicas is not None or args.image or args.kill_one_at is not None):
-        parser.error("--replicas, --image and --kill-one-at need --proxy")
+    if args.compose is not None and (args.proxy or args.replicas is not None or args.image):
+        parser.error("--compose runs the compose file's own replicas and proxy: no --proxy, --replicas or --image")
+    if args.compose is not None and not args.compose.is_file():
+        parser.error(f"{args.compose}: no such file")
+    if not (args.proxy or args.compose) and (args.replicas is not None or args.image or args.kill_one_at is not None):
+        parser.error("--replicas, --image and --kill-one-at need --proxy (--kill-one-at: or --compose)")
     replicas = (3 if args.replicas is None else args.replicas) if args.proxy else 0
+    if args.compose is not None:
+        replicas = yaml.safe_load(args.compose.read_text())["services"]["app"].get("deploy", {}).get("replicas", 1)
     if args.proxy and not 2 <= replicas <= cluster.MAX_REPLICAS:
         parser.error(f"--replicas must be 2..{cluster.MAX_REPLICAS}")
     if not (1 <= args.sessions <= MAX_SESSIONS * max(1, replicas) and 1 <= args.seconds <= MAX_SECONDS):
@@ -487,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--kill-one-at must fall inside --seconds")
     link = dict(parse_qsl(args.link)) if args.link is not None else None
     lines = check() if args.check else load(args.sessions, args.seconds, args.seed, link, replicas, args.image,
-                                            args.kill_one_at)
+                                            args.kill_one_at, args.compose)
     print("\n".join(lines))
     ok = "errors: 0" in lines and all(line == "lost views: 0" for line in lines if line.startswith("lost views"))
     return 0 if args.check or ok else 1

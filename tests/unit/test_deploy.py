@@ -3,7 +3,7 @@ ships them: no network), HAProxy's config checked by HAProxy itself, and every f
 it deploys (port, user, health check, build arguments), so that none of them can drift from the image.
 
 Building the image and running the stack are not tests (minutes, and podman): ../shared/tools/image-check.sh and
-`python -m benchmarks.load --proxy` do that (README, Deploy).
+`python -m benchmarks.load --compose deploy/compose.yaml` do that (README, Deploy).
 """
 
 from __future__ import annotations
@@ -129,6 +129,11 @@ def test_compose_runs_the_image_behind_the_proxy_with_the_images_health_check():
     assert re.search(rf"^\s+bind :{published}$", cfg, re.M)
     assert re.search(rf"^\s+server-template \w+ \d+ app:{image['port']} ", cfg, re.M)
     assert re.search(rf"^\s+option httpchk GET {HEALTH}$", cfg, re.M)
+    # the replicas are found by the engine's DNS, which the container's resolv.conf names (Docker's 127.0.0.11 is
+    # not Podman's: aardvark-dns answers on the network's gateway)
+    resolvers = re.search(r"^\s+server-template .* resolvers (\S+)", cfg, re.M).group(1)
+    section = re.search(rf"^resolvers {resolvers}\n((?:\s+.*\n)+)", cfg, re.M).group(1).split()
+    assert "parse-resolv-conf" in section and "nameserver" not in section
 
 
 def test_haproxy_accepts_the_config():
@@ -154,3 +159,13 @@ def test_the_benchmarks_loopback_proxy_is_the_deployed_config_with_loopback_serv
     (tmp_path / "haproxy.cfg").write_text(text)
     result = haproxy_check(tmp_path / "haproxy.cfg")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_benchmark_predicts_haproxys_dynamic_cookies():
+    """`--compose` tells which container holds a session by the cookie HAProxy gives it: XXH64 is checked against
+    its published test vectors, the cookie against one HAProxy 2.6.12 (Debian) set for 127.0.0.1:8871, key mha-viz."""
+    from benchmarks.cluster import dynamic_cookie, xxh64
+
+    assert xxh64(b"") == 0xEF46DB3751D8E999
+    assert xxh64(b"Nobody inspects the spammish repetition") == 0xFBCEA83C8A378BF1  # 39 bytes: the 32-byte lanes
+    assert dynamic_cookie("mha-viz", "127.0.0.1", 8871) == "e27aaf3468118cde"
