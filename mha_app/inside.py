@@ -128,9 +128,21 @@ def plane_reading(plane: QKPlane, query: int, tokens: list[str]) -> str:
             f"**{plane.order_kept(query):.0%}** of the pairs of keys (50 % would be chance). Ordered by distance "
             f"(nearer = higher score), they are right for **{plane.order_kept(query, 'distance'):.0%}** of the pairs. "
             f"{better_reading(plane, query)}\n\n"
-            "**Neither reading is exact.** The score is a dot product over all d_k numbers: it grows with the length "
-            "of the key as well as with its direction, so near the query does not always mean a high score; and the "
-            f"plane leaves out {1 - plane.explained:.0%} of the spread, so even the arrow can swap two keys.")
+            + (_whole_space(plane.axes.shape[1]) if whole_space(plane) else
+               "**Neither reading is exact.** The score is a dot product over all d_k numbers: it grows with the length "
+               "of the key as well as with its direction, so near the query does not always mean a high score; and "
+               f"the plane leaves out {1 - plane.explained:.0%} of the spread, so even the arrow can swap two keys."))
+
+
+def _whole_space(d_k: int) -> str:
+    return (f"**Only the arrow is exact here.** With d_k = {d_k} the plane is the whole space, so the order along the "
+            "arrow is exactly the order of the scores. Distance is not exact: the score grows with the length of the "
+            "key as well as with its direction, so near the query does not always mean a high score.")
+
+
+def whole_space(plane: QKPlane) -> bool:
+    """Whether the plane holds every direction of the queries and keys (d_k ≤ 2): then it loses nothing."""
+    return plane.axes.shape[1] <= 2
 
 
 def better_reading(plane: QKPlane, query: int) -> str:
@@ -144,10 +156,14 @@ def better_reading(plane: QKPlane, query: int) -> str:
 
 
 def plane_intro(plane: QKPlane, d_k: int) -> str:
-    return (f"Head {plane.head + 1} compares each query with each key by a dot product. Here all its queries (●) and "
-            f"keys (◆) are points in one picture. Each has d_k = {d_k} numbers, so the picture keeps only the two "
-            "directions in which the points spread most (principal component analysis). This plane keeps "
-            f"**{plane.explained:.0%}** of the spread; the rest is lost.")
+    intro = (f"Head {plane.head + 1} compares each query with each key by a dot product. Here all its queries (●) "
+             f"and keys (◆) are points in one picture. ")
+    if whole_space(plane):
+        return intro + (f"Each has d_k = {d_k} number{'s' if d_k > 1 else ''}, so the picture holds them whole, "
+                        "turned so that the points spread most along the first direction: nothing is lost.")
+    return intro + (f"Each has d_k = {d_k} numbers, so the picture keeps only the two directions in which the points "
+                    "spread most (principal component analysis). This plane keeps "
+                    f"**{plane.explained:.0%}** of the spread; the rest is lost.")
 
 
 ROPE_NOTE = ("**Keys before and after the rotary turn.** This model turns every query and key by its position "

@@ -44,7 +44,7 @@ if revealed:
     # the shapes on a line of their own: on one line the formula is wider than the column at 1280 px, and a
     # formula that scrolls sideways cannot be scrolled with the keyboard
     shapes = rf"W^O \in \mathbb{{R}}^{{{h * d_v}\times{d_model}}},\quad W^O_i \in \mathbb{{R}}^{{{d_v}\times{d_model}}}"
-    st.latex(rf"\begin{{gathered}}{formulas.output(cfg)}\\ {shapes}\end{{gathered}}")
+    st.latex(rf"\begin{{gathered}}{formulas.output(cfg, tr.head_mask)}\\ {shapes}\end{{gathered}}")
     st.caption(bias_note(ex))
 untrained_note(settings)
 token_spelling(settings.spec)

@@ -21,8 +21,12 @@ st.title("Multi-head attention, step by step")
 badge = st.container()  # the check against PyTorch, filled in once it has run (below)
 st.markdown(
     "Attention lets every token gather information from the other tokens. **Multi-head** attention does this "
-    f"**h = {cfg.n_heads}** times in parallel: each head gets its own projections of the input into a smaller "
-    f"space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of relation. The "
+    f"**h = {cfg.n_heads}** times in parallel: each head gets its own "
+    + ("projections of the input" if cfg.group_size == 1 else "projection of the input into queries")
+    + f" into a smaller space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of "
+    "relation" + ("; keys and values are shared (grouped-query attention): only " + (
+        f"{cfg.kv_heads} key/value heads are made, each read by {cfg.group_size} heads" if cfg.kv_heads > 1 else
+        f"one key/value head is made, read by all {cfg.group_size} heads") if cfg.group_size > 1 else "") + ". The "
     "heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O (Vaswani et al. "
     "2017). The four steps below are the pages of this app; each shows the real numbers of this example."
     + (" The layer shown is a decoder's: a causal mask lets each token see only itself and the tokens before it, "
@@ -43,7 +47,7 @@ formulas_tab, tokens_tab, cost_tab, result_tab = tabs(["The formulas", "The toke
                                                        key="overview_tab")
 with formulas_tab:
     if formulas_tab.open:
-        st.latex(formulas.multihead(cfg, cross))
+        st.latex(formulas.multihead(cfg, cross, tr.head_mask))
         st.latex(formulas.projection(cfg, cross))
         st.latex(formulas.mask(tr.mask))
         if cfg.group_size > 1:

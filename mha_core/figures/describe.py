@@ -92,15 +92,29 @@ def _top_two(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(none, -1, first), np.where(gone, -1, second)
 
 
-def _pattern(top: np.ndarray) -> str:
-    """For self-attention (keys are the queries' tokens), from each query's strongest key (-1: none): the rule
-    that more than half of the queries follow, if one does."""
-    n = len(top)
-    rules = {"on themselves": top == np.arange(n), "on the token before them": top == np.arange(n) - 1,
-             "on the first token": top == 0}
+def _strongest(w: np.ndarray) -> np.ndarray:
+    """Each row's strongest visible key (column index), or -1 where the row has none or a tie for the first place
+    (two weights equal up to rounding: uniform weights, or two keys with the same score)."""
+    first, second = _top_two(w)
+    rows = np.arange(w.shape[0])
+    top, runner_up = w[rows, np.maximum(first, 0)], w[rows, np.maximum(second, 0)]
+    tied = (second >= 0) & np.isclose(runner_up, top, rtol=1e-5, atol=1e-9)
+    return np.where(tied, -1, first)
+
+
+def _pattern(w: np.ndarray) -> str:
+    """For self-attention (keys are the queries' tokens), from the weights (n, n; blocked pairs NaN): the rule that
+    more than half of the queries follow with a single strongest key, or that they tie, if one does."""
+    n = w.shape[0]
+    top, position = _strongest(w), np.arange(n)
+    first, _ = _top_two(w)
+    rules = {"put most weight on themselves": top == position, "put most weight on the token before them":
+             (top >= 0) & (top == position - 1), "put most weight on the token after them": top == position + 1,
+             "put most weight on the first token": top == 0,
+             "have no single strongest key (a tie)": (top < 0) & (first >= 0)}
     name, hits = max(rules.items(), key=lambda kv: int(kv[1].sum()))
     k = int(hits.sum())
-    return f"{k} of {n} queries put most weight {name}." if 2 * k > n and n > 1 else ""
+    return f"{k} of {n} queries {name}." if 2 * k > n and n > 1 else ""
 
 
 def weights(w: np.ndarray, queries: Sequence[str], keys: Sequence[str], what: str, value: str = "weight"
@@ -119,8 +133,8 @@ def weights(w: np.ndarray, queries: Sequence[str], keys: Sequence[str], what: st
         alt += f". Strongest: query {queries[q]} on key {keys[first[q]]}, {_num(w[q, first[q]])}."
     else:
         alt += ". Every pair is blocked."
-    if list(queries) == list(keys):
-        alt += " " + _pattern(first) if _pattern(first) else ""
+    if list(queries) == list(keys) and _pattern(w):
+        alt += " " + _pattern(w)
     rows = tuple((queries[i], *_key_cell(keys, w[i], first[i]), *_key_cell(keys, w[i], second[i])) for i in range(n))
     return Description(alt.strip(), ("query", f"most {value} on", value, "next most on", f"its {value}"), rows,
                        (0, 1, 3))
@@ -164,7 +178,7 @@ def head_weights(ws: np.ndarray, queries: Sequence[str], keys: Sequence[str], wh
     alt = (f"{what}: {h} panels of {n} queries (rows) × {m} keys (columns). Most focused: {panels[order[0]]} "
            f"(mean largest {value} {peak[order[0]]:.2f})")
     alt += f"; least: {panels[order[-1]]} ({peak[order[-1]]:.2f})." if h > 1 else "."
-    rules = [_pattern(top) or "no single rule" for top in ws.argmax(axis=2)] if list(queries) == list(keys) \
+    rules = [_pattern(np.where(w < 0, np.nan, w)) or "no single rule" for w in ws] if list(queries) == list(keys) \
         else ["no position rule: queries and keys come from two sentences"] * h  # previous/next/first need one sentence
     return Description(alt, ("panel", f"mean largest {value}", "most queries' strongest key"),
                        tuple((panels[i], _round(peak[i]), rules[i]) for i in range(h)))

@@ -177,7 +177,7 @@ def per_head_figure(a: np.ndarray, tokens: list[str], name: str, max_heads: int 
 STAGE_TITLES = {
     "raw": "Raw scores",
     "scaled": "Scaled scores",
-    "mask": "Mask M: grey = kept (0), blank = blocked (−∞)",
+    "mask": "Mask M: 0 where a pair is open, −∞ where it is blocked",
     "weights": "Attention weights α_ts = softmax_s(z_ts)",
 }
 STAGE_VALUES = {"raw": "score", "scaled": "score", "mask": "M", "weights": "weight"}  # what a cell holds
@@ -199,6 +199,8 @@ def _stage_title(trace: Trace, head: int, stage: str, scale: float) -> str:
     title = f"Head {head + 1}: {stage_title(stage, group, scale, masked=trace.mask is not None)}"
     if stage == "scaled" and trace.mask is not None:
         title += " (blocked cells left blank)"
+    if stage == "mask":  # how this figure draws it (the explorer hatches the blocked pairs, and says so)
+        title += " (grey = open, blank = blocked)"
     return title
 
 

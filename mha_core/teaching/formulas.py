@@ -81,20 +81,49 @@ def mask(blocked) -> str:
     return definition + r"\qquad \text{nothing is blocked here, so } M = 0"
 
 
-def output(cfg: MHAConfig) -> str:
-    """output = Concat(head_1 ... head_h) W^O (+ b^O), and the same as a sum over the heads' blocks of W^O."""
-    h, b = cfg.n_heads, _bias(cfg, "O", "")
-    return (rf"\mathrm{{output}} = \mathrm{{Concat}}(\mathrm{{head}}_1,\dots,\mathrm{{head}}_{{{h}}})\,W^O{b}"
-            rf" = \sum_{{i=1}}^{{{h}}} \mathrm{{head}}_i\, W^O_i{b}")
+def _off(head_mask: np.ndarray | None) -> list[int]:
+    """The switched-off heads (1-based) of a head mask (0 = off), or none."""
+    return [] if head_mask is None else [i + 1 for i in np.flatnonzero(np.asarray(head_mask) == 0)]
 
 
-def multihead_output(cfg: MHAConfig, cross: bool = False) -> str:
-    """MultiHead(X) = Concat(head_1 ... head_h) W^O, plus b^O when the layer has biases."""
+def _concat(h: int, off: list[int]) -> str:
+    """Concat(head_1, ..., head_h), each switched-off head written as 0 · head_i (three or more kept heads in a row
+    as head_a, ..., head_b)."""
+    if not off:
+        return rf"\mathrm{{Concat}}(\mathrm{{head}}_1, \dots, \mathrm{{head}}_{{{h}}})"
+    terms, i = [], 1
+    while i <= h:
+        if i in off:
+            terms.append(rf"0 \cdot \mathrm{{head}}_{{{i}}}")
+            i += 1
+            continue
+        last = i
+        while last + 1 <= h and last + 1 not in off:
+            last += 1
+        run = [rf"\mathrm{{head}}_{{{k}}}" for k in range(i, last + 1)]
+        terms += run if len(run) < 3 else [run[0], r"\dots", run[-1]]
+        i = last + 1
+    return r"\mathrm{Concat}(" + ", ".join(terms) + ")"
+
+
+def output(cfg: MHAConfig, head_mask: np.ndarray | None = None) -> str:
+    """output = Concat(head_1 ... head_h) W^O (+ b^O), and the same as a sum over the heads' blocks of W^O; a head
+    switched off by head_mask (0) is written 0 · head_i, and left out of the sum."""
+    h, b, off = cfg.n_heads, _bias(cfg, "O", ""), _off(head_mask)
+    if not off:
+        return (rf"\mathrm{{output}} = {_concat(h, off)}\,W^O{b} = \sum_{{i=1}}^{{{h}}} \mathrm{{head}}_i\, W^O_i{b}")
+    # two lines: with each switched-off head written out, one line is wider than a page's column
+    return (rf"\begin{{gathered}}\mathrm{{output}} = {_concat(h, off)}\,W^O{b} \\ "
+            rf"= \sum_{{i \neq {', '.join(map(str, off))}}} \mathrm{{head}}_i\, W^O_i{b}\end{{gathered}}")
+
+
+def multihead_output(cfg: MHAConfig, cross: bool = False, head_mask: np.ndarray | None = None) -> str:
+    """MultiHead(X) = Concat(head_1 ... head_h) W^O, plus b^O when the layer has biases; a head switched off by
+    head_mask (0) is written 0 · head_i."""
     inputs = "X, Y" if cross else "X"
-    return (rf"\mathrm{{MultiHead}}({inputs}) = \mathrm{{Concat}}(\mathrm{{head}}_1, \dots, "
-            rf"\mathrm{{head}}_{{{cfg.n_heads}}})\,W^O{_bias(cfg, 'O', '')}")
+    return rf"\mathrm{{MultiHead}}({inputs}) = {_concat(cfg.n_heads, _off(head_mask))}\,W^O{_bias(cfg, 'O', '')}"
 
 
-def multihead(cfg: MHAConfig, cross: bool = False) -> str:
+def multihead(cfg: MHAConfig, cross: bool = False, head_mask: np.ndarray | None = None) -> str:
     """The whole layer in one line: MultiHead(X) = Concat(head_1 ... head_h) W^O (+ b^O), with head_i."""
-    return rf"{multihead_output(cfg, cross)},\quad {attention(cfg)}"
+    return rf"\begin{{gathered}}{multihead_output(cfg, cross, head_mask)},\\ {attention(cfg)}\end{{gathered}}"

@@ -113,6 +113,23 @@ def test_queries_and_keys_as_points_shows_the_focused_head_and_query(plane):
         "query 6's row"
 
 
+def test_when_the_plane_is_the_whole_space_the_arrow_is_said_to_be_exact():
+    """Was (read6a W4, `input=tiny`, d_k = 2): "This plane keeps 100% of the spread; the rest is lost" and "even the
+    arrow can swap two keys", while the page measured the arrow right for 100 % of the pairs."""
+    at = run_app({"input": "tiny"}, "pages/attention.py", opened={"attention_tab": "Queries and keys"})
+    assert not at.exception, [e.value for e in at.exception]
+    _, ex = shown(at)
+    assert ex.cfg.d_k == 2
+    for head in range(ex.cfg.n_heads):  # the claim itself: along the arrow, every pair of keys in the scores' order
+        plane = mc.qk_plane(ex.trace, head)
+        along = plane.query_points @ plane.key_points.T                              # (n, m)
+        scores = ex.trace.scores[head]                                               # (n, m)
+        higher = scores[:, :, None] > scores[:, None, :] + 1e-9                       # (n, m, m): s1 above s2
+        assert (along[:, :, None] > along[:, None, :])[higher].all()
+    said = " ".join(m.value for m in next(t for t in at.tabs if t.label == "Queries and keys").markdown)
+    assert "Only the arrow is exact here" in said and "nothing is lost" in said
+    assert "the rest is lost" not in said and "even the arrow can swap" not in said
+
 def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
     from mha_core.pretrained import load_smollm2
 

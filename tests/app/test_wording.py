@@ -406,3 +406,17 @@ def test_the_kv_table_says_what_minilms_context_of_512_means():
     assert "Context: the longest input a model's positions allow" in caption and "trained on, in tokens" not in caption
     assert ("all-MiniLM-L6-v2: its 512 positions come from BERT; it was fine-tuned on inputs of at most 128 tokens, "
             "and sentence-transformers cuts longer inputs at 256") in caption
+
+
+@pytest.mark.parametrize("kv_heads, said", [
+    ("2", "keys and values are shared (grouped-query attention): only 2 key/value heads are made, each read by 4 heads"),
+    ("1", "keys and values are shared (grouped-query attention): only one key/value head is made, read by all 8 heads"),
+])
+def test_the_overview_says_that_grouped_heads_share_keys_and_values(kv_heads, said):
+    """Was (read6a M2, `kv_heads=2`): "each head gets its own projections of the input", as in plain multi-head
+    attention, above a pipeline with 2 K/V heads."""
+    at = run_app({"kv_heads": kv_heads}, "pages/overview.py")
+    ex = at.session_state["view"][1]
+    assert ex.trace.k.shape[0] == int(kv_heads) and ex.trace.q.shape[0] == 8  # the engine made that many K/V heads
+    text = page_text(at)
+    assert said in text and "its own projections of the input" not in text

@@ -86,6 +86,25 @@ def test_a_head_planted_on_the_previous_token_is_said_to_follow_that_rule():
     assert f"{hits} of 6 queries put most weight on the token before them." in d.alt
 
 
+
+def test_a_head_planted_on_the_next_token_is_said_to_follow_that_rule():
+    """Was (read6a W2): a clean next-token diagonal summed up as "no single rule"."""
+    tr = trace(plant="next")
+    w = tr.weights[0].tolist()
+    hits = sum(1 for i in range(6) if ranked(w[i])[0] == i + 1 and w[i][i + 1] > sorted(w[i])[-2])
+    assert hits > 3, "the planted rule should hold for most queries"
+    grid = Description.of(F.head_grid_figure(tr, TOKENS))
+    assert grid.rows[0][2] == f"{hits} of 6 queries put most weight on the token after them."
+
+
+def test_a_tie_is_never_said_to_be_a_winner():
+    """Was (read6a W3): a uniform head (every weight 1/6) summed up as "6 of 6 queries put most weight on the first
+    token"."""
+    tr = trace(plant="uniform")
+    assert max(abs(v - 1 / 6) for v in tr.weights[0].ravel()) < 1e-6  # the engine's weights: a tie in every row
+    d = Description.of(F.attention_figure(tr, 0, TOKENS, "weights"))
+    assert "6 of 6 queries have no single strongest key (a tie)." in d.alt and "first token" not in d.alt
+
 def test_the_head_grid_ranks_heads_by_their_mean_largest_weight():
     tr = trace()
     focus = [sum(max(row) for row in tr.weights[i].tolist()) / 6 for i in range(4)]

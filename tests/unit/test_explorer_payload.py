@@ -273,3 +273,12 @@ def test_the_weights_title_writes_its_formula_out():
 
     assert title() == "Attention weights α_ts = softmax_s(z_ts)"
     assert title(causal=True) == "Attention weights α_ts = softmax_s(z_ts + M_ts)"
+
+
+def test_the_mask_title_says_what_m_holds_and_leaves_the_drawing_to_the_explorer():
+    """Was (read6a W1): "Mask M: grey = kept (0), blank = blocked (−∞)" above the explorer, which draws an open pair
+    white and a blocked one hatched (its subtitle and legend say so): the title named another figure's drawing."""
+    trace, tokens = run(5, causal=True)
+    header, _ = read_payload(build_payload({1: trace}, tokens))
+    title = next(s["title"] for s in header["stages"] if s["key"] == "mask")
+    assert title == "Mask M: 0 where a pair is open, −∞ where it is blocked"

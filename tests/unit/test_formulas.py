@@ -35,3 +35,21 @@ def test_M_is_defined_whether_or_not_anything_is_masked():
         assert r"-\infty" in text and "M_{ts}" in text and "0 &" in text
     assert "M = 0" in formulas.mask(None) and "M = 0" in formulas.mask(np.zeros((2, 3, 3), bool))
     assert "M = 0" not in formulas.mask(np.triu(np.ones((2, 3, 3), bool), 1))
+
+
+def test_a_switched_off_head_is_written_into_the_output_formula():
+    """Was (read6a M1, `ablate=2,5`): "output = Concat(head_1, …, head_8) W^O + b^O = Σ_{i=1}^8 head_i W^O_i + b^O"
+    beside heads 2 and 5 whose own outputs are not zero: fed into that formula, they give another output."""
+    cfg = mc.MHAConfig(16, 4, bias=True)
+    w, x = mc.init_weights(cfg, seed=0), mc.random_input(5, 16, seed=0)
+    off = np.array([1.0, 0.0, 1.0, 1.0])
+    tr = mc.forward(x, w, cfg, head_mask=off)
+    # the formula's claim, computed from the heads' own outputs (not zero) and W^O's blocks: the sum without head 2
+    blocks = w.W_O.T.reshape(4, 4, 16)                                            # (h, d_v, d_model): W^O_i
+    kept = sum(tr.heads[i] @ blocks[i] for i in (0, 2, 3)) + w.b_O
+    np.testing.assert_allclose(kept, tr.output, atol=1e-6)
+    assert np.abs(tr.heads[1]).max() > 0.01
+    said = formulas.output(cfg, tr.head_mask)
+    assert r"0 \cdot \mathrm{head}_{2}" in said and r"\sum_{i \neq 2}" in said
+    assert r"0 \cdot" in formulas.multihead(cfg, head_mask=tr.head_mask)
+    assert r"0 \cdot" not in formulas.output(cfg) and r"\sum_{i=1}^{4}" in formulas.output(cfg)
