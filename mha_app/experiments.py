@@ -284,20 +284,23 @@ def ablation_results(settings: Settings, ex: Example) -> None:
         plot(xfig.removal_figure(drop, f"Layer {ex.layer}, one head off: how much the probability of the predicted "
                                  f"next token drops (it is {ranking.top_probability:.3f} with every head)",
                                  "drop in probability", off), key="ranking")
-        best, what = int(np.argmax(drop)) + 1, f"lowers the probability of the predicted next token {token}"
+        best = int(np.argmax(np.abs(drop)))  # either way: a head whose loss raises the probability matters too
+        said = (f"On this text, switching off head {best + 1} of layer {ex.layer} changes the probability of the "
+                f"predicted next token {token} most: {'down' if drop[best] > 0 else 'up'} by {abs(drop[best]):.4f}. "
+                "The length of a bar, above or below 0, is how much the prediction depends on that head here: above "
+                "0, the token gets a lower probability without the head; below 0, a higher one. A bar near 0 marks a "
+                "head the model can lose on this text.")
     else:
-        plot(xfig.removal_figure(1 - ranking.embedding_cosine, f"Layer {ex.layer}, one head off: how far the "
-                                 "sentence vector turns (1 − its cosine to the full one)", "1 − cosine", off),
-             key="ranking")
-        best, what = int(np.argmax(1 - ranking.embedding_cosine)) + 1, "moves the sentence vector"
+        turn = 1 - ranking.embedding_cosine
+        plot(xfig.removal_figure(turn, f"Layer {ex.layer}, one head off: how far the sentence vector turns (1 − its "
+                                 "cosine to the full one)", "1 − cosine", off), key="ranking")
+        said = (f"On this text, head {int(np.argmax(turn)) + 1} of layer {ex.layer} moves the sentence vector most "
+                "when it is off; a tall bar marks a head the model leans on here, a short one a head it can lose "
+                "(1 − cosine is 0 when the sentence vector does not turn at all, so no bar goes below 0).")
     plot(xfig.removal_figure(ranking.relative_change, f"Layer {ex.layer}, one head off: how far the last layer's "
                              "token vectors move (mean |change| / |vector|)", "relative change", off),
          key="ranking_last")
-    st.caption(f"On this text, head {best} of layer {ex.layer} {what} most when it is off; a tall bar marks a head "
-               "the model leans on here, a short one a head it can lose"
-               + (" (a bar below 0: without that head the model gives its predicted token a higher probability)."
-                  if ranking.next_probability is not None else
-                  " (1 − cosine is 0 when the sentence vector does not turn at all, so no bar goes below 0)."))
+    st.caption(said)
 
 
 def model_effects(settings: Settings, ex: Example) -> None:

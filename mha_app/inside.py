@@ -111,8 +111,8 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
     })
     if len(keys) > ALL_ROWS:
         st.caption(f"Sorted by share, largest first; the table shows {ALL_ROWS} of the {len(keys)} keys at a time.")
-    st.caption(f"Query {settings.view.query} in head {head}, every key. The bias b_O is added once to the whole "
-               "output, so it belongs to no key. " + SOURCES["contributions"])
+    bias = " The bias b_O is added once to the whole output, so it belongs to no key." if ex.cfg.bias else ""
+    st.caption(f"Query {settings.view.query} in head {head}, every key.{bias} " + SOURCES["contributions"])
 
 
 # --- Queries and keys as points (Yeh et al. 2023) -----------------------------------------------------------------
@@ -129,9 +129,10 @@ def plane_reading(plane: QKPlane, query: int, tokens: list[str]) -> str:
             f"(nearer = higher score), they are right for **{plane.order_kept(query, 'distance'):.0%}** of the pairs. "
             f"{better_reading(plane, query)}\n\n"
             + (_whole_space(plane.axes.shape[1]) if whole_space(plane) else
-               "**Neither reading is exact.** The score is a dot product over all d_k numbers: it grows with the length "
-               "of the key as well as with its direction, so near the query does not always mean a high score; and "
-               f"the plane leaves out {1 - plane.explained:.0%} of the spread, so even the arrow can swap two keys."))
+               "**Neither reading is exact.** The score is a dot product over all d_k numbers: it grows with the "
+               "length of the key as well as with its direction, so near the query does not always mean a high score; "
+               f"and the plane leaves out {1 - plane.explained:.0%} of the spread, so even the arrow can swap two "
+               "keys."))
 
 
 def _whole_space(d_k: int) -> str:

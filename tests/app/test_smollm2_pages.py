@@ -195,6 +195,12 @@ def test_attention_page_shows_the_causal_grouped_heads_of_the_layer(pages, run):
     assert "log2(m) = log2(16)" in focus and "log2 of the number of keys it may see" in focus
 
 
+def test_what_each_key_adds_names_no_bias_the_model_lacks(pages):
+    """Was (read6b W1): "The bias b_O is added once to the whole output" under SmolLM2, which has no biases."""
+    said = texts(pages("pages/attention.py", attention_tab="What each key adds"), "caption")
+    assert "Query 14 in head 5, every key." in said and "b_O" not in said
+
+
 def test_attention_mask_stage_is_the_causal_triangle(model):
     at = run_app({**SMOL, "stage": "mask"}, "pages/attention.py")
     assert_clean(at)
@@ -239,6 +245,10 @@ def test_switching_heads_off_shows_the_next_token_with_and_without_them(model, r
         last = smollm2_run(INDUCTION, head_mask=alone).hidden_states[-1][-1]
         expected.append(top.probability - model.next_token_probabilities(last)[top.id])
     np.testing.assert_allclose(as_array(ranking["data"][0]["y"]), expected, atol=1e-6)
+    # Was (read6b M2): "head 1 … lowers the probability … most", its bar +0.0074 beside head 3's −0.0274
+    most = int(np.argmax(np.abs(expected)))
+    said = next(c for c in texts(at, "caption").split("\n") if "changes the probability of the predicted next" in c)
+    assert f"switching off head {most + 1} of layer 18" in said and f"by {abs(expected[most]):.4f}" in said
 
 
 def test_the_pytorch_script_reproduces_the_layer_with_rope_and_causal_gqa(model):

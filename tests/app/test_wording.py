@@ -409,8 +409,10 @@ def test_the_kv_table_says_what_minilms_context_of_512_means():
 
 
 @pytest.mark.parametrize("kv_heads, said", [
-    ("2", "keys and values are shared (grouped-query attention): only 2 key/value heads are made, each read by 4 heads"),
-    ("1", "keys and values are shared (grouped-query attention): only one key/value head is made, read by all 8 heads"),
+    ("2", "keys and values are shared (grouped-query attention): only 2 key/value heads are made, each read by 4 "
+          "heads"),
+    ("1", "keys and values are shared (grouped-query attention): only one key/value head is made, read by all 8 "
+          "heads"),
 ])
 def test_the_overview_says_that_grouped_heads_share_keys_and_values(kv_heads, said):
     """Was (read6a M2, `kv_heads=2`): "each head gets its own projections of the input", as in plain multi-head
