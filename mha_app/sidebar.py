@@ -33,7 +33,7 @@ from .settings import (
 )
 from .snippets import settings_json
 from .text import quote
-from .toolkit import image_format
+from .toolkit import image_format, new_page_run
 
 INPUT_CAPTIONS = ["your own words", "n random vectors",
                   f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}, its own small whole-number weights "
@@ -294,6 +294,7 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
 
 def prepare(page_path: str) -> None:
     """Run before the page: the link's check, the controls, the example, and the share link."""
+    new_page_run()
     check_link()
     spec, layer = spec_controls()
     if spec.card and not spec.card.installed():
