@@ -192,7 +192,10 @@ def spec_controls() -> tuple[Spec, int]:
     else:
         if input_mode != "tiny":
             seed = widgets.number(sb, "seed")
-        pe = widgets.checkbox(sb, "pe", disabled=input_mode not in ("sentence", "pair"))
+        if input_mode in ("sentence", "pair"):
+            pe = widgets.checkbox(sb, "pe")
+        else:  # no position signal to add: shown unticked, and the link's own choice kept for the sentence input
+            sb.checkbox(control("pe").label, False, key="pe_none", disabled=True, help=NO_POSITIONS[input_mode])
         sb.header("Masks")
         if Spec(input=input_mode).allows(causal=True):
             causal = widgets.checkbox(sb, "causal")
@@ -290,6 +293,14 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
         st.download_button("Settings (.json)", settings_json(settings.values(), link), file_name="mha_settings.json",
                            mime="application/json", width="stretch", on_click="ignore", key="settings_json")
         image_format()
+
+
+NO_POSITIONS = {  # why the positional encoding is off, for each input that has none
+    "random": "Off: with random input, X is random numbers, with no position signal added. Choose the sentence "
+              "input to add one.",
+    "tiny": "Off: the tiny example's X is written by hand, with no position signal added. Choose the sentence input "
+            "to add one.",
+}
 
 
 def prepare(page_path: str) -> None:
