@@ -17,7 +17,7 @@ from .cost_table import step_names
 from .example import Example
 from .settings import Settings, control
 from .text import quote
-from .toolkit import plot, view
+from .toolkit import hold_back, plot, view
 
 
 def answered(kind: str) -> bool:
@@ -43,6 +43,7 @@ def predict(kind: str, key: str | None = None) -> bool:
         if q.why:
             st.caption(q.why)
         return True
+    hold_back(q.symbols)
     with st.container(border=True):
         st.markdown(f":material/lightbulb: **Predict first.** {q.prompt}")
         if q.choices:

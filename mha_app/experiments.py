@@ -267,7 +267,12 @@ def ablation_results(settings: Settings, ex: Example) -> None:
                        if w.b_O is None else "."))
         if not cos.size or cos.size < change.cosine.size:
             st.caption("The cosine is left out where an output vector is zero: it has no direction to compare.")
-    st.markdown(f"**Which head{where} matters most?** Switch each one off alone, every other head kept, and measure.")
+    start = (f" Each is measured from the full {'model' if spec.card else 'layer'}, all {ex.cfg.n_heads} heads on "
+             f"({_heads(off)} too): so {'it gets a bar' if len(off) == 1 else 'they get bars'} here, while the chart "
+             f"*How much each head adds to the output*, drawn with {'it' if len(off) == 1 else 'them'} off, "
+             "shows 0." if off else "")
+    st.markdown(f"**Which head{where} matters most?** Switch each one off alone, every other head kept, and "
+                f"measure.{start}")
     if not _rank_button(settings):
         return
     if spec.card is None:

@@ -33,7 +33,7 @@ from .settings import (
 )
 from .snippets import settings_json
 from .text import quote
-from .toolkit import image_format
+from .toolkit import image_format, new_page_run
 
 INPUT_CAPTIONS = ["your own words", "n random vectors",
                   f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}, its own small whole-number weights "
@@ -192,7 +192,10 @@ def spec_controls() -> tuple[Spec, int]:
     else:
         if input_mode != "tiny":
             seed = widgets.number(sb, "seed")
-        pe = widgets.checkbox(sb, "pe", disabled=input_mode not in ("sentence", "pair"))
+        if input_mode in ("sentence", "pair"):
+            pe = widgets.checkbox(sb, "pe")
+        else:  # no position signal to add: shown unticked, and the link's own choice kept for the sentence input
+            sb.checkbox(control("pe").label, False, key="pe_none", disabled=True, help=NO_POSITIONS[input_mode])
         sb.header("Masks")
         if Spec(input=input_mode).allows(causal=True):
             causal = widgets.checkbox(sb, "causal")
@@ -292,8 +295,17 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
         image_format()
 
 
+NO_POSITIONS = {  # why the positional encoding is off, for each input that has none
+    "random": "Off: with random input, X is random numbers, with no position signal added. Choose the sentence "
+              "input to add one.",
+    "tiny": "Off: the tiny example's X is written by hand, with no position signal added. Choose the sentence input "
+            "to add one.",
+}
+
+
 def prepare(page_path: str) -> None:
     """Run before the page: the link's check, the controls, the example, and the share link."""
+    new_page_run()
     check_link()
     spec, layer = spec_controls()
     if spec.card and not spec.card.installed():

@@ -143,12 +143,30 @@ def zoom_start(container, name: str, count: int) -> int:
     return widgets.number(container, name, 1, count, step=figures.ZOOM)
 
 
+HELD = "symbols_held"  # session key: the symbols whose meanings wait for a question on this run's page
+
+
+def new_page_run() -> None:
+    """Before each run of a page: no symbol is held back until the page asks its question (hold_back)."""
+    st.session_state[HELD] = set()
+
+
+def hold_back(names: tuple[str, ...]) -> None:
+    """Keep these symbols' meanings out of 'Symbols on this page' for the rest of this run: together they give the
+    answer to a question the page is waiting on (Question.symbols)."""
+    st.session_state.setdefault(HELD, set()).update(names)
+
+
 def symbols(*names: str | notation.Symbol, container=st) -> None:
     """'Symbols on this page': each symbol the page uses, with its one meaning in the whole app (teaching.notation;
-    a Symbol itself where the meaning follows the example, as notation.score_symbol)."""
-    entries = [notation.symbol(s) if isinstance(s, str) else s for s in names]
+    a Symbol itself where the meaning follows the example, as notation.score_symbol), and every symbol those
+    meanings write (notation.complete). A symbol that gives away the answer to the page's waiting question is
+    listed without its meaning until the student answers or reveals it."""
+    entries = notation.complete([notation.symbol(s) if isinstance(s, str) else s for s in names])
+    held = st.session_state.get(HELD, set())
     with container.expander("Symbols on this page", icon=":material/function:"):
-        st.markdown("\n".join(f"- ${s.latex}$: {s.meaning}" for s in entries))
+        st.markdown("\n".join(f"- ${s.latex}$: " + ("its meaning appears with the answer to the question above."
+                                                    if s.latex in held else s.meaning) for s in entries))
 
 
 def code_for_step(step: int, note: str = "") -> None:

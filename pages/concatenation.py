@@ -15,7 +15,8 @@ st.title("Step 3 · Concatenate the heads")
 st.markdown(
     f"Each of the {h} heads produced one output row per token, of d_v = {d_v} numbers (d_v, the width of the "
     "values, equals d_k here). Concatenation places the heads' outputs side by side, token by token. Nothing is "
-    "added or mixed: every column still belongs to exactly one head, shown by its colour."
+    "added or mixed: every column still belongs to exactly one head. In the figure, the head's number above each "
+    "block, in that head's colour, and the block's frame say which head; a cell's colour is its value."
 )
 off = settings.spec.ablate
 if predict("concat_width"):

@@ -67,7 +67,8 @@ if predict("q_shape"):
                f"computes x @ W.T{' + b' if cfg.bias else ''}; the figures show W the way the formula uses it.")
 untrained_note(settings)
 token_spelling(settings.spec)
-symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "d", "c", *notation.head_symbols(g),
+symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "d_v", "d", "c",
+        *notation.head_symbols(g),
         *(["h_{kv}", "g", "j"] if kv != h else []), *(["b"] if cfg.bias else []),
         *(["p"] if cfg.rope_theta else []))
 

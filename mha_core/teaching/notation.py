@@ -7,6 +7,7 @@ c a component of a vector. Positions count from 1 on screen, as the axis labels 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,7 +71,8 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
                 "labels d1, d2, …"),
     Symbol("c", "a component of one head's vector (a query, key, value or head output), from 1 to $d_k$: the axis "
                 "labels c1, c2, … (where the heads stand side by side, c counts within each head's block)."),
-    Symbol("q_t, k_s, v_s", "the query of token $t$, and the key and value of token $s$: rows of $Q_i$, $K_i$, $V_i$."),
+    Symbol("q_t, k_s, v_s", "the query of token $t$, and the key and value of token $s$: rows of head $i$'s queries, "
+                            "keys and values."),
     score_symbol(),
     Symbol("M", "the mask: $M_{ts} = 0$ where query $t$ may look at key $s$, $-\\infty$ where that pair is blocked."),
     Symbol("\\alpha_{ts}", "the attention weight of query $t$ on key $s$: $\\alpha_{ts} = "
@@ -104,3 +106,47 @@ def head_symbols(group_size: int = 1) -> tuple[str, str]:
 def symbol(latex: str) -> Symbol:
     """The table's entry for a symbol, e.g. symbol("d_k")."""
     return SYMBOLS[latex]
+
+
+# One name in a formula: \mathrm{head}_i, \alpha_{ts}, W^O_i, d_{model}, h (a command without a name of its own,
+# \sqrt or \times, is read as a name too; none is in the table)
+_NAME = re.compile(r"(?:\\mathrm\{[^}]*\}|\\[A-Za-z]+|[A-Za-z])(?:[_^](?:\{[^}]*\}|[A-Za-z0-9]))*")
+
+
+def _atoms(key: str) -> tuple[str, ...]:
+    """The names an entry defines: "Q_i, K_i, V_i" defines three."""
+    return tuple(key.split(", "))
+
+
+def _writes(atom: str, name: str) -> bool:
+    """Whether `name` in a formula is `atom`, or an element or block of it (M_{ts} of M, W^O_i of W^O)."""
+    matrix = atom[0].isupper() or atom.startswith("\\mathrm")
+    return name == atom or matrix and "_" not in atom.split("^")[-1] and name.startswith(atom + "_")
+
+
+def uses(entry: Symbol) -> tuple[str, ...]:
+    """The table's symbols (keys of SYMBOLS) that `entry`'s meaning writes in its formulas, other than its own: an
+    entry whose names are all its own (v_s of "q_t, k_s, v_s"), or one whose names are all written (Q_i, K_i and
+    V_i, which "Q_i, K_j, V_j" shares in part)."""
+    names = {n for maths in re.findall(r"\$([^$]*)\$", entry.meaning) for n in _NAME.findall(maths)}
+    owners: dict[str, int] = {}
+    for key in SYMBOLS:
+        for atom in _atoms(key):
+            owners[atom] = owners.get(atom, 0) + 1
+    written = {key: [any(_writes(a, n) for n in names) for a in _atoms(key)] for key in SYMBOLS if key != entry.latex}
+    return tuple(key for key, seen in written.items()
+                 if all(seen) or any(s and owners[a] == 1 for a, s in zip(_atoms(key), seen, strict=True)))
+
+
+def complete(entries: list[Symbol]) -> list[Symbol]:
+    """`entries`, then every symbol their meanings write that they leave out (and those symbols' own, and so on): a
+    list of symbols defines every letter it uses. A symbol that shares a name with a listed one is the page's other
+    variant ("Q_i, K_i, V_i" where "Q_i, K_j, V_j" is listed) and is left out."""
+    listed = {e.latex: e for e in entries}
+    queue = list(entries)
+    while queue:
+        for key in uses(queue.pop(0)):
+            if key not in listed and not set(_atoms(key)) & {a for k in listed for a in _atoms(k)}:
+                listed[key] = SYMBOLS[key]
+                queue.append(SYMBOLS[key])
+    return list(listed.values())

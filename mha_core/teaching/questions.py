@@ -14,7 +14,7 @@ import numpy as np
 from ..analysis import cost
 from ..attention.trace import Trace
 from ..attention.weights import MHAWeights
-from .notation import score_words
+from .notation import head_symbols, score_words
 
 TIE = 1e-6  # weights closer than this count as a tie
 KINDS = ("x_size", "q_shape", "strongest_key", "strongest_share", "cell_weight", "concat_width", "w_o_size",
@@ -29,8 +29,10 @@ class Question:
     A student answers by picking one of `choices` (when there are some) or by typing a whole number; `correct` is
     the right choice or number, `also_right` other choices that are right too (a tie). `facts` are the plain texts
     that state the answer (e.g. "7 × 16"): a page keeps them out of sight until the question is answered or
-    revealed. `wrong` pairs a wrong choice (or a typed number) with one line saying what it is instead ("that is
-    X's shape, 11 × 128"), shown when a student picks it.
+    revealed. `symbols` are the entries of the notation table (notation.SYMBOLS) whose meanings, read together, give
+    the answer (Q_i "one row per token" and d_k "the width of one head's queries" are Q_i's shape): a page's
+    "Symbols on this page" holds their meanings back until then too. `wrong` pairs a wrong choice (or a typed
+    number) with one line saying what it is instead ("that is X's shape, 11 × 128"), shown when a student picks it.
     """
 
     prompt: str
@@ -41,6 +43,7 @@ class Question:
     facts: tuple[str, ...] = ()
     also_right: tuple[str, ...] = ()
     wrong: tuple[tuple[str | int, str], ...] = ()
+    symbols: tuple[str, ...] = ()
 
     def reason(self, given) -> str:
         """The line that says what a wrong answer is instead ("" when there is none for it)."""
@@ -86,7 +89,7 @@ def x_size(trace: Trace) -> Question:
         "How many numbers does the input X hold?",
         f"**{n * d_model:,}**: {n} tokens × {d_model} numbers each.",
         f"X has one row per token and one column per dimension: $X \\in \\mathbb{{R}}^{{{n}\\times{d_model}}}$.",
-        correct=n * d_model, facts=_numbers(n * d_model) + _shapes(n, d_model),
+        correct=n * d_model, facts=_numbers(n * d_model) + _shapes(n, d_model), symbols=("X",),
         wrong=_reasons(n * d_model, (n, "that is the number of tokens: each brings a row of numbers"),
                        (d_model, "that is one token's numbers, d_model: X has one such row per token"),
                        (n + d_model, "that adds rows and columns: a table holds rows times columns")))
@@ -101,7 +104,7 @@ def q_shape(trace: Trace, head: int) -> Question:
         f"**{right}**: one row per token, d_k = {d_k} columns.",
         f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's columns.",
         choices=_options(right, f"{n} × {d_model}", f"{d_model} × {d_k}", f"{d_k} × {n}"), correct=right,
-        facts=_shapes(n, d_k),
+        facts=_shapes(n, d_k), symbols=(*head_symbols(1)[1:], *head_symbols(2)[1:], "d_k"),
         wrong=_reasons(right, (f"{n} × {d_model}", f"that is X's shape, {n} × {d_model}: every token's d_model "
                                                    "numbers, before the split into heads"),
                        (f"{d_model} × {d_k}", f"that is the shape of the head's weight matrix $W^Q_{{{head + 1}}}$, "
@@ -256,20 +259,23 @@ def cell_weight(trace: Trace, labels: list[str], head: int, query: int, key: int
 
 def concat_width(trace: Trace) -> Question:
     h, n, d_k = trace.heads.shape
-    width, d_model = trace.concat.shape[1], trace.x.shape[1]
+    width, d_model, kv = trace.concat.shape[1], trace.x.shape[1], trace.k.shape[0]
     again = f", which is d_model = {d_model} again" if width == d_model else ""
     return Question(
         f"The {h} heads each give {n} × {d_k}. How many columns does their concatenation have?",
         f"**{width}** = h · d_v = {h} · {d_k}{again}.",
         "Concatenation puts the head outputs side by side: the rows stay, the columns add up.",
-        correct=width, facts=_shapes(n, width),
+        correct=width, facts=_shapes(n, width), symbols=("W^O",),
         wrong=_reasons(width, (d_k, "that is one head's width, d_v: the concatenation puts all h side by side"),
                        (n, "that is the number of rows (tokens): the rows stay, the columns add up"),
-                       (h, "that is the number of heads: each brings d_v columns")))
+                       (h, "that is the number of heads: each brings d_v columns"),
+                       (kv * d_k, f"that is the width of K or V here, h_kv · d_k = {kv} · {d_k}: the query heads "
+                                  f"share K/V heads, but each of the {h} query heads gives its own output")))
 
 
 def w_o_size(weights: MHAWeights) -> Question:
     d_model, width = weights.W_O.shape
+    kv_width = weights.W_K.shape[0]  # h_kv · d_k: less than width when query heads share K/V heads
     count = f"{width} × {d_model} = **{weights.W_O.size:,}** numbers"
     if weights.b_O is not None:
         count += (f"; with its {weights.b_O.size:,} biases, which the question leaves aside, "
@@ -279,11 +285,13 @@ def w_o_size(weights: MHAWeights) -> Question:
         count + ".",
         f"W_O maps the {width} columns of the concatenation back to d_model = {d_model}: one number for every "
         "(input column, output column) pair.", correct=weights.W_O.size,
-        facts=_numbers(weights.W_O.size) + _shapes(width, d_model),
+        facts=_numbers(weights.W_O.size) + _shapes(width, d_model), symbols=("W^O",),
         wrong=_reasons(weights.W_O.size, (width + d_model, "that adds its rows and columns: a matrix holds rows "
                                                            "times columns"),
                        (weights.W_O.size + (0 if weights.b_O is None else weights.b_O.size),
-                        "that counts the biases too: the question leaves them aside")))
+                        "that counts the biases too: the question leaves them aside"),
+                       (kv_width * d_model, f"that is the size of W_K or W_V here, {kv_width} × {d_model}: W_O reads "
+                                            f"the concatenation of every query head's output, {width} columns")))
 
 
 def _other_head_count(d_model: int, h: int) -> int | None:

@@ -176,3 +176,22 @@ def test_plain_attention_stays_plain_when_h_changes_and_changes_back():
     at.selectbox(key="kv_heads").set_value(2).run()
     at.selectbox(key="h").set_value(4).run()
     assert at.session_state["view"][0].spec.kv_heads == 2, "a chosen grouping that still divides h is kept"
+
+
+@pytest.mark.parametrize("link", [{"input": "random"}, {"input": "random", "pe": "0"}, {"input": "tiny"}])
+def test_positional_encoding_is_off_where_the_input_has_no_positions(link):
+    """Was (read6a S5): with input=random the "Positional encoding" box showed ticked (greyed), though X is random
+    numbers with no position signal."""
+    at = run_app(link, "pages/projection.py")
+    assert_clean(at)
+    box = next(c for c in at.checkbox if c.label == "Positional encoding")
+    assert box.value is False and box.disabled and "no position signal" in box.help
+
+
+def test_positional_encoding_stays_a_choice_for_a_sentence():
+    at = run_app({"pe": "0"}, "pages/projection.py")
+    box = next(c for c in at.checkbox if c.label == "Positional encoding")
+    assert box.value is False and not box.disabled
+    box.check().run()
+    assert_clean(at)
+    assert next(c for c in at.checkbox if c.label == "Positional encoding").value is True

@@ -11,11 +11,13 @@ import pytest
 from mha_app.example import build_example
 from mha_app.settings import Spec
 from mha_core.teaching import questions
+from mha_core.teaching.notation import symbol
 from screen import run_app
 
 # (page, question kind, link): every page that asks, in a mode where the answer is easy to give away.
 ASKED = [
     ("pages/projection.py", "q_shape", {}),
+    ("pages/projection.py", "q_shape", {"kv_heads": "2"}),
     ("pages/attention.py", "strongest_key", {}),
     ("pages/attention.py", "strongest_key", {"model": "all-MiniLM-L6-v2", "query": "3"}),
     ("pages/by_hand.py", "cell_weight", {"input": "tiny"}),
@@ -59,9 +61,14 @@ def shows_row(at, row: np.ndarray) -> bool:
 
 @pytest.mark.parametrize(("page", "kind", "params"), ASKED, ids=[f"{p[6:-3]}-{k}-{len(q)}" for p, k, q in ASKED])
 def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
+    """Nothing on the page states the answer before it is given, the "Symbols on this page" box included.
+
+    Was (read6a S1): before the answer, Step 1's symbols box gave "Q_i, K_i, V_i: … one row per token" and "d_k:
+    the width of one head's queries and keys" (together Q_i's shape), and Step 4's "W^O: … h d_v × d_model"."""
     at = run_app(params, page, answered=False)
     assert not at.exception, at.exception
-    example = build_example(Spec(model=params.get("model", "random"), input=params.get("input", "sentence")),
+    example = build_example(Spec(model=params.get("model", "random"), input=params.get("input", "sentence"),
+                                 kv_heads=int(params.get("kv_heads", 0))),
                             model=None if "model" not in params else _model(params["model"]))
     head, query = 0, int(params.get("query", 1)) - 1
     q = questions.ask(kind, example.trace, example.weights, example.tokens, head, query,
@@ -69,6 +76,9 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     before = shown_text(at)
     for fact in q.facts:
         assert fact not in before, f"{fact!r} gives the answer away before it is asked for"
+    listed = [name for name in q.symbols if f"${name}$:" in before]  # the held symbols this page lists
+    for name in q.symbols:
+        assert symbol(name).meaning not in before, f"the meaning of ${name}$ gives the answer away"
     if kind in ("strongest_key", "strongest_share"):
         assert not shows_row(at, example.trace.weights[head, query]), "a chart shows the weights asked about"
     charts = len(at.get("plotly_chart"))
@@ -76,6 +86,7 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     assert not at.exception, at.exception
     assert "Answer:" in shown_text(at)
     assert len(at.get("plotly_chart")) > charts, "the figure that shows the answer appears"
+    assert all(symbol(name).meaning in shown_text(at) for name in listed), "the held meanings come with the answer"
 
 
 # How the cost of heads depends on h, in words: each states the answer to "more, fewer or the same?"

@@ -422,3 +422,31 @@ def test_the_overview_says_that_grouped_heads_share_keys_and_values(kv_heads, sa
     assert ex.trace.k.shape[0] == int(kv_heads) and ex.trace.q.shape[0] == 8  # the engine made that many K/V heads
     text = page_text(at)
     assert said in text and "its own projections of the input" not in text
+
+
+def test_step_1_defines_d_v_for_its_values_figure():
+    """Was (read6a S2): Step 1's V_i figure is titled with d_v, but its symbols box did not define d_v."""
+    at = run_app({}, "pages/projection.py")
+    assert "$d_v$:" in next(e for e in at.expander if e.label == "Symbols on this page").markdown[0].value
+
+
+def test_step_3_says_what_shows_the_head_of_a_column():
+    """Was (read6a S3): "every column still belongs to exactly one head, shown by its colour", where a cell's colour
+    is its value and the head shows only in the numbered, coloured label above each block and the block's frame."""
+    at = run_app({}, "pages/concatenation.py")
+    fig = figures(at)[0]
+    labels = [a["text"] for a in fig["layout"].get("annotations", [])]
+    assert any("1" in str(t) for t in labels) and fig["layout"].get("shapes"), "a label and a frame per block"
+    text = page_text(at)
+    assert "shown by its colour" not in text and "the head's number above each block" in text
+    assert "a cell's colour is its value" in text
+
+
+def test_the_ranking_says_it_starts_from_every_head_on():
+    """Was (read6a S6): with heads 2 and 5 off, "Rank the heads" drew them at about 1.2 while "How much each head
+    adds to the output" showed them at 0, and the page did not say that the ranking starts from all heads on."""
+    at = run_app({"ablate": "2,5"}, "pages/output.py")
+    next(b for b in at.button if b.label == "Rank the heads").click().run()
+    text = page_text(at)
+    assert "measured from the full layer, all 8 heads on (heads 2, 5 too)" in text
+    assert figure_titled(at, "Switching one head off") is not None

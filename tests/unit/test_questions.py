@@ -254,3 +254,17 @@ def test_one_weight_by_hand_and_the_strongest_share_are_softmax(mode):
 
 def _blocked(tr, head, query):
     return np.zeros(tr.scores.shape[-1], bool) if tr.mask is None else tr.mask[head, query]
+
+
+def test_the_width_of_shared_keys_and_values_is_a_named_slip():
+    """Was (read6a S4): with 2 K/V heads, 32 (= h_kv · d_v, the width of K or V) on Step 3 got only "Not yet"."""
+    tr, w, _ = _sentence(h=8, kv=2)                      # d_model 64: d_k = 8, K and V 2 · 8 = 16 wide
+    kv_width = tr.k.shape[0] * tr.k.shape[2]
+    assert kv_width == 16 and tr.concat.shape[1] == 64
+    concat = questions.concat_width(tr)
+    assert not concat.check(kv_width) and "width of K or V" in concat.reason(kv_width)
+    w_o = questions.w_o_size(w)
+    assert not w_o.check(kv_width * 64) and "W_K or W_V" in w_o.reason(kv_width * 64)
+    plain = _sentence(h=8)
+    assert all(given != plain[0].concat.shape[1] for given, _ in questions.concat_width(plain[0]).wrong), \
+        "without sharing, K/V width is the answer itself: no slip named for it"

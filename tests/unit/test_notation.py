@@ -1,0 +1,48 @@
+"""The notation table: every list of symbols a page shows defines every letter its meanings write."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mha_core.teaching import notation
+from mha_core.teaching.notation import SYMBOLS, complete, symbol
+
+
+def written(meaning: str) -> set[str]:
+    """The table's names that a meaning writes in its formulas, read plainly: a name standing on its own, not part
+    of a longer one (d in d_v or d_{model} is not d)."""
+    maths = " ".join(re.findall(r"\$([^$]*)\$", meaning))
+    names = {a for key in SYMBOLS for a in key.split(", ")}
+    return {a for a in names if re.search(r"(?<![A-Za-z\\_^{])" + re.escape(a) + r"(?![A-Za-z0-9_^{])", maths)}
+
+
+# The lists the pages start from (their symbols() calls), plain and with shared K/V heads
+OVERVIEW = ["X", "h", "i", "d_k", "d_{model}", "d", *notation.head_symbols(1), "M", "\\mathrm{head}_i", "W^O"]
+OVERVIEW_GQA = [*OVERVIEW[:6], *notation.head_symbols(2), "M", "\\mathrm{head}_i", "W^O", "h_{kv}", "g", "j"]
+STEP_1 = ["X", "n", "d_{model}", "h", "i", "d_k", "d_v", "d", "c", *notation.head_symbols(1)]
+STEP_4 = ["W^O", "\\mathrm{head}_i", "h", "i", "d_v", "d_{model}", "c", "d"]
+
+
+@pytest.mark.parametrize("names", [OVERVIEW, OVERVIEW_GQA, STEP_1, STEP_4, *([key] for key in SYMBOLS)],
+                         ids=["overview", "overview-gqa", "step1", "step4", *SYMBOLS])
+def test_a_completed_list_defines_every_name_its_meanings_write(names):
+    """Was (read6a S2): the overview's list wrote α_ts and v_s (head_i) and d_v (W^O) without defining them."""
+    listed = complete([symbol(n) for n in names])
+    defined = {a for e in listed for a in e.latex.split(", ")}
+    for entry in listed:
+        assert written(entry.meaning) <= defined, f"{entry.latex}: {written(entry.meaning) - defined} undefined"
+    assert [e.latex for e in listed[:len(names)]] == names, "the page's own symbols first, in its order"
+
+
+def test_the_overview_gains_the_symbols_its_meanings_use():
+    added = {e.latex for e in complete([symbol(n) for n in OVERVIEW])} - set(OVERVIEW)
+    assert {"\\alpha_{ts}", "q_t, k_s, v_s", "d_v", "t", "s", "n"} <= added
+    assert not added & {"h_{kv}", "g", "j", *notation.head_symbols(2)}, "no grouped-query symbol in plain MHA"
+
+
+def test_a_symbol_that_follows_the_example_keeps_its_own_meaning():
+    unscaled = notation.score_symbol(1)
+    listed = complete([symbol("\\alpha_{ts}"), unscaled])
+    assert unscaled in listed and SYMBOLS["z_{ts}"] not in listed
