@@ -48,6 +48,7 @@ def _read(name: str) -> str:
 _EXPLORER = st.components.v2.component("mha_app.attention_explorer", html=_read("explorer.html"),
                                        css=_read("explorer.css"), js=_read("explorer.js"))
 _VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=_read("view.js"))
+_LAYER = st.components.v2.component("mha_app.attention_layer", js=_read("layer.js"))
 
 
 def _weights(spec: Spec, ex) -> list:
@@ -84,15 +85,40 @@ def _packed(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...], wind
                                  overviews=_overviews(spec, ablated_layer, layers))
 
 
-def explorer_payload(spec: Spec, layer: int, window=None) -> bytes:
-    """The explorer's bytes for the example of `spec` seen at `layer`: a trained model's every layer when all fit in
-    payload.LAYERS_BUDGET (then the same bytes whatever the layer), else the layer alone. With heads switched off,
-    the run depends on the layer they are in, so that layer alone is sent."""
+@shared(4, 512 * 2**20)
+def _carried(spec: Spec, layer_count: int, window) -> dict[int, bytes]:
+    """Every layer's carrier bytes (payload.build_layer) of the example of spec: computed once per example and zoom
+    window, whatever the layer on view."""
+    layers = tuple(range(1, layer_count + 1))
+    ex, traces, weights = _traces(spec, None, layers)
+    overviews = _overviews(spec, None, layers)
+    return {layer: payload.build_layer(traces[layer], layer, scale=ex.cfg.softmax_scale, window=window,
+                                       weights=weights[layer], overview=overviews[layer]) for layer in layers}
+
+
+@shared(8, 16 * 2**20)
+def _frame(spec: Spec, layer_count: int, window) -> bytes:
+    ex = example(spec, 1)
+    return payload.build_frame(ex.trace, ex.tokens, ex.key_tokens, carried=_carried(spec, layer_count, window),
+                               scale=ex.cfg.softmax_scale, window=window)
+
+
+def explorer_payload(spec: Spec, layer: int, window=None) -> tuple[bytes, list[bytes]]:
+    """The explorer's bytes for the example of `spec` seen at `layer`, and its carriers' (each one layer's arrays),
+    in the order they go: a trained model's every layer in one payload when all fit in payload.LAYERS_BUDGET (then
+    the same bytes whatever the layer, and no carrier); when they do not, a frame without layers (also the same
+    whatever the layer) and every layer in a carrier of its own, the layer on view first, then the others from the
+    nearest. With heads switched off, the run depends on the layer they are in, so that layer alone is sent."""
     ex = example(spec, layer)
-    everyone = ex.run is not None and not spec.ablate
-    layers = (payload.layers_that_fit(ex.run.layers, layer, window, weights=_weights(spec, ex)) if everyone
-              else [ex.layer])
-    return _packed(spec, layer if spec.card and spec.ablate else None, tuple(layers), window)
+    if ex.run is None or spec.ablate:
+        return _packed(spec, layer if spec.card and spec.ablate else None, (ex.layer,), window), []
+    count = len(ex.run.layers)
+    layers = payload.layers_that_fit(ex.run.layers, layer, window, weights=_weights(spec, ex))
+    if len(layers) == count:
+        return _packed(spec, None, tuple(layers), window), []
+    carried = _carried(spec, count, window)
+    order = sorted(carried, key=lambda other: (abs(other - layer), other))  # layer, layer ± 1, ...
+    return _frame(spec, count, window), [carried[other] for other in order]
 
 
 def _whole(value, lo: int, hi: int) -> bool:
@@ -134,7 +160,7 @@ def attention_explorer(settings: Settings, ex) -> None:
     """The explorer for this example (Example), with its zoom window's controls when it needs one."""
     n, m = ex.trace.weights.shape[1:]
     window = zoom_controls(n, m)
-    data = explorer_payload(settings.spec, ex.layer, window)
+    data, carriers = explorer_payload(settings.spec, ex.layer, window)
     layer_count = len(ex.run.layers) if ex.run is not None else 1
     st.session_state[SIZES] = (ex.cfg.n_heads, n, layer_count)
     seq = ((st.session_state.get(KEY) or {}).get("view") or {}).get("seq", 0)
@@ -143,6 +169,8 @@ def attention_explorer(settings: Settings, ex) -> None:
     with st.container(gap=None):
         _VIEW(key="explorer_view", data={"view": view, "seq": seq})
         _EXPLORER(key=KEY, data=data, on_view_change=_follow)
+        for blob in carriers:  # keyed by what they carry, wherever they stand: an unchanged one is not sent again
+            _LAYER(key=f"explorer_layer_{payload.read_header(blob)['layer']}", data=blob)
     describe_view(settings, ex)
 
 

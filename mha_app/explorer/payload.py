@@ -174,49 +174,42 @@ def _palette(palette) -> dict:
                                                           "highlight")}}
 
 
-def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
-                  layer_count: int = 1, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
-                  weights: Mapping[int, MHAWeights] | None = None,
-                  overviews: Mapping[int, dict[str, np.ndarray]] | None = None) -> bytes:
-    """The explorer's bytes for these layers (1-based layer -> its trace, all of one shape) of a model with
-    layer_count layers. scale: the factor of the scaled scores (named in a title); window: figures.zoom_window(...);
-    weights: each layer's attention weights (MHAWeights), for the contributions stage (without them, step 2 alone);
-    overviews: each layer's overview_arrays (of these weights), when they are already computed."""
-    first = next(iter(layers.values()))
+def _header(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | None, *, layer_count: int,
+            scale: float, window: tuple[int, int, int, int] | None, contributions: bool) -> dict:
+    """What the explorer needs besides the arrays, the same for every layer of an example (first: one layer's
+    trace, for the shapes): tokens, sizes, the zoom window, the stages and their titles, the palettes."""
     h, n, m = first.weights.shape
     group = first.q.shape[0] // first.k.shape[0]  # query heads per key/value head
-    step = overview_step(n, m)
-    grid_step = pooling.block_step(n, m, pooling.grid_budget(h))
-    arrays = {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
-              for part, a in ((overviews or {}).get(layer)
-                              or overview_arrays(trace, (weights or {}).get(layer))).items()}
-    arrays |= {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
-               for part, a in zoom_arrays(trace, window).items()}
-    index, offset = {}, 0
-    for name, a in arrays.items():
-        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
-        arrays[name] = a
-        index[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
-        offset += _padded(a.nbytes)
-    body = bytearray(offset)
-    for name, a in arrays.items():
-        start = index[name]["offset"]
-        body[start:start + a.nbytes] = a.tobytes()
     masked = first.mask is not None
-    header = {
+    return {
         "version": VERSION,
         "tokens": list(tokens), "key_tokens": None if key_tokens is None else list(key_tokens),
         "n": n, "m": m, "heads": h, "group_size": group,
-        "layers": sorted(layers), "layer_count": layer_count,
-        "step": step, "grid_step": grid_step,
+        "layer_count": layer_count,
+        "step": overview_step(n, m), "grid_step": pooling.block_step(n, m, pooling.grid_budget(h)),
         "window": None if window is None else list(window),
         "masked": masked, "scale": float(scale),
         "stages": [{"key": key, "label": control("stage").label_of(key), "title": CONTRIBUTIONS
                     if key == "contributions" else figures.stage_title(key, group, scale, masked),
-                    "signed": key in SIGNED} for key in (STAGES if weights else STEP2)],
+                    "signed": key in SIGNED} for key in (STAGES if contributions else STEP2)],
         "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
-        "arrays": index,
     }
+
+
+def _pack(header: dict, arrays: Mapping[str, np.ndarray]) -> bytes:
+    """The header (with the arrays' index and an `id`, a hash of everything) and the arrays, in the layout of the
+    module docstring."""
+    index, offset, laid = {}, 0, {}
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+        laid[name] = a
+        index[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
+        offset += _padded(a.nbytes)
+    body = bytearray(offset)
+    for name, a in laid.items():
+        start = index[name]["offset"]
+        body[start:start + a.nbytes] = a.tobytes()
+    header = header | {"arrays": index}
     digest = hashlib.blake2b(json.dumps(header, sort_keys=True).encode(), digest_size=16)
     digest.update(body)
     header["id"] = digest.hexdigest()
@@ -225,13 +218,71 @@ def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens
     return b"".join([MAGIC, len(text).to_bytes(4, "little"), text, bytes(start - len(MAGIC) - 4 - len(text)), body])
 
 
-def read_payload(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
-    """(header, arrays by name): build_payload undone, as the browser reads it."""
+def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
+                  layer_count: int = 1, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
+                  weights: Mapping[int, MHAWeights] | None = None,
+                  overviews: Mapping[int, dict[str, np.ndarray]] | None = None) -> bytes:
+    """The explorer's bytes for these layers (1-based layer -> its trace, all of one shape) of a model with
+    layer_count layers. scale: the factor of the scaled scores (named in a title); window: figures.zoom_window(...);
+    weights: each layer's attention weights (MHAWeights), for the contributions stage (without them, step 2 alone);
+    overviews: each layer's overview_arrays (of these weights), when they are already computed."""
+    arrays = {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
+              for part, a in ((overviews or {}).get(layer)
+                              or overview_arrays(trace, (weights or {}).get(layer))).items()}
+    arrays |= {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
+               for part, a in zoom_arrays(trace, window).items()}
+    header = _header(next(iter(layers.values())), tokens, key_tokens, layer_count=layer_count, scale=scale,
+                     window=window, contributions=bool(weights))
+    return _pack(header | {"layers": sorted(layers)}, arrays)
+
+
+def scaled_is_derived(trace: Trace, scale: float) -> bool:
+    """Whether the scaled scores are the raw scores times the scale, both float32, bit for bit (x · 2^-k is, for
+    SmolLM2's 1/√64; MiniLM's 1/√32 is not, the engine scales q first): then the browser makes them as
+    Math.fround(raw × scale), the same float32, and they need not be sent."""
+    raw = trace.raw_scores()                                                        # (h, n, m)
+    return (raw.dtype == np.float32 and trace.scores.dtype == np.float32
+            and np.array_equal(raw * np.float32(scale), trace.scores))
+
+
+def build_layer(trace: Trace, layer: int, *, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
+                weights: MHAWeights | None = None, overview: dict[str, np.ndarray] | None = None) -> bytes:
+    """One layer's arrays alone (as build_payload's "<layer>/<part>"), for its own carrier element: a pure function
+    of the example and the layer, so a rerun sends the same message. Where every cell is exact and the scaled
+    scores are derived bit for bit (scaled_is_derived), they are left out and the header's `derived` names them."""
+    h, n, m = trace.weights.shape
+    arrays = dict(overview if overview is not None else overview_arrays(trace, weights)) | zoom_arrays(trace, window)
+    derived = overview_step(n, m) == 1 and scaled_is_derived(trace, scale)
+    if derived:
+        del arrays["scaled"]
+    return _pack({"version": VERSION, "layer": layer, "scale": float(scale), "derived": ["scaled"] if derived else []},
+                 {f"{layer}/{part}": a for part, a in arrays.items()})
+
+
+def build_frame(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
+                carried: Mapping[int, bytes], scale: float = 1.0,
+                window: tuple[int, int, int, int] | None = None, contributions: bool = True) -> bytes:
+    """The explorer's bytes when a model's layers do not fit in one payload: build_payload's header without a layer
+    (the same whatever the layer on view; first: any layer's trace, for the shapes), and `carried`, each layer's id
+    (carried: 1-based layer -> its build_layer bytes), so that the browser takes the carriers of this example only."""
+    header = _header(first, tokens, key_tokens, layer_count=len(carried), scale=scale, window=window,
+                     contributions=contributions)
+    ids = {str(layer): read_header(blob)["id"] for layer, blob in sorted(carried.items())}
+    return _pack(header | {"layers": [], "carried": ids}, {})
+
+
+def read_header(blob: bytes) -> dict:
+    """The header of a payload (build_payload, build_layer or build_frame)."""
     if blob[:len(MAGIC)] != MAGIC:
         raise ValueError("not an explorer payload")
     size = int.from_bytes(blob[4:8], "little")
-    header = json.loads(blob[8:8 + size])
-    start = _padded(8 + size)
+    return json.loads(blob[8:8 + size])
+
+
+def read_payload(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+    """(header, arrays by name): build_payload undone, as the browser reads it."""
+    header = read_header(blob)
+    start = _padded(8 + int.from_bytes(blob[4:8], "little"))
     arrays = {}
     for name, info in header["arrays"].items():
         dtype, shape = np.dtype(info["dtype"]), tuple(info["shape"])
