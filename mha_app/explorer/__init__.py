@@ -8,12 +8,18 @@ stage or a sent layer redraws at once in the browser; the choice then goes back 
 it into the app's settings (the sidebar's head, query and layer, the link's stage), so the URL, the share link, the
 sidebar and the other pages follow.
 
-Why two elements. A component's `data` is its only way in from the server, and a rerun sends an element again
+Why several elements. A component's `data` is its only way in from the server, and a rerun sends an element again
 unless its message is unchanged (and at least global.minCachedMessageSize, 10 kB). So the large element
 (`_EXPLORER`: the drawing code and the payload) never carries the view: its message is the same on every rerun of
 an example, and the browser is sent a reference to the copy it has. The view the server holds travels in a second,
 tiny element (`_VIEW`, a few hundred bytes, sent on every rerun), which hands it to the drawing code; a view that
-the explorer already shows, or one older than a change made there since (`seq`), draws nothing.
+the explorer already shows, or one older than a change made there since (`seq`), draws nothing. When a trained
+model's layers do not all fit in the explorer's payload (all-MiniLM-L6-v2 past about 90 tokens: some 3.2 MB a layer at
+150), `_EXPLORER` gets a frame without layers and each layer travels in a carrier element of its own (`_LAYER`,
+layer.js: it hands its bytes to the explorer through the page's registry, window.__mhaExplorer, and draws nothing),
+the layer on view first, then the others from the nearest; each carrier is a pure function of the example and its
+layer, so a rerun (a layer change too) sends references only, and the explorer draws a layer as soon as its carrier
+has come ("Loading layer L…" until then).
 
 Canvas, not Plotly.js: the time from a head change to the drawn frame, measured in Chromium for the focused matrix
 and the query's bars (benchmarks/explorer_draw.py; n = 64, 512 and 2048, the last two as 171² and 187² block

@@ -9,8 +9,10 @@ longer one is averaged over blocks of s × s cells, as the app's overviews have 
 means), and the zoom window's cells (figures.zoom_window, up to 64 × 64) then go exactly as well. Without pooling, the
 zoom window is only a place (the browser takes its cells from the whole matrices). The head grid's panels are
 pooling.pool_heads of the weights (the weights themselves when nothing is pooled, and then not sent twice). A trained
-model sends every layer when all of them fit in LAYERS_BUDGET bytes, so that changing the layer needs no server;
-otherwise the layer on view only.
+model sends every layer in one payload when all of them fit in LAYERS_BUDGET bytes; otherwise the explorer gets a frame
+(build_frame: the header alone, the same whatever the layer on view) and each layer goes in a payload of its own
+(build_layer, a carrier), so that changing the layer needs no server either way, and no payload depends on the layer
+on view.
 
 Layout of the bytes: b"MHAX", the header's length (uint32, little-endian), the header (JSON, UTF-8), zero padding to a
 multiple of 8 bytes, then each array, little-endian and C-ordered, at an offset from there that is a multiple of 8 (so
@@ -19,7 +21,9 @@ raw, scaled, mask, weights, grid, grid/mask, zoom/raw, zoom/scaled, zoom/mask, z
 weights contributions/sizes (h, m), contributions/totals (h, n), and where pooled contributions and grid/contributions,
 each with its dtype ("<f4", "<f8", "|u1"), shape and offset. A mask that is the same in every head (every mask this app
 makes) is sent once, shape (1, rows, cols); a layer without a mask sends none. The header's `id` is a hash of everything
-else: equal ids, equal payloads.
+else: equal ids, equal payloads. A frame has no arrays, `layers` empty and `carried`, each layer's carrier id by
+layer; a carrier's header has its `layer`, the `scale` and `derived`: the parts left out because the browser makes
+them bit for bit (the scaled scores, see scaled_is_derived).
 """
 
 from __future__ import annotations
