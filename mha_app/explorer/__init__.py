@@ -14,7 +14,7 @@ unless its message is unchanged (and at least global.minCachedMessageSize, 10 kB
 an example, and the browser is sent a reference to the copy it has. The view the server holds travels in a second,
 tiny element (`_VIEW`, a few hundred bytes, sent on every rerun), which hands it to the drawing code; a view that
 the explorer already shows, or one older than a change made there since (`seq`), draws nothing. When a trained
-model's layers do not all fit in the explorer's payload (all-MiniLM-L6-v2 past about 90 tokens: some 3.2 MB a layer at
+model's layers do not all fit in the explorer's payload (all-MiniLM-L6-v2 past about 70 tokens: some 3.2 MB a layer at
 150), `_EXPLORER` gets a frame without layers and each layer travels in a carrier element of its own (`_LAYER`,
 layer.js: it hands its bytes to the explorer through the page's registry, window.__mhaExplorer, and draws nothing),
 the layer on view first, then the others from the nearest; each carrier is a pure function of the example and its
