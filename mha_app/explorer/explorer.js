@@ -283,6 +283,7 @@ class Explorer {
     const h = this.payload.header;
     this.present = new Set(h.layers);
     this.derived = {};
+    this.root.dataset.layers = h.layers.join(' ');
     this.carried = new Map(Object.entries(h.carried || {}).map(([layer, id]) => [id, Number(layer)]));
     this.buildControls();
     if (first && REGISTRY.view) this.serverView(REGISTRY.view, true);
@@ -309,6 +310,7 @@ class Explorer {
       drawn ||= layer === this.current().layer;
     }
     REGISTRY.layers = later.slice(-this.payload.header.layer_count);
+    this.root.dataset.layers = [...this.present].sort((a, b) => a - b).join(' ');  // the layers here (for tests)
     if (drawn) this.draw();
     return drawn;
   }
