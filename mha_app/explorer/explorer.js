@@ -924,6 +924,7 @@ class Explorer {
 
   save(format) {
     const h = this.payload.header, v = this.current();
+    if (!this.has(v.layer)) return;  // its numbers are still on their way: nothing to save yet
     const width = Math.max(320, Math.floor(this.root.clientWidth || 800));
     const font = getComputedStyle(this.root).fontFamily || 'sans-serif';
     const measurer = new CanvasPainter(document.createElement('canvas').getContext('2d'), font);
