@@ -49,10 +49,11 @@ class Socket:
     `hold` is on (the server cannot answer), until release(). Playwright's sync API delivers messages only while the
     test is inside one of its calls: wait with page.wait_for_timeout, never time.sleep."""
 
-    def __init__(self, page):
+    def __init__(self, page, hold_over: int | None = None):
         self.received: list[bytes | str] = []
         self.held: list[bytes | str] = []
         self.hold = False
+        self.hold_over = hold_over  # also hold back every message of more bytes than this, until release()
         self.lock = threading.Lock()
         self.route = None
         page.route_web_socket(re.compile(r".*/_stcore/stream$"), self._connect)
@@ -64,7 +65,7 @@ class Socket:
         def to_page(message) -> None:
             with self.lock:
                 self.received.append(message)
-                if self.hold:
+                if self.hold or (self.hold_over and len(message) > self.hold_over):
                     self.held.append(message)
                     return
             ws.send(message)
@@ -73,7 +74,7 @@ class Socket:
 
     def release(self) -> None:
         with self.lock:
-            self.hold = False
+            self.hold, self.hold_over = False, None
             held, self.held = self.held, []
         for message in held:
             self.route.send(message)
@@ -84,20 +85,22 @@ class Socket:
 
 @pytest.fixture
 def open_page(browser):
-    """open_page(url) -> (page, socket): a fresh context (a new session) whose explorer has drawn, closed after."""
+    """open_page(url) -> (page, socket): a fresh context (a new session) whose explorer has drawn (drawn=False: is
+    there), closed after; hold_over: the socket holds back messages of more bytes than that (Socket)."""
     contexts, errors = [], []
 
-    def _open(url: str):
+    def _open(url: str, hold_over: int | None = None, drawn: bool = True):
         context = browser.new_context(viewport=VIEWPORT)
         context.set_default_timeout(CHANGE_MS)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda error: errors.append(str(error)))
-        sock = Socket(page)
+        sock = Socket(page, hold_over)
         page.goto(url, timeout=LOAD_MS)
         settle(page, LOAD_MS)
         reveal(page)
-        page.wait_for_function(f"() => Number(({ROOT_JS})?.dataset.draws) > 0", timeout=LOAD_MS)
+        page.wait_for_function(f"() => Number(({ROOT_JS})?.dataset.draws) > 0" if drawn
+                               else f"() => !!({ROOT_JS})?.dataset.loading", timeout=LOAD_MS)
         settle(page)
         return page, sock
 
@@ -378,9 +381,15 @@ def test_a_trained_models_layers_change_in_the_browser(server, open_page, minilm
     # 150 tokens: about 3.2 MB a layer, too many for one payload, so each layer comes in a carrier of its own.
     text = text_of(minilm, 150)
     page, sock = open_page(f"{server}/attention?model=all-MiniLM-L6-v2&head=4&query=9&"
-                           f"text={urllib.request.quote(text)}")
+                           f"text={urllib.request.quote(text)}", hold_over=1_000_000, drawn=False)
+    # The carriers held back: the explorer says it is loading the layer, and shows no matrix (nothing to hover).
+    expect(page.locator(f"{EXPLORER} .status")).to_have_text("Loading layer 1…")
+    assert page.locator(EXPLORER).get_attribute("data-loading") == "true"
+    assert page.locator(f"{EXPLORER} canvas.plot").get_attribute("data-regions") == "[]"
+    sock.release()
     page.wait_for_function(f"() => ({ROOT_JS}).dataset.layers === '1 2 3 4 5 6'", timeout=LOAD_MS)
     settle(page)
+    assert state(page)["loading"] == "false" and state(page)["view"]["layer"] == 1
     before = state(page)
     start = len(sock.received)
     sock.hold = True  # the server cannot answer: layer 5 is drawn from its carrier, already in the browser
