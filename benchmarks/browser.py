@@ -41,10 +41,10 @@ What is measured
 - explorer (issue 19): in the attention explorer, a head key (2, 1, ...), a click on a query row, a stage button and,
   on the trained models, its layer picker: from the key or pointer press (as the page sees it) to the first frame in
   which the explorer has drawn the new view. The server is not waited for: these views are answered in the browser
-  (a layer whose carrier has not arrived, or that comes from the server, is waited for; the changes start once
-  every layer is in the browser); between two changes the state sync that follows is let finish, and its websocket
-  bytes are counted ("sync bytes", and apart for a layer change), as are the bytes received from navigation start
-  until every layer is in the browser (the first load, "Reveal" clicked at once).
+  (a layer whose carrier has not arrived, or that comes from the server, is waited for; the changes start once the
+  page is idle); between two changes the state sync that follows is let finish, and its websocket bytes are counted
+  ("sync bytes", and apart for a layer change), as are the bytes received from navigation start until the page was
+  idle, every layer sent with it in the browser (the first load, "Reveal" clicked at once).
 - cold start: `streamlit run app.py` is launched (a fresh server each time) and the browser, already running, opens
   the address it prints as soon as the server answers: launch -> first figure, and -> ready (overview page).
 - floor (the reference for our stack): the same cold start, a first load and a rerun of a bare Streamlit page with
@@ -438,14 +438,11 @@ def explorer_changes(browser, url: str, count: int, ready: str, layers: tuple = 
     (cycling from layers[0], the URL's): seconds from the key or pointer press to the first frame drawn with the new
     view. Each change waits for the state sync that follows (the app idle) before the next; "sync bytes" (and
     "layer sync bytes") hold what the websocket brought from the change's start until then, "load bytes" what it
-    brought from navigation start until every layer was in the browser."""
+    brought from navigation start until the page was idle (with the explorer drawn)."""
     with _page(browser) as page:
         page.set_default_timeout(CHANGE_TIMEOUT_MS)
         frames = _websocket_frames(page)
-        _open(page, url, ready, reveal=True)
-        # every layer in the browser (a trained model's carriers all arrived), then what the load brought
-        page.wait_for_function("() => { const e = window.__explorer(); return e.dataset.layers.split(' ').length"
-                               " === e.querySelector('select.layer').options.length; }", polling=100)
+        _open(page, url, ready, reveal=True)  # idle: the layers sent with the page (their carriers) have arrived
         canvas = page.locator(".mha-explorer canvas.plot")
         canvas.focus()
         out = {kind: [] for kind in (*kinds, "layer", "sync bytes", "layer sync bytes")}
@@ -580,7 +577,7 @@ def measure_case(browser, base: str, case: Case, loads: int, count: int, table: 
             if what.endswith("bytes"):
                 table.add({"sync bytes": "  explorer, sync after a head/query/stage change: bytes received",
                            "layer sync bytes": "  explorer, sync after a layer change: bytes received",
-                           "load bytes": f"  first load to every layer in the browser, bytes received: {case.name}"}
+                           "load bytes": f"  first load (Reveal at once), bytes received: {case.name}"}
                           [what], samples, unit="MB")
                 continue
             steps = " -> ".join(map(str, (*case.layers, case.layers[0]))) if what == "layer" else ""

@@ -17,9 +17,11 @@ the explorer already shows, or one older than a change made there since (`seq`),
 model's layers do not all fit in the explorer's payload (all-MiniLM-L6-v2 past about 70 tokens: some 3.2 MB a layer at
 150), `_EXPLORER` gets a frame without layers and each layer travels in a carrier element of its own (`_LAYER`,
 layer.js: it hands its bytes to the explorer through the page's registry, window.__mhaExplorer, and draws nothing),
-the layer on view first, then the others from the nearest; each carrier is a pure function of the example and its
-layer, so a rerun (a layer change too) sends references only, and the explorer draws a layer as soon as its carrier
-has come ("Loading layer L…" until then).
+the layer on view first, then the others from the nearest, up to payload.CARRIERS_BUDGET (24 MiB: MiniLM's 6 layers
+at 150 tokens, 13 of SmolLM2's 30); each carrier is a pure function of the example and its layer, so a rerun (a layer
+change too) sends references for those the browser has and bytes for the others only, and the explorer draws a
+layer as soon as its carrier has come ("Loading layer L…" until then; a layer further away than the budget reaches
+comes with the rerun that its choice starts).
 
 Canvas, not Plotly.js: the time from a head change to the drawn frame, measured in Chromium for the focused matrix
 and the query's bars (benchmarks/explorer_draw.py; n = 64, 512 and 2048, the last two as 171² and 187² block
@@ -113,8 +115,9 @@ def explorer_payload(spec: Spec, layer: int, window=None) -> tuple[bytes, list[b
     """The explorer's bytes for the example of `spec` seen at `layer`, and its carriers' (each one layer's arrays),
     in the order they go: a trained model's every layer in one payload when all fit in payload.LAYERS_BUDGET (then
     the same bytes whatever the layer, and no carrier); when they do not, a frame without layers (also the same
-    whatever the layer) and every layer in a carrier of its own, the layer on view first, then the others from the
-    nearest. With heads switched off, the run depends on the layer they are in, so that layer alone is sent."""
+    whatever the layer) and each layer in a carrier of its own, the layer on view first, then the others from the
+    nearest, as many as payload.CARRIERS_BUDGET allows. With heads switched off, the run depends on the layer they
+    are in, so that layer alone is sent."""
     ex = example(spec, layer)
     if ex.run is None or spec.ablate:
         return _packed(spec, layer if spec.card and spec.ablate else None, (ex.layer,), window), []
@@ -123,8 +126,8 @@ def explorer_payload(spec: Spec, layer: int, window=None) -> tuple[bytes, list[b
     if len(layers) == count:
         return _packed(spec, None, tuple(layers), window), []
     carried = _carried(spec, count, window)
-    order = sorted(carried, key=lambda other: (abs(other - layer), other))  # layer, layer ± 1, ...
-    return _frame(spec, count, window), [carried[other] for other in order]
+    sent = payload.carriers_to_send({other: len(blob) for other, blob in carried.items()}, layer)
+    return _frame(spec, count, window), [carried[other] for other in sent]
 
 
 def _whole(value, lo: int, hi: int) -> bool:

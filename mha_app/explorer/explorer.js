@@ -393,9 +393,9 @@ class Explorer {
   }
 
   setLayer(layer) {
-    // A layer that is neither here nor on its way in a carrier comes from the server: send at once, and show it
-    // when it arrives. A carried one is drawn when its carrier has come (at once, when it has).
-    this.change({ layer }, !this.has(layer) && !this.payload.header.carried);
+    // A layer that is not here yet comes from the server (in the payload, or in its carrier, unless that is on its
+    // way already): send at once, and draw it when it arrives.
+    this.change({ layer }, !this.has(layer));
   }
 
   moveQuery(by) {

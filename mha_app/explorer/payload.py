@@ -48,6 +48,7 @@ STEP2 = pooling.STAGES                    # raw, scaled, mask, weights: read fro
 SIGNED = ("raw", "scaled")                # drawn on the diverging scale, centred on 0
 CONTRIBUTIONS = "Contribution shares ‖α_ts v_s W^O_i‖ ÷ the row's sum"
 LAYERS_BUDGET = 4 * 2**20                 # bytes: a trained model's layers all go when they fit in this
+CARRIERS_BUDGET = 24 * 2**20              # bytes of carriers sent with the page: the layers nearest the one on view
 ALIGN = 8
 
 
@@ -158,6 +159,21 @@ def layers_that_fit(traces: Sequence[Trace], current: int, window=None, budget: 
     if len(traces) > 1 and len(traces) * layer_bytes(traces[current - 1], window, chosen) <= budget:
         return list(range(1, len(traces) + 1))
     return [current]
+
+
+def carriers_to_send(sizes: Mapping[int, int], current: int, budget: int = CARRIERS_BUDGET) -> list[int]:
+    """The layers (1-based) whose carriers go with the page, in the order they go: the one on view, then the others
+    from the nearest (the lower first), as long as their bytes (sizes: each layer's) fit in budget; so
+    all-MiniLM-L6-v2's 6 layers of 3.5 MB at 150 tokens all go, SmolLM2's 30 of 1.9 MB the 13 nearest, and a layer
+    further away comes when the view moves towards it."""
+    order = sorted(sizes, key=lambda layer: (abs(layer - current), layer))
+    chosen, total = [], 0
+    for layer in order:
+        if chosen and total + sizes[layer] > budget:
+            break
+        chosen.append(layer)
+        total += sizes[layer]
+    return chosen
 
 
 def _padded(size: int) -> int:

@@ -15,6 +15,7 @@ from mha_app.explorer.payload import (
     build_frame,
     build_layer,
     build_payload,
+    carriers_to_send,
     layer_bytes,
     layers_that_fit,
     read_payload,
@@ -205,6 +206,16 @@ def test_layers_that_do_not_fit_go_each_in_a_carrier_that_the_frame_names():
     assert build_frame(layers[2], tokens, carried=carried, scale=scale, contributions=False) == frame
     other = dict(carried) | {3: build_layer(run(40, seed=9, causal=True)[0], 3, scale=scale)}
     assert read_payload(build_frame(layers[0], tokens, carried=other, scale=scale))[0]["id"] != header["id"]
+
+
+def test_the_carriers_sent_are_the_layer_on_view_then_the_nearest_within_the_budget():
+    six = dict.fromkeys(range(1, 7), 3_500_000)  # all-MiniLM-L6-v2 at 150 tokens: every layer goes
+    assert carriers_to_send(six, 3) == [3, 2, 4, 1, 5, 6]
+    thirty = dict.fromkeys(range(1, 31), 1_900_000)  # SmolLM2 at 150 tokens: as many as 24 MiB hold
+    assert carriers_to_send(thirty, 1) == list(range(1, 14))
+    assert carriers_to_send(thirty, 20) == [20, 19, 21, 18, 22, 17, 23, 16, 24, 15, 25, 14, 26]
+    assert carriers_to_send(thirty, 30, budget=3_800_000) == [30, 29]
+    assert carriers_to_send(thirty, 5, budget=1) == [5], "the layer on view goes, whatever its size"
 
 
 def test_a_carrier_leaves_out_the_scaled_scores_only_where_the_browser_makes_them_bit_for_bit():
