@@ -32,6 +32,8 @@ canvas, in two runs on a shared 2-core machine. The issue's target is 100 ms fro
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from importlib import resources
 
 import numpy as np
@@ -93,31 +95,36 @@ def _packed(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...], wind
                                  overviews=_overviews(spec, ablated_layer, layers))
 
 
-@shared(4, 512 * 2**20)
-def _carried(spec: Spec, layer_count: int, window) -> dict[int, bytes]:
-    """Every layer's carrier bytes (payload.build_layer) of the example of spec: computed once per example and zoom
-    window, whatever the layer on view."""
-    layers = tuple(range(1, layer_count + 1))
-    ex, traces, weights = _traces(spec, None, layers)
-    overviews = _overviews(spec, None, layers)
-    return {layer: payload.build_layer(traces[layer], layer, scale=ex.cfg.softmax_scale, window=window,
-                                       weights=weights[layer], overview=overviews[layer]) for layer in layers}
+def _carrier_id(spec: Spec, window, layer: int) -> str:
+    """A carrier's id, known before its bytes: a hash of what they are a pure function of (the settings that make
+    the example, the zoom window, the layer), so the frame can name every layer's carrier without building them."""
+    return hashlib.blake2b(repr((payload.VERSION, spec, window, layer)).encode(), digest_size=16).hexdigest()
+
+
+@shared(48, 512 * 2**20)
+def _carrier(spec: Spec, window, layer: int) -> bytes:
+    """One layer's carrier bytes (payload.build_layer): built when it is first sent, once per example and window."""
+    ex, traces, weights = _traces(spec, None, (layer,))
+    return payload.build_layer(traces[layer], layer, scale=ex.cfg.softmax_scale, window=window,
+                               weights=weights[layer], overview=_overviews(spec, None, (layer,))[layer],
+                               name=_carrier_id(spec, window, layer))
 
 
 @shared(8, 16 * 2**20)
 def _frame(spec: Spec, layer_count: int, window) -> bytes:
     ex = example(spec, 1)
-    return payload.build_frame(ex.trace, ex.tokens, ex.key_tokens, carried=_carried(spec, layer_count, window),
-                               scale=ex.cfg.softmax_scale, window=window)
+    return payload.build_frame(ex.trace, ex.tokens, ex.key_tokens, scale=ex.cfg.softmax_scale, window=window,
+                               carried={layer: _carrier_id(spec, window, layer) for layer in range(1, layer_count + 1)})
 
 
-def explorer_payload(spec: Spec, layer: int, window=None) -> tuple[bytes, list[bytes]]:
-    """The explorer's bytes for the example of `spec` seen at `layer`, and its carriers' (each one layer's arrays),
-    in the order they go: a trained model's every layer in one payload when all fit in payload.LAYERS_BUDGET (then
-    the same bytes whatever the layer, and no carrier); when they do not, a frame without layers (also the same
-    whatever the layer) and each layer in a carrier of its own, the layer on view first, then the others from the
-    nearest, as many as payload.CARRIERS_BUDGET allows. With heads switched off, the run depends on the layer they
-    are in, so that layer alone is sent."""
+def explorer_payload(spec: Spec, layer: int, window=None) -> tuple[bytes, list]:
+    """The explorer's bytes for the example of `spec` seen at `layer`, and its carriers (each one layer's arrays) as
+    (layer, a function that builds its bytes), in the order they go. A trained model's every layer in one payload
+    when all fit in payload.LAYERS_BUDGET (then the same bytes whatever the layer, and no carrier); when they do
+    not, a frame without layers (also the same whatever the layer) and each layer in a carrier of its own, the layer
+    on view first, then the others from the nearest, as many as payload.CARRIERS_BUDGET allows (each built only
+    when it is sent, so the layer on view is drawn before the others are built). With heads switched off, the run
+    depends on the layer they are in, so that layer alone is sent."""
     ex = example(spec, layer)
     if ex.run is None or spec.ablate:
         return _packed(spec, layer if spec.card and spec.ablate else None, (ex.layer,), window), []
@@ -125,9 +132,9 @@ def explorer_payload(spec: Spec, layer: int, window=None) -> tuple[bytes, list[b
     layers = payload.layers_that_fit(ex.run.layers, layer, window, weights=_weights(spec, ex))
     if len(layers) == count:
         return _packed(spec, None, tuple(layers), window), []
-    carried = _carried(spec, count, window)
-    sent = payload.carriers_to_send({other: len(blob) for other, blob in carried.items()}, layer)
-    return _frame(spec, count, window), [carried[other] for other in sent]
+    size = len(_carrier(spec, window, layer))  # about every layer's: they have the same shapes
+    sent = payload.carriers_to_send(dict.fromkeys(range(1, count + 1), size), layer)
+    return _frame(spec, count, window), [(other, functools.partial(_carrier, spec, window, other)) for other in sent]
 
 
 def _whole(value, lo: int, hi: int) -> bool:
@@ -178,8 +185,8 @@ def attention_explorer(settings: Settings, ex) -> None:
     with st.container(gap=None):
         _VIEW(key="explorer_view", data={"view": view, "seq": seq})
         _EXPLORER(key=KEY, data=data, on_view_change=_follow)
-        for blob in carriers:  # keyed by what they carry, wherever they stand: an unchanged one is not sent again
-            _LAYER(key=f"explorer_layer_{payload.read_header(blob)['layer']}", data=blob)
+        for layer, carrier in carriers:  # keyed by what they carry, wherever they stand: one unchanged is not resent
+            _LAYER(key=f"explorer_layer_{layer}", data=carrier())
     describe_view(settings, ex)
 
 

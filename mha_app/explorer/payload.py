@@ -216,9 +216,9 @@ def _header(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | Non
     }
 
 
-def _pack(header: dict, arrays: Mapping[str, np.ndarray]) -> bytes:
-    """The header (with the arrays' index and an `id`, a hash of everything) and the arrays, in the layout of the
-    module docstring."""
+def _pack(header: dict, arrays: Mapping[str, np.ndarray], known_id: str | None = None) -> bytes:
+    """The header (with the arrays' index and an `id`: known_id, else a hash of everything) and the arrays, in the
+    layout of the module docstring."""
     index, offset, laid = {}, 0, {}
     for name, a in arrays.items():
         a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
@@ -232,7 +232,7 @@ def _pack(header: dict, arrays: Mapping[str, np.ndarray]) -> bytes:
     header = header | {"arrays": index}
     digest = hashlib.blake2b(json.dumps(header, sort_keys=True).encode(), digest_size=16)
     digest.update(body)
-    header["id"] = digest.hexdigest()
+    header["id"] = known_id or digest.hexdigest()
     text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
     start = _padded(len(MAGIC) + 4 + len(text))
     return b"".join([MAGIC, len(text).to_bytes(4, "little"), text, bytes(start - len(MAGIC) - 4 - len(text)), body])
@@ -266,29 +266,31 @@ def scaled_is_derived(trace: Trace, scale: float) -> bool:
 
 
 def build_layer(trace: Trace, layer: int, *, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
-                weights: MHAWeights | None = None, overview: dict[str, np.ndarray] | None = None) -> bytes:
+                weights: MHAWeights | None = None, overview: dict[str, np.ndarray] | None = None,
+                name: str | None = None) -> bytes:
     """One layer's arrays alone (as build_payload's "<layer>/<part>"), for its own carrier element: a pure function
     of the example and the layer, so a rerun sends the same message. Where every cell is exact and the scaled
-    scores are derived bit for bit (scaled_is_derived), they are left out and the header's `derived` names them."""
+    scores are derived bit for bit (scaled_is_derived), they are left out and the header's `derived` names them.
+    name: its id, when one is known before the bytes (a hash of what they are a function of), else their hash."""
     h, n, m = trace.weights.shape
     arrays = dict(overview if overview is not None else overview_arrays(trace, weights)) | zoom_arrays(trace, window)
     derived = overview_step(n, m) == 1 and scaled_is_derived(trace, scale)
     if derived:
         del arrays["scaled"]
     return _pack({"version": VERSION, "layer": layer, "scale": float(scale), "derived": ["scaled"] if derived else []},
-                 {f"{layer}/{part}": a for part, a in arrays.items()})
+                 {f"{layer}/{part}": a for part, a in arrays.items()}, name)
 
 
 def build_frame(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
-                carried: Mapping[int, bytes], scale: float = 1.0,
+                carried: Mapping[int, str], scale: float = 1.0,
                 window: tuple[int, int, int, int] | None = None, contributions: bool = True) -> bytes:
     """The explorer's bytes when a model's layers do not fit in one payload: build_payload's header without a layer
-    (the same whatever the layer on view; first: any layer's trace, for the shapes), and `carried`, each layer's id
-    (carried: 1-based layer -> its build_layer bytes), so that the browser takes the carriers of this example only."""
+    (the same whatever the layer on view; first: any layer's trace, for the shapes), and `carried`, each layer's
+    carrier id (1-based layer -> the id of its build_layer bytes), so that the browser takes this example's only."""
     header = _header(first, tokens, key_tokens, layer_count=len(carried), scale=scale, window=window,
                      contributions=contributions)
-    ids = {str(layer): read_header(blob)["id"] for layer, blob in sorted(carried.items())}
-    return _pack(header | {"layers": [], "carried": ids}, {})
+    return _pack(header | {"layers": [], "carried": {str(layer): name for layer, name in sorted(carried.items())}},
+                 {})
 
 
 def read_header(blob: bytes) -> dict:

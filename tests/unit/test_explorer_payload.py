@@ -199,13 +199,17 @@ def test_layers_that_do_not_fit_go_each_in_a_carrier_that_the_frame_names():
         if header["derived"] == []:  # else raw × scale is the engine's scaled scores bit for bit (next test)
             np.testing.assert_array_equal(arrays[f"{i}/scaled"], trace.scores)
     # The frame: no array, the same whichever layer gave it its shapes, and each carrier's id by layer.
-    frame = build_frame(layers[0], tokens, carried=carried, scale=scale, contributions=False)
+    ids = {i: read_payload(blob)[0]["id"] for i, blob in carried.items()}
+    assert len(set(ids.values())) == 3, "a hash of the numbers: another layer, another id"
+    frame = build_frame(layers[0], tokens, carried=ids, scale=scale, contributions=False)
     header, arrays = read_payload(frame)
     assert arrays == {} and header["layers"] == [] and header["layer_count"] == 3 and header["n"] == 40
-    assert header["carried"] == {str(i): read_payload(blob)[0]["id"] for i, blob in carried.items()}
-    assert build_frame(layers[2], tokens, carried=carried, scale=scale, contributions=False) == frame
-    other = dict(carried) | {3: build_layer(run(40, seed=9, causal=True)[0], 3, scale=scale)}
-    assert read_payload(build_frame(layers[0], tokens, carried=other, scale=scale))[0]["id"] != header["id"]
+    assert header["carried"] == {str(i): name for i, name in ids.items()}
+    assert build_frame(layers[2], tokens, carried=ids, scale=scale, contributions=False) == frame
+    assert read_payload(build_frame(layers[0], tokens, carried=ids | {3: "another"}, scale=scale))[0]["id"] \
+        != header["id"]
+    # An id known before the bytes (the app's: a hash of the settings that make them) is the carrier's id.
+    assert read_payload(build_layer(layers[0], 1, scale=scale, name="settings-hash"))[0]["id"] == "settings-hash"
 
 
 def test_the_carriers_sent_are_the_layer_on_view_then_the_nearest_within_the_budget():
