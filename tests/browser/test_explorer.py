@@ -53,7 +53,7 @@ class Socket:
         self.received: list[bytes | str] = []
         self.held: list[bytes | str] = []
         self.hold = False
-        self.hold_over = hold_over  # also hold back every message of more bytes than this, until release()
+        self.hold_over = hold_over  # hold back from the first message of more bytes than this on (in order)
         self.lock = threading.Lock()
         self.route = None
         page.route_web_socket(re.compile(r".*/_stcore/stream$"), self._connect)
@@ -65,7 +65,9 @@ class Socket:
         def to_page(message) -> None:
             with self.lock:
                 self.received.append(message)
-                if self.hold or (self.hold_over and len(message) > self.hold_over):
+                if self.hold_over and len(message) > self.hold_over:
+                    self.hold = True
+                if self.hold:
                     self.held.append(message)
                     return
             ws.send(message)
@@ -86,7 +88,8 @@ class Socket:
 @pytest.fixture
 def open_page(browser):
     """open_page(url) -> (page, socket): a fresh context (a new session) whose explorer has drawn (drawn=False: is
-    there), closed after; hold_over: the socket holds back messages of more bytes than that (Socket)."""
+    there), closed after; hold_over: the socket holds back every message from the first of more bytes than that
+    on (Socket)."""
     contexts, errors = [], []
 
     def _open(url: str, hold_over: int | None = None, drawn: bool = True):
@@ -98,9 +101,12 @@ def open_page(browser):
         sock = Socket(page, hold_over)
         page.goto(url, timeout=LOAD_MS)
         settle(page, LOAD_MS)
+        if not drawn:  # the app will not be idle (the server's messages held back): reveal, and wait for no more
+            page.get_by_role("button", name="Reveal the answer").first.click()
+            page.wait_for_function(f"() => !!({ROOT_JS})?.dataset.loading", timeout=LOAD_MS)
+            return page, sock
         reveal(page)
-        page.wait_for_function(f"() => Number(({ROOT_JS})?.dataset.draws) > 0" if drawn
-                               else f"() => !!({ROOT_JS})?.dataset.loading", timeout=LOAD_MS)
+        page.wait_for_function(f"() => Number(({ROOT_JS})?.dataset.draws) > 0", timeout=LOAD_MS)
         settle(page)
         return page, sock
 
