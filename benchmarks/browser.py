@@ -41,8 +41,10 @@ What is measured
 - explorer (issue 19): in the attention explorer, a head key (2, 1, ...), a click on a query row, a stage button and,
   on the trained models, its layer picker: from the key or pointer press (as the page sees it) to the first frame in
   which the explorer has drawn the new view. The server is not waited for: these views are answered in the browser
-  (a layer that is not in the payload comes from the server, and is then waited for); between two changes the state
-  sync that follows is let finish, and its websocket bytes are counted ("sync bytes").
+  (a layer whose carrier has not arrived, or that comes from the server, is waited for; the changes start once the
+  page is idle); between two changes the state sync that follows is let finish, and its websocket bytes are counted
+  ("sync bytes", and apart for a layer change), as are the bytes received from navigation start until the page was
+  idle, every layer sent with it in the browser (the first load, "Reveal" clicked at once).
 - cold start: `streamlit run app.py` is launched (a fresh server each time) and the browser, already running, opens
   the address it prints as soon as the server answers: launch -> first figure, and -> ready (overview page).
 - floor (the reference for our stack): the same cold start, a first load and a rerun of a bare Streamlit page with
@@ -434,15 +436,17 @@ def explorer_changes(browser, url: str, count: int, ready: str, layers: tuple = 
     """In the attention page's explorer, `count` times each of `kinds`: a head key (2, 1, ...), a click on a query row
     (rows 2 and 3 in turn), a stage button (raw scores, softmax weights) and, with `layers`, the layer picker
     (cycling from layers[0], the URL's): seconds from the key or pointer press to the first frame drawn with the new
-    view. Each change waits for the state sync that follows (the app idle) before the next; "sync bytes" holds what
-    the websocket brought from the change's start until then."""
+    view. Each change waits for the state sync that follows (the app idle) before the next; "sync bytes" (and
+    "layer sync bytes") hold what the websocket brought from the change's start until then, "load bytes" what it
+    brought from navigation start until the page was idle (with the explorer drawn)."""
     with _page(browser) as page:
         page.set_default_timeout(CHANGE_TIMEOUT_MS)
         frames = _websocket_frames(page)
-        _open(page, url, ready, reveal=True)
+        _open(page, url, ready, reveal=True)  # idle: the layers sent with the page (their carriers) have arrived
         canvas = page.locator(".mha-explorer canvas.plot")
         canvas.focus()
-        out = {kind: [] for kind in (*kinds, "layer", "sync bytes")}
+        out = {kind: [] for kind in (*kinds, "layer", "sync bytes", "layer sync bytes")}
+        out["load bytes"] = [sum(size for k, _, size in frames if k == "Received")]
 
         def timed(kind: str, act, view: dict) -> None:
             page.evaluate(EXPLORER_ARM_JS, view)
@@ -454,13 +458,24 @@ def explorer_changes(browser, url: str, count: int, ready: str, layers: tuple = 
             page.wait_for_timeout(300)  # the sync's rerun (after the explorer's 200 ms pause) is over too
             page.wait_for_function("() => window.__idle()", polling=100)
             out[kind].append((change["t1"] - change["t0"]) / 1000)
-            if kind != "layer":
-                out["sync bytes"].append(sum(size for k, _, size in frames[seen:] if k == "Received"))
+            out["layer sync bytes" if kind == "layer" else "sync bytes"].append(
+                sum(size for k, _, size in frames[seen:] if k == "Received"))
 
-        def click_row(row: int):
+        def row_point(row: int) -> tuple[float, float]:
+            """Where query row `row` of the head's matrix is on the screen, scrolled first to the middle of the
+            viewport: below Streamlit's sticky header, which would otherwise take the click (MiniLM's explorer
+            starts under it once the page has scrolled to the explorer)."""
             region = next(r for r in json.loads(canvas.get_attribute("data-regions")) if r["kind"] == "matrix")
-            canvas.click(position={"x": region["x"] + region["w"] / 2,
-                                   "y": region["y"] + (row + 0.5) * region["h"] / region["rows"]})
+            for _ in range(12):
+                box = canvas.bounding_box()
+                x, y = box["x"] + region["x"] + region["w"] / 2, \
+                    box["y"] + region["y"] + (row + 0.5) * region["h"] / region["rows"]
+                if 120 <= y <= VIEWPORT["height"] - 60:
+                    return x, y
+                page.mouse.move(x, VIEWPORT["height"] / 2)
+                page.mouse.wheel(0, y - VIEWPORT["height"] / 2)
+                page.wait_for_timeout(150)
+            raise RuntimeError(f"query row {row} of the explorer never came into view")
 
         stages = (("raw", "raw"), ("weights", "weights"))
         for i in range(count):
@@ -469,7 +484,8 @@ def explorer_changes(browser, url: str, count: int, ready: str, layers: tuple = 
                 timed("head", lambda head=head: page.keyboard.press(str(head)), {"head": head})
             if "query" in kinds:
                 row = 1 + i % 2  # another query each time (pooled: one in that block of queries)
-                timed("query", lambda row=row: click_row(row), {})
+                x, y = row_point(row)  # (not timed)
+                timed("query", lambda x=x, y=y: page.mouse.click(x, y), {})
             if "stage" in kinds:
                 button, stage = stages[i % 2]
                 timed("stage", lambda button=button: page.locator(
@@ -558,8 +574,11 @@ def measure_case(browser, base: str, case: Case, loads: int, count: int, table: 
         times = explorer_changes(browser, url, count, main, case.layers,
                                  ("head", "query", "stage") if case.explorer else ())
         for what, samples in times.items():
-            if what == "sync bytes":
-                table.add("  explorer, sync after a head/query/stage change: bytes received", samples, unit="MB")
+            if what.endswith("bytes"):
+                table.add({"sync bytes": "  explorer, sync after a head/query/stage change: bytes received",
+                           "layer sync bytes": "  explorer, sync after a layer change: bytes received",
+                           "load bytes": f"  first load (Reveal at once), bytes received: {case.name}"}
+                          [what], samples, unit="MB")
                 continue
             steps = " -> ".join(map(str, (*case.layers, case.layers[0]))) if what == "layer" else ""
             table.add(f"explorer {what}{' ' + steps if steps else ''}: {case.name}", samples,

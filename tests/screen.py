@@ -43,12 +43,17 @@ def run_app(params: dict | None = None, page: str | None = None, answered: bool 
 
 def explorer(at):
     """The attention explorer on the current page: (header, arrays, view), its payload decoded as the browser reads it
-    (mha_app.explorer.payload.read_payload) and the view the server hands it (layer, head, query, stage)."""
+    (mha_app.explorer.payload.read_payload) with the arrays of every layer's carrier, where the layers go in
+    carriers (parts a carrier leaves out for the browser to make, its header's `derived`, are not made here), and
+    the view the server hands it (layer, head, query, stage)."""
     from mha_app.explorer.payload import read_payload
 
-    parts = {e.proto.component_name: e.proto for e in at.get("bidi_component")}
+    elements = [e.proto for e in at.get("bidi_component")]
+    parts = {e.component_name: e for e in elements}
     assert "mha_app.attention_explorer" in parts, f"no explorer on the page, only {sorted(parts)}"
     header, arrays = read_payload(parts["mha_app.attention_explorer"].bytes)
+    for carrier in (e for e in elements if e.component_name == "mha_app.attention_layer"):
+        arrays = arrays | read_payload(carrier.bytes)[1]
     return header, arrays, json.loads(parts["mha_app.attention_explorer_view"].json)["view"]
 
 

@@ -8,12 +8,20 @@ stage or a sent layer redraws at once in the browser; the choice then goes back 
 it into the app's settings (the sidebar's head, query and layer, the link's stage), so the URL, the share link, the
 sidebar and the other pages follow.
 
-Why two elements. A component's `data` is its only way in from the server, and a rerun sends an element again
+Why several elements. A component's `data` is its only way in from the server, and a rerun sends an element again
 unless its message is unchanged (and at least global.minCachedMessageSize, 10 kB). So the large element
 (`_EXPLORER`: the drawing code and the payload) never carries the view: its message is the same on every rerun of
 an example, and the browser is sent a reference to the copy it has. The view the server holds travels in a second,
 tiny element (`_VIEW`, a few hundred bytes, sent on every rerun), which hands it to the drawing code; a view that
-the explorer already shows, or one older than a change made there since (`seq`), draws nothing.
+the explorer already shows, or one older than a change made there since (`seq`), draws nothing. When a trained
+model's layers do not all fit in the explorer's payload (all-MiniLM-L6-v2 past about 70 tokens: some 3.2 MB a layer at
+150), `_EXPLORER` gets a frame without layers and each layer travels in a carrier element of its own (`_LAYER`,
+layer.js: it hands its bytes to the explorer through the page's registry, window.__mhaExplorer, and draws nothing),
+the layer on view first, then the others from the nearest, up to payload.CARRIERS_BUDGET (24 MiB: MiniLM's 6 layers
+at 150 tokens, 13 of SmolLM2's 30); each carrier is a pure function of the example and its layer, so a rerun (a layer
+change too) sends references for those the browser has and bytes for the others only, and the explorer draws a
+layer as soon as its carrier has come ("Loading layer L…" until then; a layer further away than the budget reaches
+comes with the rerun that its choice starts).
 
 Canvas, not Plotly.js: the time from a head change to the drawn frame, measured in Chromium for the focused matrix
 and the query's bars (benchmarks/explorer_draw.py; n = 64, 512 and 2048, the last two as 171² and 187² block
@@ -24,6 +32,8 @@ canvas, in two runs on a shared 2-core machine. The issue's target is 100 ms fro
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from importlib import resources
 
 import numpy as np
@@ -48,6 +58,7 @@ def _read(name: str) -> str:
 _EXPLORER = st.components.v2.component("mha_app.attention_explorer", html=_read("explorer.html"),
                                        css=_read("explorer.css"), js=_read("explorer.js"))
 _VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=_read("view.js"))
+_LAYER = st.components.v2.component("mha_app.attention_layer", js=_read("layer.js"))
 
 
 def _weights(spec: Spec, ex) -> list:
@@ -84,15 +95,46 @@ def _packed(spec: Spec, ablated_layer: int | None, layers: tuple[int, ...], wind
                                  overviews=_overviews(spec, ablated_layer, layers))
 
 
-def explorer_payload(spec: Spec, layer: int, window=None) -> bytes:
-    """The explorer's bytes for the example of `spec` seen at `layer`: a trained model's every layer when all fit in
-    payload.LAYERS_BUDGET (then the same bytes whatever the layer), else the layer alone. With heads switched off,
-    the run depends on the layer they are in, so that layer alone is sent."""
+def _carrier_id(spec: Spec, window, layer: int) -> str:
+    """A carrier's id, known before its bytes: a hash of what they are a pure function of (the settings that make
+    the example, the zoom window, the layer), so the frame can name every layer's carrier without building them."""
+    return hashlib.blake2b(repr((payload.VERSION, spec, window, layer)).encode(), digest_size=16).hexdigest()
+
+
+@shared(48, 512 * 2**20)
+def _carrier(spec: Spec, window, layer: int) -> bytes:
+    """One layer's carrier bytes (payload.build_layer): built when it is first sent, once per example and window."""
+    ex, traces, weights = _traces(spec, None, (layer,))
+    return payload.build_layer(traces[layer], layer, scale=ex.cfg.softmax_scale, window=window,
+                               weights=weights[layer], overview=_overviews(spec, None, (layer,))[layer],
+                               name=_carrier_id(spec, window, layer))
+
+
+@shared(8, 16 * 2**20)
+def _frame(spec: Spec, layer_count: int, window) -> bytes:
+    ex = example(spec, 1)
+    return payload.build_frame(ex.trace, ex.tokens, ex.key_tokens, scale=ex.cfg.softmax_scale, window=window,
+                               carried={layer: _carrier_id(spec, window, layer) for layer in range(1, layer_count + 1)})
+
+
+def explorer_payload(spec: Spec, layer: int, window=None) -> tuple[bytes, list]:
+    """The explorer's bytes for the example of `spec` seen at `layer`, and its carriers (each one layer's arrays) as
+    (layer, a function that builds its bytes), in the order they go. A trained model's every layer in one payload
+    when all fit in payload.LAYERS_BUDGET (then the same bytes whatever the layer, and no carrier); when they do
+    not, a frame without layers (also the same whatever the layer) and each layer in a carrier of its own, the layer
+    on view first, then the others from the nearest, as many as payload.CARRIERS_BUDGET allows (each built only
+    when it is sent, so the layer on view is drawn before the others are built). With heads switched off, the run
+    depends on the layer they are in, so that layer alone is sent."""
     ex = example(spec, layer)
-    everyone = ex.run is not None and not spec.ablate
-    layers = (payload.layers_that_fit(ex.run.layers, layer, window, weights=_weights(spec, ex)) if everyone
-              else [ex.layer])
-    return _packed(spec, layer if spec.card and spec.ablate else None, tuple(layers), window)
+    if ex.run is None or spec.ablate:
+        return _packed(spec, layer if spec.card and spec.ablate else None, (ex.layer,), window), []
+    count = len(ex.run.layers)
+    layers = payload.layers_that_fit(ex.run.layers, layer, window, weights=_weights(spec, ex))
+    if len(layers) == count:
+        return _packed(spec, None, tuple(layers), window), []
+    size = len(_carrier(spec, window, layer))  # about every layer's: they have the same shapes
+    sent = payload.carriers_to_send(dict.fromkeys(range(1, count + 1), size), layer)
+    return _frame(spec, count, window), [(other, functools.partial(_carrier, spec, window, other)) for other in sent]
 
 
 def _whole(value, lo: int, hi: int) -> bool:
@@ -134,7 +176,7 @@ def attention_explorer(settings: Settings, ex) -> None:
     """The explorer for this example (Example), with its zoom window's controls when it needs one."""
     n, m = ex.trace.weights.shape[1:]
     window = zoom_controls(n, m)
-    data = explorer_payload(settings.spec, ex.layer, window)
+    data, carriers = explorer_payload(settings.spec, ex.layer, window)
     layer_count = len(ex.run.layers) if ex.run is not None else 1
     st.session_state[SIZES] = (ex.cfg.n_heads, n, layer_count)
     seq = ((st.session_state.get(KEY) or {}).get("view") or {}).get("seq", 0)
@@ -143,6 +185,8 @@ def attention_explorer(settings: Settings, ex) -> None:
     with st.container(gap=None):
         _VIEW(key="explorer_view", data={"view": view, "seq": seq})
         _EXPLORER(key=KEY, data=data, on_view_change=_follow)
+        for layer, carrier in carriers:  # keyed by what they carry, wherever they stand: one unchanged is not resent
+            _LAYER(key=f"explorer_layer_{layer}", data=carrier())
     describe_view(settings, ex)
 
 

@@ -246,6 +246,7 @@ class Explorer {
     this.canvas = root.querySelector('canvas.plot');
     this.tip = root.querySelector('.tip');
     this.payload = null;
+    this.derived = {};    // layer -> the parts its carrier left out, made here (payload.build_layer)
     this.view = { layer: 1, head: 0, query: 0, stage: 'weights' };  // head and query 0-based here
     this.set = [];        // shift-clicked queries (0-based): their weights summed and averaged
     this.seq = 0;         // changes made here; the server echoes the last one it has seen
@@ -255,6 +256,10 @@ class Explorer {
     this.wire();
     this.listener = msg => this.serverView(msg);
     REGISTRY.listener = this.listener;
+    this.taker = () => this.takeLayers();
+    REGISTRY.takeLayers = this.taker;
+    this.carried = new Map();  // id -> layer: the carriers (layer.js) this payload names, when it has no layers
+    this.present = new Set();  // the layers whose arrays are here: in the payload, or taken from their carriers
     this.width = 0;  // redrawn when the page gives it another width, not on every resize event
     this.resize = new ResizeObserver(() => this.payload && this.width !== this.root.clientWidth && this.draw());
     this.resize.observe(root);
@@ -262,6 +267,7 @@ class Explorer {
 
   dispose() {
     if (REGISTRY.listener === this.listener) REGISTRY.listener = null;
+    if (REGISTRY.takeLayers === this.taker) REGISTRY.takeLayers = null;
     this.resize.disconnect();
     clearTimeout(this.timer);
   }
@@ -274,11 +280,42 @@ class Explorer {
     this.payload = decode(bytes);
     this.limits.clear();
     this.set = [];
+    const h = this.payload.header;
+    this.present = new Set(h.layers);
+    this.derived = {};
+    this.root.dataset.layers = h.layers.join(' ');
+    this.carried = new Map(Object.entries(h.carried || {}).map(([layer, id]) => [id, Number(layer)]));
     this.buildControls();
     if (first && REGISTRY.view) this.serverView(REGISTRY.view, true);
-    else if (first) this.view.layer = this.payload.header.layers[0];
-    this.draw();
+    else if (first) this.view.layer = h.layers[0] ?? 1;
+    if (!this.takeLayers()) this.draw();
   }
+
+  // The carriers that have arrived (layer.js queues their bytes in the registry): those this payload names are
+  // taken (their arrays joined to the payload's), those of no payload yet kept for the next one (the latest few),
+  // and the view is drawn again when its layer came. Returns whether it drew.
+  takeLayers() {
+    const queue = REGISTRY.layers || [];
+    if (!this.payload || !queue.length) return false;
+    const later = [];
+    let drawn = false;
+    for (const bytes of queue) {
+      const { header } = readHeader(bytes);
+      const layer = this.carried.get(header.id);
+      if (layer === undefined) { later.push(bytes); continue; }
+      if (this.present.has(layer)) continue;
+      Object.assign(this.payload.arrays, decode(bytes).arrays);
+      this.derived[layer] = header.derived;
+      this.present.add(layer);
+      drawn ||= layer === this.current().layer;
+    }
+    REGISTRY.layers = later.slice(-this.payload.header.layer_count);
+    this.root.dataset.layers = [...this.present].sort((a, b) => a - b).join(' ');  // the layers here (for tests)
+    if (drawn) this.draw();
+    return drawn;
+  }
+
+  has(layer) { return this.present.has(layer); }
 
   // The server's view: applied unless a newer change made here has not reached it yet.
   serverView(msg, quiet = false) {
@@ -356,8 +393,9 @@ class Explorer {
   }
 
   setLayer(layer) {
-    // A layer that is not in the payload comes from the server: send at once, and show it when it arrives.
-    this.change({ layer }, !this.payload.header.layers.includes(layer));
+    // A layer that is not here yet comes from the server (in the payload, or in its carrier, unless that is on its
+    // way already): send at once, and draw it when it arrives.
+    this.change({ layer }, !this.has(layer));
   }
 
   moveQuery(by) {
@@ -386,7 +424,7 @@ class Explorer {
 
   array(part, head) {  // {data, rows, cols, dtype} of one head (a mask sent once serves every head)
     const layer = this.current().layer;
-    const a = this.payload.arrays[`${layer}/${part}`] ?? this.shares(layer, part);
+    const a = this.payload.arrays[`${layer}/${part}`] ?? this.shares(layer, part) ?? this.derive(layer, part);
     if (!a) return null;  // e.g. the mask of a layer where nothing is blocked
     const [heads, rows, cols] = a.shape, i = heads === 1 ? 0 : head;
     return { data: a.data.subarray(i * rows * cols, (i + 1) * rows * cols), rows, cols, dtype: a.dtype, part };
@@ -412,6 +450,16 @@ class Explorer {
       }
     }
     return (arrays[`${layer}/${part}`] = { data, shape: [heads, rows, cols], dtype: '<f8' });
+  }
+
+  // The scaled scores its carrier left out (payload.scaled_is_derived: they are raw × scale in float32, bit for
+  // bit): made once per layer, each the same float32 as the engine's.
+  derive(layer, part) {
+    if (part !== 'scaled' || !(this.derived[layer] || []).includes('scaled')) return null;
+    const raw = this.payload.arrays[`${layer}/raw`], scale = Math.fround(this.payload.header.scale);
+    const data = new Float32Array(raw.data.length);
+    for (let i = 0; i < data.length; i++) data[i] = Math.fround(raw.data[i] * scale);
+    return (this.payload.arrays[`${layer}/${part}`] = { data, shape: raw.shape, dtype: raw.dtype });
   }
 
   size(head, key) {  // ‖v_s W^O_i‖ of one key (0-based) in one head
@@ -491,13 +539,10 @@ class Explorer {
       this.signedLut = lut(C.signed);
     }
     const v = this.current();
-    const loading = !h.layers.includes(v.layer);
+    const loading = !this.has(v.layer);
     this.root.dataset.loading = String(loading);
     this.updateControls(v);
-    if (loading) {
-      this.root.querySelector('.status').textContent = `Loading layer ${v.layer} from the server…`;
-      return;
-    }
+    if (loading) { this.drawLoading(v); return; }
     this.width = this.root.clientWidth;
     const width = Math.max(320, Math.floor(this.width || 800));
     const font = getComputedStyle(this.root).fontFamily || 'sans-serif';
@@ -520,6 +565,25 @@ class Explorer {
                                               set: this.set.map(q => q + 1) });
     this.root.dataset.payload = h.id;
     this.root.dataset.heads = String(h.heads);
+  }
+
+  // A layer whose numbers are not here yet: the canvas says so (no other layer's matrix under the new layer's name),
+  // at the height it had, so that the page does not jump when they come.
+  drawLoading(v) {
+    const text = `Loading layer ${v.layer}…`;
+    this.root.querySelector('.status').textContent = text;
+    const width = Math.max(320, Math.floor(this.root.clientWidth || 800)), height = this.canvas.clientHeight || 300;
+    const ctx = this.canvas.getContext('2d'), dpr = window.devicePixelRatio || 1;
+    this.canvas.width = Math.round(width * dpr); this.canvas.height = Math.round(height * dpr);
+    this.canvas.style.width = `${width}px`; this.canvas.style.height = `${height}px`;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = C.background; ctx.fillRect(0, 0, width, height);
+    const font = getComputedStyle(this.root).fontFamily || 'sans-serif';
+    new CanvasPainter(ctx, font).text(text, width / 2, Math.min(height / 2, 150), { size: 14, colour: C.muted, align: 'center' });
+    this.regions = [];
+    this.canvas.dataset.regions = '[]';
+    this.canvas.setAttribute('aria-label', `Attention explorer: ${text}`);
+    this.tip.hidden = true;
   }
 
   updateControls(v) {
@@ -860,6 +924,7 @@ class Explorer {
 
   save(format) {
     const h = this.payload.header, v = this.current();
+    if (!this.has(v.layer)) return;  // its numbers are still on their way: nothing to save yet
     const width = Math.max(320, Math.floor(this.root.clientWidth || 800));
     const font = getComputedStyle(this.root).fontFamily || 'sans-serif';
     const measurer = new CanvasPainter(document.createElement('canvas').getContext('2d'), font);

@@ -9,8 +9,10 @@ longer one is averaged over blocks of s × s cells, as the app's overviews have 
 means), and the zoom window's cells (figures.zoom_window, up to 64 × 64) then go exactly as well. Without pooling, the
 zoom window is only a place (the browser takes its cells from the whole matrices). The head grid's panels are
 pooling.pool_heads of the weights (the weights themselves when nothing is pooled, and then not sent twice). A trained
-model sends every layer when all of them fit in LAYERS_BUDGET bytes, so that changing the layer needs no server;
-otherwise the layer on view only.
+model sends every layer in one payload when all of them fit in LAYERS_BUDGET bytes; otherwise the explorer gets a frame
+(build_frame: the header alone, the same whatever the layer on view) and each layer goes in a payload of its own
+(build_layer, a carrier), so that changing the layer needs no server either way, and no payload depends on the layer
+on view.
 
 Layout of the bytes: b"MHAX", the header's length (uint32, little-endian), the header (JSON, UTF-8), zero padding to a
 multiple of 8 bytes, then each array, little-endian and C-ordered, at an offset from there that is a multiple of 8 (so
@@ -19,7 +21,9 @@ raw, scaled, mask, weights, grid, grid/mask, zoom/raw, zoom/scaled, zoom/mask, z
 weights contributions/sizes (h, m), contributions/totals (h, n), and where pooled contributions and grid/contributions,
 each with its dtype ("<f4", "<f8", "|u1"), shape and offset. A mask that is the same in every head (every mask this app
 makes) is sent once, shape (1, rows, cols); a layer without a mask sends none. The header's `id` is a hash of everything
-else: equal ids, equal payloads.
+else: equal ids, equal payloads. A frame has no arrays, `layers` empty and `carried`, each layer's carrier id by
+layer; a carrier's header has its `layer`, the `scale` and `derived`: the parts left out because the browser makes
+them bit for bit (the scaled scores, see scaled_is_derived).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ STEP2 = pooling.STAGES                    # raw, scaled, mask, weights: read fro
 SIGNED = ("raw", "scaled")                # drawn on the diverging scale, centred on 0
 CONTRIBUTIONS = "Contribution shares ‖α_ts v_s W^O_i‖ ÷ the row's sum"
 LAYERS_BUDGET = 4 * 2**20                 # bytes: a trained model's layers all go when they fit in this
+CARRIERS_BUDGET = 24 * 2**20              # bytes of carriers sent with the page: the layers nearest the one on view
 ALIGN = 8
 
 
@@ -156,6 +161,21 @@ def layers_that_fit(traces: Sequence[Trace], current: int, window=None, budget: 
     return [current]
 
 
+def carriers_to_send(sizes: Mapping[int, int], current: int, budget: int = CARRIERS_BUDGET) -> list[int]:
+    """The layers (1-based) whose carriers go with the page, in the order they go: the one on view, then the others
+    from the nearest (the lower first), as long as their bytes (sizes: each layer's) fit in budget; so
+    all-MiniLM-L6-v2's 6 layers of 3.5 MB at 150 tokens all go, SmolLM2's 30 of 1.9 MB the 13 nearest, and a layer
+    further away comes when the view moves towards it."""
+    order = sorted(sizes, key=lambda layer: (abs(layer - current), layer))
+    chosen, total = [], 0
+    for layer in order:
+        if chosen and total + sizes[layer] > budget:
+            break
+        chosen.append(layer)
+        total += sizes[layer]
+    return chosen
+
+
 def _padded(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
 
@@ -174,6 +194,50 @@ def _palette(palette) -> dict:
                                                           "highlight")}}
 
 
+def _header(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | None, *, layer_count: int,
+            scale: float, window: tuple[int, int, int, int] | None, contributions: bool) -> dict:
+    """What the explorer needs besides the arrays, the same for every layer of an example (first: one layer's
+    trace, for the shapes): tokens, sizes, the zoom window, the stages and their titles, the palettes."""
+    h, n, m = first.weights.shape
+    group = first.q.shape[0] // first.k.shape[0]  # query heads per key/value head
+    masked = first.mask is not None
+    return {
+        "version": VERSION,
+        "tokens": list(tokens), "key_tokens": None if key_tokens is None else list(key_tokens),
+        "n": n, "m": m, "heads": h, "group_size": group,
+        "layer_count": layer_count,
+        "step": overview_step(n, m), "grid_step": pooling.block_step(n, m, pooling.grid_budget(h)),
+        "window": None if window is None else list(window),
+        "masked": masked, "scale": float(scale),
+        "stages": [{"key": key, "label": control("stage").label_of(key), "title": CONTRIBUTIONS
+                    if key == "contributions" else figures.stage_title(key, group, scale, masked),
+                    "signed": key in SIGNED} for key in (STAGES if contributions else STEP2)],
+        "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
+    }
+
+
+def _pack(header: dict, arrays: Mapping[str, np.ndarray], known_id: str | None = None) -> bytes:
+    """The header (with the arrays' index and an `id`: known_id, else a hash of everything) and the arrays, in the
+    layout of the module docstring."""
+    index, offset, laid = {}, 0, {}
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+        laid[name] = a
+        index[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
+        offset += _padded(a.nbytes)
+    body = bytearray(offset)
+    for name, a in laid.items():
+        start = index[name]["offset"]
+        body[start:start + a.nbytes] = a.tobytes()
+    header = header | {"arrays": index}
+    digest = hashlib.blake2b(json.dumps(header, sort_keys=True).encode(), digest_size=16)
+    digest.update(body)
+    header["id"] = known_id or digest.hexdigest()
+    text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
+    start = _padded(len(MAGIC) + 4 + len(text))
+    return b"".join([MAGIC, len(text).to_bytes(4, "little"), text, bytes(start - len(MAGIC) - 4 - len(text)), body])
+
+
 def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
                   layer_count: int = 1, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
                   weights: Mapping[int, MHAWeights] | None = None,
@@ -182,56 +246,65 @@ def build_payload(layers: Mapping[int, Trace], tokens: Sequence[str], key_tokens
     layer_count layers. scale: the factor of the scaled scores (named in a title); window: figures.zoom_window(...);
     weights: each layer's attention weights (MHAWeights), for the contributions stage (without them, step 2 alone);
     overviews: each layer's overview_arrays (of these weights), when they are already computed."""
-    first = next(iter(layers.values()))
-    h, n, m = first.weights.shape
-    group = first.q.shape[0] // first.k.shape[0]  # query heads per key/value head
-    step = overview_step(n, m)
-    grid_step = pooling.block_step(n, m, pooling.grid_budget(h))
     arrays = {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
               for part, a in ((overviews or {}).get(layer)
                               or overview_arrays(trace, (weights or {}).get(layer))).items()}
     arrays |= {f"{layer}/{part}": a for layer, trace in sorted(layers.items())
                for part, a in zoom_arrays(trace, window).items()}
-    index, offset = {}, 0
-    for name, a in arrays.items():
-        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
-        arrays[name] = a
-        index[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
-        offset += _padded(a.nbytes)
-    body = bytearray(offset)
-    for name, a in arrays.items():
-        start = index[name]["offset"]
-        body[start:start + a.nbytes] = a.tobytes()
-    masked = first.mask is not None
-    header = {
-        "version": VERSION,
-        "tokens": list(tokens), "key_tokens": None if key_tokens is None else list(key_tokens),
-        "n": n, "m": m, "heads": h, "group_size": group,
-        "layers": sorted(layers), "layer_count": layer_count,
-        "step": step, "grid_step": grid_step,
-        "window": None if window is None else list(window),
-        "masked": masked, "scale": float(scale),
-        "stages": [{"key": key, "label": control("stage").label_of(key), "title": CONTRIBUTIONS
-                    if key == "contributions" else figures.stage_title(key, group, scale, masked),
-                    "signed": key in SIGNED} for key in (STAGES if weights else STEP2)],
-        "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
-        "arrays": index,
-    }
-    digest = hashlib.blake2b(json.dumps(header, sort_keys=True).encode(), digest_size=16)
-    digest.update(body)
-    header["id"] = digest.hexdigest()
-    text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode()
-    start = _padded(len(MAGIC) + 4 + len(text))
-    return b"".join([MAGIC, len(text).to_bytes(4, "little"), text, bytes(start - len(MAGIC) - 4 - len(text)), body])
+    header = _header(next(iter(layers.values())), tokens, key_tokens, layer_count=layer_count, scale=scale,
+                     window=window, contributions=bool(weights))
+    return _pack(header | {"layers": sorted(layers)}, arrays)
+
+
+def scaled_is_derived(trace: Trace, scale: float) -> bool:
+    """Whether the scaled scores are the raw scores times the scale, both float32, bit for bit (x · 2^-k is, for
+    SmolLM2's 1/√64; MiniLM's 1/√32 is not, the engine scales q first): then the browser makes them as
+    Math.fround(raw × scale), the same float32, and they need not be sent."""
+    raw = trace.raw_scores()                                                        # (h, n, m)
+    return (raw.dtype == np.float32 and trace.scores.dtype == np.float32
+            and np.array_equal(raw * np.float32(scale), trace.scores))
+
+
+def build_layer(trace: Trace, layer: int, *, scale: float = 1.0, window: tuple[int, int, int, int] | None = None,
+                weights: MHAWeights | None = None, overview: dict[str, np.ndarray] | None = None,
+                name: str | None = None) -> bytes:
+    """One layer's arrays alone (as build_payload's "<layer>/<part>"), for its own carrier element: a pure function
+    of the example and the layer, so a rerun sends the same message. Where every cell is exact and the scaled
+    scores are derived bit for bit (scaled_is_derived), they are left out and the header's `derived` names them.
+    name: its id, when one is known before the bytes (a hash of what they are a function of), else their hash."""
+    h, n, m = trace.weights.shape
+    arrays = dict(overview if overview is not None else overview_arrays(trace, weights)) | zoom_arrays(trace, window)
+    derived = overview_step(n, m) == 1 and scaled_is_derived(trace, scale)
+    if derived:
+        del arrays["scaled"]
+    return _pack({"version": VERSION, "layer": layer, "scale": float(scale), "derived": ["scaled"] if derived else []},
+                 {f"{layer}/{part}": a for part, a in arrays.items()}, name)
+
+
+def build_frame(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | None = None, *,
+                carried: Mapping[int, str], scale: float = 1.0,
+                window: tuple[int, int, int, int] | None = None, contributions: bool = True) -> bytes:
+    """The explorer's bytes when a model's layers do not fit in one payload: build_payload's header without a layer
+    (the same whatever the layer on view; first: any layer's trace, for the shapes), and `carried`, each layer's
+    carrier id (1-based layer -> the id of its build_layer bytes), so that the browser takes this example's only."""
+    header = _header(first, tokens, key_tokens, layer_count=len(carried), scale=scale, window=window,
+                     contributions=contributions)
+    return _pack(header | {"layers": [], "carried": {str(layer): name for layer, name in sorted(carried.items())}},
+                 {})
+
+
+def read_header(blob: bytes) -> dict:
+    """The header of a payload (build_payload, build_layer or build_frame)."""
+    if blob[:len(MAGIC)] != MAGIC:
+        raise ValueError("not an explorer payload")
+    size = int.from_bytes(blob[4:8], "little")
+    return json.loads(blob[8:8 + size])
 
 
 def read_payload(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     """(header, arrays by name): build_payload undone, as the browser reads it."""
-    if blob[:len(MAGIC)] != MAGIC:
-        raise ValueError("not an explorer payload")
-    size = int.from_bytes(blob[4:8], "little")
-    header = json.loads(blob[8:8 + size])
-    start = _padded(8 + size)
+    header = read_header(blob)
+    start = _padded(8 + int.from_bytes(blob[4:8], "little"))
     arrays = {}
     for name, info in header["arrays"].items():
         dtype, shape = np.dtype(info["dtype"]), tuple(info["shape"])

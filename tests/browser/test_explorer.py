@@ -49,10 +49,11 @@ class Socket:
     `hold` is on (the server cannot answer), until release(). Playwright's sync API delivers messages only while the
     test is inside one of its calls: wait with page.wait_for_timeout, never time.sleep."""
 
-    def __init__(self, page):
+    def __init__(self, page, hold_over: int | None = None):
         self.received: list[bytes | str] = []
         self.held: list[bytes | str] = []
         self.hold = False
+        self.hold_over = hold_over  # hold back from the first message of more bytes than this on (in order)
         self.lock = threading.Lock()
         self.route = None
         page.route_web_socket(re.compile(r".*/_stcore/stream$"), self._connect)
@@ -64,6 +65,8 @@ class Socket:
         def to_page(message) -> None:
             with self.lock:
                 self.received.append(message)
+                if self.hold_over and len(message) > self.hold_over:
+                    self.hold = True
                 if self.hold:
                     self.held.append(message)
                     return
@@ -73,7 +76,7 @@ class Socket:
 
     def release(self) -> None:
         with self.lock:
-            self.hold = False
+            self.hold, self.hold_over = False, None
             held, self.held = self.held, []
         for message in held:
             self.route.send(message)
@@ -84,18 +87,24 @@ class Socket:
 
 @pytest.fixture
 def open_page(browser):
-    """open_page(url) -> (page, socket): a fresh context (a new session) whose explorer has drawn, closed after."""
+    """open_page(url) -> (page, socket): a fresh context (a new session) whose explorer has drawn (drawn=False: is
+    there), closed after; hold_over: the socket holds back every message from the first of more bytes than that
+    on (Socket)."""
     contexts, errors = [], []
 
-    def _open(url: str):
+    def _open(url: str, hold_over: int | None = None, drawn: bool = True):
         context = browser.new_context(viewport=VIEWPORT)
         context.set_default_timeout(CHANGE_MS)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda error: errors.append(str(error)))
-        sock = Socket(page)
+        sock = Socket(page, hold_over)
         page.goto(url, timeout=LOAD_MS)
         settle(page, LOAD_MS)
+        if not drawn:  # the app will not be idle (the server's messages held back): reveal, and wait for no more
+            page.get_by_role("button", name="Reveal the answer").first.click()
+            page.wait_for_function(f"() => !!({ROOT_JS})?.dataset.loading", timeout=LOAD_MS)
+            return page, sock
         reveal(page)
         page.wait_for_function(f"() => Number(({ROOT_JS})?.dataset.draws) > 0", timeout=LOAD_MS)
         settle(page)
@@ -366,20 +375,55 @@ def test_keys_clicks_and_a_set_of_queries(server, open_page):
     assert outline == "solid"
 
 
-def test_a_trained_models_layers_change_in_the_browser(server, open_page):
-    page, sock = open_page(f"{server}/attention?model=all-MiniLM-L6-v2&head=4")
-    sock.hold = True
+def text_of(model, tokens: int) -> str:
+    """The longest start of a paragraph that `model` reads as `tokens` tokens (special tokens too)."""
+    words = (" ".join(["When a student reads a sentence, every word is understood in the light of the words around it,"
+                       " and the model does the same with numbers."] * 12)).split()
+    return next(text for end in range(len(words), 0, -1)
+                if len(model.tokenize(text := " ".join(words[:end])).tokens) == tokens)
+
+
+def test_a_trained_models_layers_change_in_the_browser(server, open_page, minilm, minilm_run):
+    # 150 tokens: about 3.2 MB a layer, too many for one payload, so each layer comes in a carrier of its own.
+    text = text_of(minilm, 150)
+    page, sock = open_page(f"{server}/attention?model=all-MiniLM-L6-v2&head=4&query=9&"
+                           f"text={urllib.request.quote(text)}", hold_over=1_000_000, drawn=False)
+    # The carriers held back: the explorer says it is loading the layer, and shows no matrix (nothing to hover).
+    expect(page.locator(f"{EXPLORER} .status")).to_have_text("Loading layer 1…")
+    assert page.locator(EXPLORER).get_attribute("data-loading") == "true"
+    assert page.locator(f"{EXPLORER} canvas.plot").get_attribute("data-regions") == "[]"
+    sock.release()
+    page.wait_for_function(f"() => ({ROOT_JS}).dataset.layers === '1 2 3 4 5 6'", timeout=LOAD_MS)
+    settle(page)
+    assert state(page)["loading"] == "false" and state(page)["view"]["layer"] == 1
+    before = state(page)
+    start = len(sock.received)
+    sock.hold = True  # the server cannot answer: layer 5 is drawn from its carrier, already in the browser
     page.locator(f"{EXPLORER} select.layer").select_option("5")
     wait_view(page, layer=5, head=4)
-    assert state(page)["loading"] == "false", "every layer is in the browser already"
+    assert state(page)["loading"] == "false" and state(page)["draws"] == before["draws"] + 1
+    run = minilm_run(text)
+    tokens, trace = run.tokens, run.layers[4]
+    for row, col in ((8, 3), (2, 140), (120, 60)):  # the engine's own float32, layer 5, head 4
+        tip = hover(page, "matrix", row, col)
+        q, k = int(tip["query"]) - 1, int(tip["key"]) - 1  # cells of 2 px: the pointer's, or its neighbour's
+        assert abs(q - row) <= 1 and abs(k - col) <= 1, (row, col, tip)
+        assert f"query {q + 1} “{tokens[q]}” → key {k + 1} “{tokens[k]}”" in tip["text"]
+        assert np.float32(tip["value"]) == trace.weights[3, q, k], (q, k, tip)
     deadline = time.monotonic() + CHANGE_MS / 1000
     while not sock.held and time.monotonic() < deadline:  # the server's answer to the state, held
         page.wait_for_timeout(50)
+    assert sock.held, "the state went to the server, which answered (held here until now)"
     sock.release()
     settle(page)
+    page.wait_for_timeout(500)
+    assert state(page)["draws"] == before["draws"] + 1, "the sync redrew nothing"
+    synced = sock.since(start)
+    assert max(map(len, synced)) < 100_000, "no carrier (3.5 MB) nor the explorer's data sent again"
+    assert not any(before["payload"].encode() in m for m in synced)
     assert parse_qs(urlparse(page.url).query)["layer"] == ["5"], page.url
     expect(page.locator('[data-testid="stSidebar"]').get_by_role("combobox", name="Layer")).to_have_value("5")
-    screenshot(page, "explorer-minilm-layer5")
+    screenshot(page, "explorer-minilm-150-layer5")
 
 
 def test_user_text_stays_text_and_the_explorer_saves_svg_and_png(server, open_page, tmp_path):

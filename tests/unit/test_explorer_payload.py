@@ -12,7 +12,10 @@ import pytest
 import mha_core as mc
 from mha_app.explorer.payload import (
     LAYERS_BUDGET,
+    build_frame,
+    build_layer,
     build_payload,
+    carriers_to_send,
     layer_bytes,
     layers_that_fit,
     read_payload,
@@ -178,6 +181,60 @@ def test_a_models_layers_all_go_when_they_fit_in_the_budget():
         np.testing.assert_array_equal(arrays[f"{i}/weights"], trace.weights)
     header, _ = read_payload(build_payload({2: layers[1]}, tokens, layer_count=3))
     assert header["layers"] == [2] and header["layer_count"] == 3
+
+
+def test_layers_that_do_not_fit_go_each_in_a_carrier_that_the_frame_names():
+    layers = [run(40, seed=seed, causal=True)[0] for seed in range(3)]  # d_k 8: 1/√8 is no power of two
+    tokens = [f"t{i + 1}" for i in range(40)]
+    scale = 8 ** -0.5
+    carried = {i: build_layer(trace, i, scale=scale) for i, trace in enumerate(layers, start=1)}
+    # A carrier is a pure function of the example and the layer: a rerun sends the same message.
+    assert build_layer(layers[1], 2, scale=scale) == carried[2]
+    for i, trace in enumerate(layers, start=1):
+        header, arrays = read_payload(carried[i])
+        assert header["layer"] == i and all(name.startswith(f"{i}/") for name in arrays)
+        np.testing.assert_array_equal(arrays[f"{i}/raw"], trace.q @ trace.k.transpose(0, 2, 1))
+        np.testing.assert_array_equal(arrays[f"{i}/weights"], trace.weights)
+        np.testing.assert_array_equal(arrays[f"{i}/mask"][0], np.triu(np.ones((40, 40)), 1))
+        if header["derived"] == []:  # else raw × scale is the engine's scaled scores bit for bit (next test)
+            np.testing.assert_array_equal(arrays[f"{i}/scaled"], trace.scores)
+    # The frame: no array, the same whichever layer gave it its shapes, and each carrier's id by layer.
+    ids = {i: read_payload(blob)[0]["id"] for i, blob in carried.items()}
+    assert len(set(ids.values())) == 3, "a hash of the numbers: another layer, another id"
+    frame = build_frame(layers[0], tokens, carried=ids, scale=scale, contributions=False)
+    header, arrays = read_payload(frame)
+    assert arrays == {} and header["layers"] == [] and header["layer_count"] == 3 and header["n"] == 40
+    assert header["carried"] == {str(i): name for i, name in ids.items()}
+    assert build_frame(layers[2], tokens, carried=ids, scale=scale, contributions=False) == frame
+    assert read_payload(build_frame(layers[0], tokens, carried=ids | {3: "another"}, scale=scale))[0]["id"] \
+        != header["id"]
+    # An id known before the bytes (the app's: a hash of the settings that make them) is the carrier's id.
+    assert read_payload(build_layer(layers[0], 1, scale=scale, name="settings-hash"))[0]["id"] == "settings-hash"
+
+
+def test_the_carriers_sent_are_the_layer_on_view_then_the_nearest_within_the_budget():
+    six = dict.fromkeys(range(1, 7), 3_500_000)  # all-MiniLM-L6-v2 at 150 tokens: every layer goes
+    assert carriers_to_send(six, 3) == [3, 2, 4, 1, 5, 6]
+    thirty = dict.fromkeys(range(1, 31), 1_900_000)  # SmolLM2 at 150 tokens: as many as 24 MiB hold
+    assert carriers_to_send(thirty, 1) == list(range(1, 14))
+    assert carriers_to_send(thirty, 20) == [20, 19, 21, 18, 22, 17, 23, 16, 24, 15, 25, 14, 26]
+    assert carriers_to_send(thirty, 30, budget=3_800_000) == [30, 29]
+    assert carriers_to_send(thirty, 5, budget=1) == [5], "the layer on view goes, whatever its size"
+
+
+def test_a_carrier_leaves_out_the_scaled_scores_only_where_the_browser_makes_them_bit_for_bit():
+    for d_model, shown in ((64, False), (32, True)):  # d_k 16: scale 1/4, a power of two; d_k 8: 1/√8
+        trace, _ = run(40, d_model=d_model, seed=2)
+        scale = (d_model // 4) ** -0.5
+        header, arrays = read_payload(build_layer(trace, 1, scale=scale))
+        # What explorer.js does: Math.fround(raw × Math.fround(scale)), a float64 product rounded once to float32.
+        made = (arrays["1/raw"].astype(np.float64) * np.float64(np.float32(scale))).astype(np.float32)
+        if shown:
+            assert not np.array_equal(made, trace.scores), "1/√8: the engine scales q first, so some differ"
+            assert header["derived"] == [] and np.array_equal(arrays["1/scaled"], trace.scores)
+        else:
+            assert header["derived"] == ["scaled"] and "1/scaled" not in arrays
+            assert np.array_equal(made, trace.scores), "the browser's scaled scores are the engine's"
 
 
 def test_the_same_numbers_give_the_same_bytes_and_other_numbers_another_id():
