@@ -161,8 +161,8 @@ def step_costs(ex: Example) -> tuple[dict[str, int], dict[str, int], dict[str, i
 
 def plot_step_costs(ex: Example, enlarge=None) -> None:
     s, one, many, shared = step_costs(ex)
-    fig = flops_figure(one, many, s["d_model"], s["n_heads"], step_names(ex.key_tokens is not None), shared,
-                       s["n_kv_heads"])
+    names = step_names(ex.key_tokens is not None, s["n_heads"] // s["n_kv_heads"])
+    fig = flops_figure(one, many, s["d_model"], s["n_heads"], names, shared, s["n_kv_heads"])
     plot(enlarge(fig) if enlarge else fig, key="flops")
 
 

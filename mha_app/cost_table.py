@@ -4,15 +4,17 @@ d_k next to one head of width d_model, counted by mha_core.cost."""
 from __future__ import annotations
 
 from mha_core import cost
+from mha_core.teaching.notation import kv_index, score_product
 
 # (the key of cost.attention_flops, the words in the table, the learned arrays of that step); {kv} is the keys'
-# and values' input: X in self-attention, Y in cross-attention.
+# and values' input: X in self-attention, Y in cross-attention; {scores} and {j} the product and K/V head's index
+# of the notation (K_j where query heads share key/value heads).
 STEPS = (
     ("project_q", "Step 1: queries Q = X W_Q", ("W_Q", "b_Q")),
     ("project_k", "Step 1: keys K = {kv} W_K", ("W_K", "b_K")),
     ("project_v", "Step 1: values V = {kv} W_V", ("W_V", "b_V")),
-    ("scores", "Step 2: scores Q_i K_iᵀ", ()),
-    ("weighted_sum", "Step 2: weights × V_i", ()),
+    ("scores", "Step 2: scores {scores}", ()),
+    ("weighted_sum", "Step 2: weights × V_{j}", ()),
     (None, "Step 3: concatenate (no arithmetic)", ()),
     ("project_out", "Step 4: output = Concat W_O", ("W_O", "b_O")),
 )
@@ -22,9 +24,14 @@ STEPS = (
 MULTIPLY_ADD = "a multiply-add is one multiplication and one addition, the step a matrix product repeats"
 
 
-def step_names(cross: bool = False) -> dict[str, str]:
-    """Each counted step's words, by its key in cost.attention_flops, with the keys' and values' input filled in."""
-    return {key: words.format(kv="Y" if cross else "X") for key, words, _ in STEPS if key}
+def _words(words: str, cross: bool, group_size: int) -> str:
+    return words.format(kv="Y" if cross else "X", scores=score_product(group_size), j=kv_index(group_size))
+
+
+def step_names(cross: bool = False, group_size: int = 1) -> dict[str, str]:
+    """Each counted step's words, by its key in cost.attention_flops, with the keys' and values' input filled in and
+    the notation of group_size query heads per key/value head."""
+    return {key: _words(words, cross, group_size) for key, words, _ in STEPS if key}
 
 
 def _size(shape: tuple) -> int:
@@ -52,7 +59,7 @@ def cost_rows(n: int, m: int, d_model: int, n_heads: int, bias: bool,
             row[f"params_{key}"] = sum(_size(shapes[key][name]) for name in arrays if name in shapes[key])
             row[f"flops_{key}"] = flops[key][flop_key] if flop_key else 0
         total = {name: total[name] + row[name] for name in names}
-        rows.append({"step": words.format(kv="Y" if cross else "X"), **row})
+        rows.append({"step": _words(words, cross, n_heads // (n_kv_heads or n_heads)), **row})
     rows.append({"step": "total", **total})
     return [{"step": row["step"], **{names[k]: f"{row[k]:,}" for k in names}} for row in rows]
 

@@ -12,6 +12,7 @@ import streamlit as st
 from mha_core.attention import rope
 from mha_core.figures import decoder as dfig
 from mha_core.teaching import formulas
+from mha_core.teaching.notation import score_product
 
 from . import compute
 from .example import Example
@@ -71,7 +72,7 @@ def rope_section(settings: Settings, ex: Example) -> None:
         f"key of {k_token} (position {key + 1}, the key it weights most: {weights[key]:.3f}), both as projected, "
         f"placed at every pair of positions. Each diagonal has one colour: within a diagonal the products differ by "
         f"at most {readable(rel.spread)} (rounding). In the text they are {distance} apart, so their product is "
-        f"{rel.by_distance[distance]:.4g}: the raw score Q_{head + 1} K_{head // g + 1}ᵀ of that pair in Step 2 "
+        f"{rel.by_distance[distance]:.4g}: the raw score {score_product(g, head)} of that pair in Step 2 "
         f"({tr.raw_scores(head)[query, key]:.4g}). Without RoPE it would be {rel.unrotated:.4g} at any distance.")
 
 

@@ -14,6 +14,7 @@ from mha_core import cost
 from mha_core.experiments import ablation, plant, scaling
 from mha_core.figures import experiments as xfig
 from mha_core.figures.decoder import next_token_label
+from mha_core.teaching.notation import score_product
 
 from . import compute, widgets
 from .example import Example
@@ -103,9 +104,10 @@ def scaling_comparison(settings: Settings, ex: Example) -> None:
         "gradients.” Their footnote says why the products grow: if the d_k numbers of a query and a key are "
         "independent, with mean 0 and variance 1, their dot product has mean 0 and variance d_k. Dividing by √d_k "
         "brings that variance back to 1; this follows from the footnote's assumptions, which real queries and keys "
-        f"need not meet. Here d_k = {cfg.d_k}: this layer's raw scores Q_i K_iᵀ have a spread (standard deviation) "
-        f"of **{comparison.raw_std:.3g}**, and **{scaled:.3g}** after dividing by √{cfg.d_k} = "
-        f"{math.sqrt(cfg.d_k):.3g}. The footnote's 1 assumes every number of a query and a key has variance 1; here "
+        f"need not meet. Here d_k = {cfg.d_k}: this layer's raw scores {score_product(cfg.group_size)} have a spread "
+        f"(standard deviation) of **{comparison.raw_std:.3g}**, and **{scaled:.3g}** after dividing by "
+        f"√{cfg.d_k} = {math.sqrt(cfg.d_k):.3g}. The footnote's 1 assumes every number of a query and a key has "
+        "variance 1; here "
         f"their typical sizes (root mean square) are {q_rms:.3g} for the queries and {k_rms:.3g} for the keys, and "
         f"with these in place of 1 the same reasoning predicts {q_rms:.3g} × {k_rms:.3g} = **{predicted:.3g}**. "
         "What is left between prediction and measurement comes from numbers that are not independent or do not "
@@ -166,7 +168,7 @@ def planted_head(settings: Settings, ex: Example) -> None:
     st.markdown(
         f"{evidence} To plant it, only columns {columns} of W_Q (head {head + 1}'s block, as the projection page "
         f"draws it; rows in PyTorch's storage){f' and entries {columns} of b_Q' if cfg.bias else ''} were replaced: "
-        f"by the best fit, found by {plant.LEAST_SQUARES}, of $Q_{{{head + 1}}} K_{{{head + 1}}}^\\top \\cdot "
+        f"by the best fit, found by {plant.LEAST_SQUARES}, of ${score_product(cfg.group_size, head, tex=True)} \\cdot "
         f"\\mathrm{{scale}} = \\mathrm{{strength}} \\cdot \\mathrm{{rule}}$ on this input. W_K, W_V, W_O and the "
         f"other heads are unchanged. {aim}.")
     tol = 1e-3 if tr.scores.dtype == np.float32 else 1e-8

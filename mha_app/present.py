@@ -34,6 +34,11 @@ FIGURE_TITLE_FONT = 22
 FIGURE_HEIGHT = 480  # px at most, so that a screen's figure fits under its text
 PLANE_TOP = 160  # px: enlarge's top margin for a two-line title over a legend in a row
 TITLE_ROOM = 48  # px: enlarge's top margin for a one-line title
+LEGEND_ROW = 35  # px: one row of a legend above the plot, at FIGURE_FONT
+# px: the most a legend above the plot takes in one row; wider, it wraps, so it is drawn one entry a row (read6b:
+# three entries wrapped into three rows over a title's second line). A 1024-px projector's figures are wider.
+LEGEND_WIDTH = 700
+CHAR_EM = 0.6  # a character's width in em, at most (Arial, Helvetica: about 0.5 on average): the legend's estimate
 # The most a screen's figure may take where its text and formula leave less than FIGURE_HEIGHT above the fold of a
 # 1280 x 800 projector (read3: the scores' last rows and keys, and the plane's query, were below it).
 SCREEN_FIGURE_HEIGHT = {"scores": 350, "plane": 380}
@@ -80,8 +85,12 @@ def enlarge(fig, height: int = FIGURE_HEIGHT) -> dict:
     legend = layout.get("legend", {})
     # a legend in a row goes above the plot: under it, it ran into the ticks
     above = legend.get("orientation") == "h" and layout.get("showlegend", True)
+    rows = _legend_rows(fig) if above else 0
     margin = layout.setdefault("margin", {})
-    margin["t"] = max(margin.get("t") or 0, (PLANE_TOP - 35 if two_lines else TITLE_ROOM) + 35 * above)  # title, legend
+    title_room = PLANE_TOP - LEGEND_ROW if two_lines else TITLE_ROOM
+    margin["t"] = max(margin.get("t") or 0, title_room + LEGEND_ROW * rows)  # the title's lines, then the legend's
+    if rows > 1:  # the title in the middle of its own room over the legend's rows, not of the whole margin (plotly's)
+        title.update(yref="container", y=1 - title_room / 2 / layout["height"], yanchor="middle")
     _keys_in_two_lines(fig)
     _every_row(fig, height)
     for name, part in layout.items():
@@ -97,12 +106,23 @@ def enlarge(fig, height: int = FIGURE_HEIGHT) -> dict:
     if "legend" in layout:
         layout["legend"]["font"] = _sized(legend.get("font"))
         if above:
-            layout["legend"].update(x=0, xanchor="left", y=1, yanchor="bottom")
+            layout["legend"].update(x=0, xanchor="left", y=1, yanchor="bottom", orientation="h" if rows == 1 else "v")
     for trace in fig["data"]:
         if "text" in trace or "texttemplate" in trace:
             trace["textfont"] = _sized(trace.get("textfont"))
+        if trace.get("type") == "bar":
+            trace["constraintext"] = "both"  # a number no larger than its bar: uniformtext below hides a shrunk one
     layout["uniformtext"] = dict(minsize=FIGURE_FONT, mode="hide")  # a number that fits a bar only when shrunk: hidden
     return fig
+
+
+def _legend_rows(fig: dict) -> int:
+    """The rows a legend above the plot takes: 1 where its entries fit LEGEND_WIDTH side by side (each a symbol of
+    about 40 px and its name), else one row for each entry, as enlarge then draws it."""
+    names = [re.sub(r"<[^>]+>", "", trace["name"]) for trace in fig["data"]
+             if trace.get("name") and trace.get("showlegend", True) and trace.get("type", "scatter") != "heatmap"]
+    width = sum(40 + CHAR_EM * FIGURE_FONT * len(name) for name in names)
+    return 1 if width <= LEGEND_WIDTH else len(names)
 
 
 ROW_PX = FIGURE_FONT  # a row of a matrix needs this much height to carry its own label

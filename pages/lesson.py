@@ -13,6 +13,7 @@ from mha_core import cost, figures
 from mha_core.figures.inside import PlaneSize
 from mha_core.figures.lesson import kv_cache_figure
 from mha_core.teaching import formulas, questions
+from mha_core.teaching.notation import score_product
 from mha_core.teaching.published import cache_length_note, kv_cache_table, preset, presets
 
 settings, ex = view()
@@ -90,7 +91,7 @@ def scores_screen():
                 "A large score means a good match."
                 + (" The causal mask hides every key after its query: those cells stay blank." if cfg.causal else ""))
     st.latex(r"Z_{%d} = %s \in \mathbb{R}^{%d \times %d},\qquad z_{ts} = %s"
-             % (head + 1, scaled_latex(r"Q_{%d} K_{%d}^\top" % (head + 1, head // cfg.group_size + 1), cfg), n, m,
+             % (head + 1, scaled_latex(score_product(cfg.group_size, head, tex=True), cfg), n, m,
                 scaled_latex(r"q_t \cdot k_s", cfg)))
     show(figures.attention_figure(tr, head, tokens, "scaled", cfg.softmax_scale, keys), "scores")
 

@@ -18,6 +18,10 @@ from .base import SUBTITLE, TEXT, cell_text, described, dim_labels, heatmap, lay
 
 ONE_HEAD_COLOUR, HEADS_COLOUR = series_colour(2), series_colour(0)  # one wide head, h narrow ones
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
+# A bar's number goes beside it, at BAR_TEXT px whatever the bar's thickness (inside, plotly shrank it to the bar:
+# read6b, 4 px in 18 thin bars), each bar BAR_PX thick so that the numbers of neighbouring bars never touch, and
+# the axis BAR_ROOM longer than the longest bar to hold its number.
+BAR_PX, BAR_TEXT, BAR_GAP, BAR_ROOM = 14, 11, 0.2, 1.2
 
 
 def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_heads: int,
@@ -37,17 +41,22 @@ def flops_figure(one: dict[str, int], many: dict[str, int], d_model: int, n_head
     fig = go.Figure()
     for name, (counts, colour) in series.items():
         fig.add_trace(go.Bar(y=labels, x=list(counts.values()), name=name, orientation="h", marker_color=colour,
-                             text=[f"{v:,}" for v in counts.values()], textposition="auto",
+                             text=[f"{v:,}" for v in counts.values()], textposition="outside",
+                             textfont=dict(size=BAR_TEXT), constraintext="none", cliponaxis=False,
                              hovertemplate="%{y}<br>%{x:,} multiply-adds<extra>" + name + "</extra>"))
     fig.update_yaxes(autorange="reversed", title="")
-    fig.update_xaxes(title="multiply-adds")
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
+    longest = max(max(counts.values()) for counts, _ in series.values())
+    fig.update_xaxes(title="multiply-adds", range=[0, BAR_ROOM * longest])
+    fig.update_layout(barmode="group", bargap=BAR_GAP, legend=dict(orientation="h", y=-0.2))
     same = "the same in every step" if one == many else "they differ"
     title = f"Multiply-adds of each step: 1 head or {n_heads} heads ({same})"
     if shared:
         title += (f"{SUBTITLE}and, a saving of its own, {n_heads} heads sharing {n_kv_heads} K/V "
                   f"head{'s' if n_kv_heads > 1 else ''}</span>")
-    return described(layout(fig, title, height=420 if shared else 380), describe.grouped_bars(
+    # Height: the title's lines, every bar's BAR_PX (and the gaps between steps), the axis and a legend row a series.
+    bars = len(labels) * len(series) * BAR_PX / (1 - BAR_GAP)
+    height = int((85 if shared else 60) + bars + 45 + 25 * len(series))
+    return described(layout(fig, title, height=height), describe.grouped_bars(
         labels, {name: list(counts.values()) for name, (counts, _) in series.items()}, describe.plain(title),
         unit="multiply-adds", fmt="{:,.0f}"))
 

@@ -12,6 +12,7 @@ import numpy as np
 from ..analysis.pooling import OVERVIEW_CELLS, finite_or_nan, pool, pool_heads, pool_stage, stage_values
 from ..analysis.stats import row_entropy
 from ..attention.trace import Trace
+from ..teaching.notation import score_product
 from . import describe
 from .base import (
     FOCUS_BAR,
@@ -187,7 +188,7 @@ def stage_title(stage: str, group_size: int = 1, scale: float = 1.0, masked: boo
     """A stage's title, the scores with their product: Q_i K_jᵀ where query heads share key/value heads (group_size
     > 1, head j = ⌈i/g⌉), else Q_i K_iᵀ; the scaled ones times the scale used, or said not scaled (scale 1); the
     weights with the mask M added to the scores when there is one."""
-    product = f" Q_i K_{'j' if group_size > 1 else 'i'}ᵀ" if stage in ("raw", "scaled") else ""
+    product = " " + score_product(group_size) if stage in ("raw", "scaled") else ""
     if stage == "scaled" and scale == 1.0:  # no scaling chosen: "Scaled scores … × 1" would contradict the page
         return "Scores" + product + " (not scaled)"
     title = STAGE_TITLES[stage].replace("(z_ts)", "(z_ts + M_ts)") if masked else STAGE_TITLES[stage]

@@ -103,6 +103,21 @@ def head_symbols(group_size: int = 1) -> tuple[str, str]:
             ("W^Q_i, W^K_j, W^V_j", "Q_i, K_j, V_j"))
 
 
+def kv_index(group_size: int = 1, head: int | None = None) -> str:
+    """The index of the key/value head a query head reads: j where query heads share them (group_size > 1), else the
+    head's own i; for one head (0-based `head`), its number, counted from 1."""
+    if head is not None:
+        return str(head // group_size + 1)
+    return "j" if group_size > 1 else "i"
+
+
+def score_product(group_size: int = 1, head: int | None = None, tex: bool = False) -> str:
+    """The raw scores' product, as every text and label writes it: Q_i K_iᵀ, or Q_i K_jᵀ where query heads share
+    key/value heads (group_size > 1); for one head (0-based `head`) with its numbers, Q_4 K_2ᵀ; tex: as KaTeX."""
+    q, k = ("i" if head is None else str(head + 1)), kv_index(group_size, head)
+    return rf"Q_{{{q}}} K_{{{k}}}^\top" if tex else f"Q_{q} K_{k}ᵀ"
+
+
 def symbol(latex: str) -> Symbol:
     """The table's entry for a symbol, e.g. symbol("d_k")."""
     return SYMBOLS[latex]

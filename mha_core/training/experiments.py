@@ -30,9 +30,10 @@ from .trainer import TrainingRun, held_out, one_thread, train
 SEEDS = (0, 1, 2)
 IMPORTANCES = {"gradient": "Michel et al.'s gradient |∂L/∂ξ|", "removal": "loss when removed"}
 TINY_BATCH = 16  # held-out sequences per gradient in Michel et al.'s importance (the mean of |gradient| over batches)
-# The fixed text on which SmolLM2's heads are pruned: plain sentences whose next tokens are easy to guess.
-PRUNING_TEXT = ("Multi-head attention runs several heads side by side. Each head has its own queries, keys and "
-                "values, so each one can look at the sentence in its own way.")
+# The fixed text on which SmolLM2's heads are pruned: plain sentences whose next tokens are easy to guess, shown on
+# the page, so true of every model, SmolLM2's shared K/V heads included (no head "has its own keys and values").
+PRUNING_TEXT = ("Multi-head attention runs several heads side by side. Each head weighs the words of the sentence in "
+                "its own way, so each one can look for its own kind of relation.")
 
 
 # --- 1. One wide head against several narrow ones --------------------------------------------------------------

@@ -292,6 +292,18 @@ def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
                for c in at.caption)
 
 
+def test_gqa_texts_write_the_scores_with_the_kv_heads_index():
+    """Was (read6b S2): "this layer's raw scores Q_i K_iᵀ" under "Why √d_k?", and a planted head 5 fitted "by
+    $Q_5 K_5^\\top$", with 6 query heads on 2 K/V heads (head 5 reads K/V head 2; there is no K_5)."""
+    at = run_app(GQA, "pages/attention.py", opened={"attention_tab": "Why √d_k?"})
+    assert any("raw scores Q_i K_jᵀ have a spread" in m.value for m in at.markdown)
+    planted = {**GQA, "plant": "previous", "plant_head": "5"}
+    at = run_app(planted, "pages/attention.py", opened={"attention_tab": "Plant a head"})
+    assert_clean(at)
+    fit = next(m.value for m in at.markdown if "by the best fit" in m.value)
+    assert "Q_{5} K_{2}^\\top" in fit and "K_{5}" not in fit, fit
+
+
 def test_gqa_projection_shows_narrow_w_k_and_the_savings():
     at = run_app(GQA, "pages/projection.py", opened={"projection_tab": "W_K → K_j", "kv_box": True})
     assert_clean(at)

@@ -539,6 +539,47 @@ def test_a_projectors_screen_with_text_and_a_formula_still_names_every_row_and_k
     assert plane.layout.showlegend is False and "<br>" not in plane.layout.title.text
 
 
+def _flops(d_model: int, h: int, kv: int | None = None, n: int = 11):
+    """The lesson's "Multiply-adds of each step" for n tokens, h heads (sharing kv K/V heads: a third series)."""
+    from mha_app.cost_table import step_names
+    from mha_core.figures.lesson import flops_figure
+
+    one, many = mc.cost.attention_flops(n, n, d_model, 1), mc.cost.attention_flops(n, n, d_model, h)
+    shared = mc.cost.attention_flops(n, n, d_model, h, kv) if kv else None
+    return flops_figure(one, many, d_model, h, step_names(group_size=h // (kv or h)), shared, kv)
+
+
+def test_a_projectors_legend_too_wide_for_one_row_has_a_row_for_each_entry_under_the_title():
+    """Was (read6b L1): lesson screen 10 in presentation mode with SmolLM2: the three entries of "Multiply-adds of
+    each step" wrapped into three rows drawn over the title's second line (the margin kept room for one row)."""
+    from mha_app.present import FIGURE_FONT, enlarge
+
+    fig = enlarge(_flops(576, 9, 3))                       # SmolLM2: 9 query heads share 3 K/V heads
+    layout, entries = fig["layout"], [t["name"] for t in fig["data"]]
+    assert len(entries) == 3 and layout["legend"]["orientation"] == "v"  # a row each, whatever the window's width
+    # Room for the title's two lines (22 and 18 px type, about 30 px each with their spacing) and for three legend
+    # rows 26.5 px apart as Chromium draws them at 18 px (the screenshot of screen 10), under the title.
+    assert FIGURE_FONT == 18 and layout["margin"]["t"] >= 2 * 30 + 3 * 26.5, layout["margin"]
+    assert layout["title"]["y"] * layout["height"] >= layout["height"] - layout["margin"]["t"] + 3 * 26.5
+    two = enlarge(_flops(128, 8))                          # random weights: two short entries stay in one row
+    assert two["layout"]["legend"]["orientation"] == "h" and "y" not in two["layout"]["title"]
+
+
+def test_the_numbers_beside_the_cost_bars_keep_a_readable_size_for_every_model():
+    """Was (read6b L2): the numbers inside the 18 bars of "Multiply-adds of each step" with SmolLM2 were about 4 px
+    high: plotly shrinks a number inside a bar to the bar's thickness. Now beside each bar, never shrunk, at least
+    10 px, each bar thick enough that neighbouring numbers do not touch, the axis long enough for the longest's."""
+    for fig in (_flops(576, 9, 3), _flops(384, 12), _flops(128, 8), _flops(128, 8, 2)):
+        bars = [t for t in fig.data if t.type == "bar"]
+        for bar in bars:
+            assert bar.textposition == "outside" and bar.constraintext == "none" and bar.textfont.size >= 10
+        # The plot's height: the figure's less the title's margin and, below, about 45 px for the axis and 25 px for
+        # each legend row (measured on the cost page's screenshot with SmolLM2: about 120 px for three rows).
+        rows, plot = len(bars[0].y), fig.layout.height - fig.layout.margin.t - 45 - 25 * len(bars)
+        assert plot * (1 - fig.layout.bargap) / (rows * len(bars)) >= bar.textfont.size + 2
+        assert fig.layout.xaxis.range[1] >= 1.15 * max(max(b.x) for b in bars)
+
+
 def test_each_tick_letter_means_one_thing_and_is_in_the_symbol_table():
     """Was: W_Q columns "c1 … c64" (across all heads), W_O rows "r1 …", the value mix "d1 … d16" for a component of
     V_i, while d also named a dimension of d_model. Now d = a dimension of d_model, c = a component within one

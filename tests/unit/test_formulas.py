@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import mha_core as mc
@@ -53,3 +55,25 @@ def test_a_switched_off_head_is_written_into_the_output_formula():
     assert r"0 \cdot \mathrm{head}_{2}" in said and r"\sum_{i \neq 2}" in said
     assert r"0 \cdot" in formulas.multihead(cfg, head_mask=tr.head_mask)
     assert r"0 \cdot" not in formulas.output(cfg) and r"\sum_{i=1}^{4}" in formulas.output(cfg)
+
+
+def test_shared_kv_heads_write_the_scores_product_with_the_kv_heads_index():
+    """Was (read6b S2): "Step 2: scores Q_i K_iᵀ" and "weights × V_i" in the cost table and the cost chart's rows with
+    9 query heads on 3 K/V heads (SmolLM2), where K_i for i = 4…9 does not exist; the formulas said K_⌈i/3⌉."""
+    from mha_app.cost_table import cost_rows, step_names
+    from mha_core.teaching.notation import score_product
+
+    shared = [row["step"] for row in cost_rows(11, 11, 576, 9, False, n_kv_heads=3)]
+    assert "Step 2: scores Q_i K_jᵀ" in shared and "Step 2: weights × V_j" in shared
+    assert not any("K_i" in step or "V_i" in step for step in shared), shared
+    assert step_names(group_size=3)["scores"] == "Step 2: scores Q_i K_jᵀ"
+    plain = [row["step"] for row in cost_rows(11, 11, 512, 8, True)]
+    assert "Step 2: scores Q_i K_iᵀ" in plain and "Step 2: weights × V_i" in plain
+    # One head's product names the K/V head the engine reads: its raw scores are that Q times that K, transposed.
+    cfg = mc.MHAConfig(48, 6, n_kv_heads=2)
+    x = np.random.default_rng(0).standard_normal((5, 48))
+    trace = mc.forward(x, mc.init_weights(cfg, seed=1, dtype=np.float64), cfg)
+    for head in range(6):
+        q, k = (int(n) for n in re.fullmatch(r"Q_(\d) K_(\d)ᵀ", score_product(3, head)).groups())
+        np.testing.assert_allclose(trace.raw_scores(head), trace.q[q - 1] @ trace.k[k - 1].T, rtol=1e-12)
+    assert score_product(3, 4, tex=True) == r"Q_{5} K_{2}^\top"

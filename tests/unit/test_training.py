@@ -7,6 +7,8 @@ Each task is trained once for the module (the first of seeds 0, 1, 2 that solves
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -350,3 +352,16 @@ def test_the_trained_grid_names_tokens_in_fewer_larger_level_labels():
     assert left.showticklabels and left.tickfont.size >= 12
     assert len(left.tickvals) * 24 <= 260 and left.tickvals[0] == "1 c"               # a panel is 260 px tall
     assert not fig.layout.xaxis.showticklabels                                        # only under the bottom row
+
+
+def test_the_pruning_text_says_nothing_false_of_shared_key_value_heads():
+    """Was (read6b M3): SmolLM2's heads were measured on "Each head has its own queries, keys and values", shown on
+    the page, while SmolLM2's 9 query heads share 3 K/V heads (its card)."""
+    from mha_core.pretrained import MODELS
+    from mha_core.training.experiments import PRUNING_TEXT
+
+    card = MODELS["SmolLM2-135M-Instruct"]
+    assert card.n_kv_heads < card.n_heads  # the model measured shares its keys and values
+    for sentence in PRUNING_TEXT.split(". "):
+        assert not ("own" in sentence and re.search(r"\b(keys?|values?)\b", sentence)), sentence
+    assert 140 <= len(PRUNING_TEXT) <= 170  # about the old text's length (154 characters, 35 tokens): comparable
