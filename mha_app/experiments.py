@@ -25,6 +25,7 @@ from .toolkit import plot
 # Sources, as cited in running text: "(Michel et al. 2019)".
 MICHEL = "Michel et al. 2019"
 AINSLIE = "Ainslie et al. 2023"
+SHAZEER = "Shazeer 2019"
 VASWANI = "Vaswani et al. 2017"
 # What a cosine is, said before the first one on the page (the output page's head experiments).
 COSINE = ("The cosine of two vectors says how alike their directions are, whatever their lengths: 1 for the same "
@@ -69,10 +70,12 @@ def kv_sharing(ex: Example) -> None:
     listed = "; ".join(groups) if kv <= 4 else "; ".join(groups[:2]) + "; and so on"
     st.markdown(
         f"Here the h = {h} query heads share **h_kv = {kv}** key/value head{'s' if kv > 1 else ''} "
-        f"(grouped-query attention, {AINSLIE}; Llama 2 70B uses it): {listed}. Each query head still has its own "
+        + (f"(multi-query attention, {SHAZEER}; grouped-query attention, {AINSLIE}, is the general case, with "
+           "several K/V heads: Llama 2 70B's 64 query heads share 8)" if kv == 1 else
+           f"(grouped-query attention, {AINSLIE}; Llama 2 70B's 64 query heads share 8 K/V heads)")
+        + f": {listed}. Each query head still has its own "
         f"{d_k} columns of W_Q, but W_K and W_V have only **{kv} · {d_k} = {kv * d_k}** columns instead of "
-        f"{h} · {d_k} = {h * d_k}. The lines mark the groups: each query head is joined to the K/V head it reads."
-        + (" With a single K/V head this is multi-query attention." if kv == 1 else ""))
+        f"{h} · {d_k} = {h * d_k}. The lines mark the groups: each query head is joined to the K/V head it reads.")
     plot(xfig.kv_groups_figure(h, kv), key="kv_groups")
     full, shared = (_kv_parameters(cfg.d_model, h, n, cfg.bias) for n in (h, kv))
     cache_full, cache = (cost.kv_cache_bytes(1, n, d_k, 1, bytes_per_value=2) for n in (h, kv))
@@ -163,8 +166,7 @@ def planted_head(settings: Settings, ex: Example) -> None:
                f"and 0 elsewhere; softmax then gives that key {fraction} = **{share:.3f}** of the row's weight when "
                f"all {m} keys are open (more when the mask hides some).{missing} Raise the strength to watch softmax "
                "sharpen towards one key, then saturate: past about 10 the weights hardly move")
-    evidence = plant.EVIDENCE[pattern] or ("No study we know of names this rule as a kind of trained head: it is "
-                                           "here to compare with the others.")
+    evidence = plant.EVIDENCE[pattern]
     st.markdown(
         f"{evidence} To plant it, only columns {columns} of W_Q (head {head + 1}'s block, as the projection page "
         f"draws it; rows in PyTorch's storage){f' and entries {columns} of b_Q' if cfg.bias else ''} were replaced: "

@@ -279,8 +279,9 @@ def real_heads(run: TrainingRun) -> None:
         st.markdown(
             f"Induction heads were first described in models like yours ({ELHAGE}); {OLSSON} found them in every "
             f"large language model they looked at. Here is your strongest one beside the strongest of {card.name}'s "
-            f"{card.n_layers * card.n_heads} heads, on a repeated phrase: the same stripe, one phrase length to "
-            "the left of the diagonal, and the same statistic.")
+            f"{card.n_layers * card.n_heads} heads, on a repeated phrase: the same stripe, one place less than the "
+            "phrase's length to the left of the diagonal (each token of the repeat looks at the token that followed "
+            "its earlier copy), and the same statistic.")
     else:
         st.markdown(
             f"Many trained models have heads that look at the previous token (Voita et al. 2019 found them in "

@@ -142,8 +142,9 @@ MODEL_TEXT = {
                   "key after its query (random weights with the mask give the same triangle). Inside it, look for a "
                   f"{{dark}} first column (*{SINK}* heads: the attention parked on the first token), a stripe just "
                   f"below the diagonal (*{POSITIONAL}* heads: the previous token), and on a repeated phrase a stripe "
-                  "parallel to the diagonal, one phrase length to the left (induction heads; the head summary counts "
-                  "the first two kinds and gives each head's induction score)"),
+                  "parallel to the diagonal, one place less than the phrase's length to the left: each token of "
+                  "the repeat looks at the token that followed its earlier copy (induction heads; the head summary "
+                  "counts the first two kinds and gives each head's induction score)"),
     ),
 }
 

@@ -832,7 +832,8 @@ class Explorer {
 
   region(kind, head, x, y, w, hgt, m, mask, step, r0, c0, stage = 'weights') {
     const h = this.payload.header, keys = h.key_tokens || h.tokens;
-    const name = { raw: 'raw score', scaled: 'scaled score', mask: 'mask', weights: 'softmax weight',
+    const name = { raw: 'raw score', scaled: h.scale === 1 ? 'score (not scaled)' : 'scaled score', mask: 'mask',
+                   weights: 'softmax weight',
                    contributions: 'contribution share' }[stage];
     // A share's parts, where it is exact: the weight and the size of the key's transformed value.
     const parts = stage === 'contributions' && step === 1

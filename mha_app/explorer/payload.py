@@ -180,6 +180,11 @@ def _padded(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
 
 
+def _stage_label(stage: str, scale: float) -> str:
+    """A stage's button: the scores stay "scores (not scaled)" when no scale was chosen (scale 1), as the title says."""
+    return "scores (not scaled)" if stage == "scaled" and scale == 1 else control("stage").label_of(stage)
+
+
 def _scale(stops) -> list:
     """A colour scale as [position, colour] pairs: plotly's named scale, or a palette's even stops."""
     if isinstance(stops, str):
@@ -209,7 +214,7 @@ def _header(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | Non
         "step": overview_step(n, m), "grid_step": pooling.block_step(n, m, pooling.grid_budget(h)),
         "window": None if window is None else list(window),
         "masked": masked, "scale": float(scale),
-        "stages": [{"key": key, "label": control("stage").label_of(key), "title": CONTRIBUTIONS
+        "stages": [{"key": key, "label": _stage_label(key, scale), "title": CONTRIBUTIONS
                     if key == "contributions" else figures.stage_title(key, group, scale, masked),
                     "signed": key in SIGNED} for key in (STAGES if contributions else STEP2)],
         "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},

@@ -33,7 +33,7 @@ PATTERNS = {
 LEAST_SQUARES = ("least squares (the numbers that make the sum of the squared misses as small as possible, the way a "
                  "straight line is fitted through points)")
 
-# What the literature says about each rule, in one sentence (None: no study we know of names it as a kind of head).
+# What the literature says about each rule, in one sentence.
 _POSITIONAL = ("Voita et al. (2019) call heads that attend to the token before or after positional heads, and find "
                "them among the most important heads of a trained translation model.")
 EVIDENCE = {
@@ -41,8 +41,10 @@ EVIDENCE = {
     "next": _POSITIONAL,
     "first": "Clark et al. (2019) find BERT heads that put most of their weight on [CLS] or [SEP], and Xiao et al. "
              "(2023) find that language models park weight on the first token (an 'attention sink').",
-    "self": None,
-    "uniform": None,
+    "self": "Clark et al. (2019) find that most BERT heads put little weight on the current token: a head that "
+            "looks only at itself is here to compare with the others.",
+    "uniform": "Clark et al. (2019) find BERT heads that attend broadly over the whole sentence: a uniform head, every "
+               "weight equal, is the far end of that.",
 }
 
 

@@ -323,6 +323,8 @@ def _round(v, digits: int = 4):
 
 def _significant(v, digits: int = 6):
     """A table cell to `digits` significant digits, so that a small number (2.14e-05) keeps them: rounding to
-    decimal places made it 2.1e-05, beside a sentence that said 2.14e-05."""
+    decimal places made it 2.1e-05, beside a sentence that said 2.14e-05. A whole number (a count) stays exact."""
     v = float(v)
-    return float(f"{v:.{digits}g}") if np.isfinite(v) else "blocked"
+    if not np.isfinite(v):
+        return "blocked"
+    return int(v) if v.is_integer() else float(f"{v:.{digits}g}")

@@ -281,8 +281,8 @@ def w_o_size(weights: MHAWeights) -> Question:
         count += (f"; with its {weights.b_O.size:,} biases, which the question leaves aside, "
                   f"{weights.W_O.size + weights.b_O.size:,} numbers")
     return Question(
-        "How many numbers does W_O hold (its biases left aside)?",
-        count + ".",
+        "How many numbers does W_O hold" + (" (its biases left aside)?" if weights.b_O is not None else "?"),
+        count + ("." if weights.b_O is not None else "; this layer has no biases."),
         f"W_O maps the {width} columns of the concatenation back to d_model = {d_model}: one number for every "
         "(input column, output column) pair.", correct=weights.W_O.size,
         facts=_numbers(weights.W_O.size) + _shapes(width, d_model), symbols=("W^O",),

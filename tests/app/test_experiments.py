@@ -332,6 +332,10 @@ def test_kv_heads_control_offers_the_divisors_of_h_and_resets_when_h_changes():
     assert_clean(at)
     assert "kv_heads=1" in share_link(at)
     assert figure_titled(at, "h = 6 query heads, h_kv = 1 key/value head (multi-query attention")
+    # Was (read7a M2): "(grouped-query attention, Ainslie et al. 2023; Llama 2 70B uses it)" of one K/V head
+    said = texts(at, "markdown")
+    assert "share **h_kv = 1** key/value head (multi-query attention, Shazeer 2019;" in said
+    assert "Llama 2 70B's 64 query heads share 8)" in said and "Llama 2 70B uses it" not in said
     at.selectbox(key="h").set_value(4).run()
     assert_clean(at)
     assert at.selectbox(key="kv_heads").value in (1, 4)

@@ -286,6 +286,8 @@ def test_model_view_shows_all_270_heads_grouped_and_outlines_the_chosen_one(page
     assert "query heads 4–6: K/V head 2" in labels
     words = texts(at, "markdown")
     assert "lower triangle" in words and "attention sink" in words and "induction" in words
+    # read7b M1 (the geometry itself: unit/test_training.py): not "one phrase length to the left"
+    assert "one place less than the phrase's length to the left" in words and "one phrase length" not in words
     # read3: the colour word is the light page's; a group is a label, not its titles' colour (head colours: heads)
     assert "a dark first column" in words and "under a label that names their K/V head" in words
     assert "colour)" not in words

@@ -35,10 +35,13 @@ def cost_page():
 
 @pytest.mark.parametrize(("rule", "cited", "not_cited"), [
     ("previous", "Voita et al. (2019)", "Xiao"), ("first", "Xiao et al. (2023)", "Voita"),
-    ("self", "No study we know of", "Voita"), ("uniform", "No study we know of", "Voita"),
+    ("self", "put little weight on the current token", "Voita"),
+    ("uniform", "attend broadly over the whole sentence", "Voita"),
 ])
-def test_a_planted_rule_cites_who_found_it_or_says_nobody_did(rule, cited, not_cited):
-    """Was: "Trained models have heads like this one (Voita et al. 2019)" for every rule."""
+def test_a_planted_rule_cites_who_found_it(rule, cited, not_cited):
+    """Was: "Trained models have heads like this one (Voita et al. 2019)" for every rule; then (read7a M1) "No study
+    we know of names this rule" for uniform, which Clark et al. (2019) describe ("broadly attending over the whole
+    sentence"), and for self, of which they say that most heads put little weight on the current token."""
     text = page_text(revealed(run_app({"plant": rule, "plant_head": "3"}, "pages/attention.py",
                                     opened={"attention_tab": "Plant a head"})))
     planted = text[text.index("Head 3, planted"):]

@@ -190,3 +190,12 @@ def test_a_small_bar_keeps_its_digits_in_the_table_as_in_the_sentence():
     d = describe.bars(["a", "b", "c", "d", "e", "f", "g"], [0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 2.14e-05], "scores")
     assert "smallest g (2.14 × 10⁻⁵)" in d.alt and "e-05" not in d.alt
     assert dict(d.rows)["g"] == pytest.approx(2.14e-05, rel=1e-9)
+
+
+def test_a_count_keeps_every_digit_in_a_charts_table():
+    """Was (read7b W1, Cost of heads with SmolLM2): "Step 1: queries Q = X W_Q | 3,649,540" in the chart's table, beside
+    the sentence's 3,649,536 = 11 · 576 · 576: six significant digits applied to a count."""
+    d = describe.bars(["queries", "keys"], [11 * 576 * 576, 11 * 576 * 192], "multiply-adds")
+    assert dict(d.rows) == {"queries": 3_649_536, "keys": 1_216_512}
+    g = describe.grouped_bars(["queries"], {"1 head": [11 * 576 * 576], "9 heads": [11 * 576 * 576]}, "multiply-adds")
+    assert g.rows == (("queries", 3_649_536, 3_649_536),)

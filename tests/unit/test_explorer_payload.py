@@ -339,3 +339,14 @@ def test_the_mask_title_says_what_m_holds_and_leaves_the_drawing_to_the_explorer
     header, _ = read_payload(build_payload({1: trace}, tokens))
     title = next(s["title"] for s in header["stages"] if s["key"] == "mask")
     assert title == "Mask M: 0 where a pair is open, −∞ where it is blocked"
+
+
+def test_without_scaling_the_scores_button_says_not_scaled():
+    """Was (read7a M3, `scale=none`): the title "Scores Q_i K_iᵀ (not scaled)" above a button "scaled scores"."""
+    cfg = mc.MHAConfig(16, 4, scale=1.0)
+    x = mc.random_input(5, 16, seed=0)
+    trace = mc.forward(x, mc.init_weights(cfg, seed=0), cfg)
+    np.testing.assert_allclose(trace.scores, np.einsum("hnd,hmd->hnm", trace.q, trace.k), rtol=1e-5)  # not scaled
+    header, _ = read_payload(build_payload({1: trace}, list("abcde"), scale=1.0))
+    stage = next(s for s in header["stages"] if s["key"] == "scaled")
+    assert stage["label"] == "scores (not scaled)" and "(not scaled)" in stage["title"]

@@ -268,3 +268,12 @@ def test_the_width_of_shared_keys_and_values_is_a_named_slip():
     plain = _sentence(h=8)
     assert all(given != plain[0].concat.shape[1] for given, _ in questions.concat_width(plain[0]).wrong), \
         "without sharing, K/V width is the answer itself: no slip named for it"
+
+
+def test_the_w_o_question_leaves_biases_aside_only_where_there_are_some():
+    """Was (read7b M2, SmolLM2): "How many numbers does W_O hold (its biases left aside)?" of a layer with no biases."""
+    for bias in (True, False):
+        cfg = mc.MHAConfig(16, 4, bias=bias)
+        q = questions.w_o_size(mc.init_weights(cfg, seed=0))
+        assert ("biases left aside" in q.prompt) == bias
+        assert q.answer.endswith("this layer has no biases.") != bias

@@ -365,3 +365,15 @@ def test_the_pruning_text_says_nothing_false_of_shared_key_value_heads():
     for sentence in PRUNING_TEXT.split(". "):
         assert not ("own" in sentence and re.search(r"\b(keys?|values?)\b", sentence)), sentence
     assert 140 <= len(PRUNING_TEXT) <= 170  # about the old text's length (154 characters, 35 tokens): comparable
+
+
+def test_an_induction_stripe_lies_one_place_less_than_a_phrase_length_left_of_the_diagonal(trained):
+    """Was (read7b M1): "a stripe parallel to the diagonal, one phrase length to the left": there lies each token's
+    own earlier copy (a duplicate-token head); an induction head looks at the token that followed it."""
+    run = trained["induction"]
+    tokens = list(run.task.example)                                           # "cozyplanetplanet": letters
+    phrase = len("planet")                                                    # the repeat's period, 6 tokens
+    layer, head = strongest_head(head_scores(run, "induction"), "induction")
+    weights = run.attentions(tokens)[layer, head]                             # (n, n)
+    repeat = range(len(tokens) - phrase, len(tokens))                         # the second "planet"
+    assert all(int(np.argmax(weights[t])) == t - (phrase - 1) for t in repeat)
