@@ -307,7 +307,8 @@ def plane_in_brief(plane: QKPlane, query: int, tokens: list[str]) -> str:
     who = f"query {_token(tokens, query)}"
     text = (f"Head {plane.head + 1}'s queries (●) and keys (◆) as points in one plane, the one that keeps the most "
             f"of their spread: here {plane.explained:.0%}. Follow the arrow from 0 (✚) to the highlighted {who}: the "
-            "further along it a key lies, the higher its score.")
+            "further along it a key lies, the higher its score. Lines join the query to its strongest keys, each as "
+            "wide as the key's weight.")
     if plane.keys_before_rope is not None:
         text += (" An open circle (○) is a key before its rotary turn (RoPE), joined by a grey line to where the turn "
                  "took it (◆).")

@@ -344,9 +344,11 @@ def test_plane_figure_joins_the_query_to_its_strongest_keys_by_lines_as_wide_as_
     keys = next(t for t in fig.data if t.name == "keys")
     np.testing.assert_allclose(keys.marker.color, trace.weights[4, query])
     assert (keys.marker.cmin, keys.marker.cmax) == (0, 1)
-    lines = [t for t in fig.data if t.mode == "lines" and t.showlegend is False]
+    lines = [t for t in fig.data if t.mode == "lines" and t.legendgroup == "strongest"]
     strongest = np.argsort(-trace.weights[4, query])[:top]
     assert len(lines) == top
+    # Was (read7a S2): the lines were in no legend and no text, so nothing said what they are.
+    assert [t.name for t in lines if t.showlegend is not False] == ["lines: its 3 strongest keys (width = weight)"]
     for line, s in zip(lines, strongest, strict=True):
         assert (line.x[1], line.y[1]) == tuple(plane.keys[s])
         assert (line.x[0], line.y[0]) == tuple(plane.queries[query])
