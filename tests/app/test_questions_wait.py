@@ -79,6 +79,9 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     q = questions.ask(kind, example.trace, example.weights, example.tokens, head, query,
                       key=int(params.get("key", 1)) - 1)
     before = shown_text(at)
+    # Was (read7a S3): Step 3's introduction said "In the figure, the head's number above each block ..." while the
+    # figure waited for the answer.
+    assert "In the figure" not in before, "the text points at a figure that is not shown yet"
     for fact in q.facts:
         assert fact not in before, f"{fact!r} gives the answer away before it is asked for"
     listed = [name for name in q.symbols if f"${name}$:" in before]  # the held symbols this page lists
