@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from mha_core import QKPlane, figures
-from mha_core.analysis.contributions import contribution_shares, parked_share
+from mha_core.analysis.contributions import contribution_shares, head_gates, parked_share
 from mha_core.analysis.head_stats import Parts
 
 from . import compute
@@ -45,11 +45,13 @@ def _token(tokens: list[str], position: int) -> str:
 # --- What each key really adds (Kobayashi et al. 2020) ------------------------------------------------------------
 
 def query_contributions(settings: Settings, ex: Example) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For the head and query in focus, each key's (weight α_ts, size ‖v_s W^O_i‖, contribution, share)."""
+    """For the head and query in focus, each key's (weight α_ts, size ‖v_s W^O_i‖, contribution, share); in a head
+    switched off the sizes are the real ones (its values are computed as usual) and the contributions 0."""
     head, query = settings.view.head - 1, settings.view.query - 1
     sizes = compute.value_sizes(settings.spec, ex.layer)[head]               # (m,) ‖v_s W^O_i‖
     weights = ex.trace.weights[head, query].astype(np.float64)               # (m,) α_ts
-    added = weights * sizes                                                  # (m,) mc.contributions' row t of head i
+    gate = abs(head_gates(ex.trace)[head])                                   # 0 for a head switched off
+    added = gate * weights * sizes                                           # (m,) mc.contributions' row t of head i
     return weights, sizes, added, contribution_shares(added)
 
 
@@ -67,8 +69,12 @@ def contribution_sentence(settings: Settings, ex: Example) -> str:
     who = f"In head {head + 1}, query {_token(ex.tokens, query)}"
     if not weights.any():
         return f"{who} sees no key (all are blocked), so nothing is added."
+    if not head_gates(ex.trace)[head]:
+        return (f"{who} has weights, but head {head + 1} is switched off: Step 3 multiplies its output by 0, so none "
+                "of its keys reaches the output. The table shows its weights and the sizes $\\|v_s W^O_i\\|$ as "
+                "computed; every contribution is 0, and a row of zeros has no shares.")
     if not added.any():
-        return f"{who} has weights, but head {head + 1} is switched off: its values are 0, so it adds nothing."
+        return f"{who} has weights, but every key's vector $v_s W^O_i$ is 0 here, so it adds nothing."
     strongest, most = int(np.argmax(weights)), int(np.argmax(shares))
     text = (f"{who} puts its largest weight, {weights[strongest]:.3f}, on key {_token(ex.keys, strongest)}; that key "
             f"adds a share of {shares[strongest]:.3f} of what the query receives.")
@@ -100,6 +106,8 @@ def what_each_key_adds(settings: Settings, ex: Example) -> None:
     keys = np.arange(len(ex.keys))
     if len(keys) > ALL_ROWS:  # a long text: the keys that add most first, so the ones the sentence names are in view
         keys = keys[np.argsort(-shares, kind="stable")]
+    if not head_gates(ex.trace)[head - 1]:  # switched off: 0 over 0 is no share, so the column is left blank
+        shares = np.full_like(shares, np.nan)
     rounded = {name: np.round(values[keys], DIGITS) for name, values in
                (("weight α_ts", weights), ("‖v_s W^O_i‖", sizes), ("contribution", added), ("share", shares))}
     st.dataframe({"key": keys + 1, "token": [ex.keys[k] for k in keys], **rounded}, hide_index=True,
@@ -299,7 +307,8 @@ def plane_in_brief(plane: QKPlane, query: int, tokens: list[str]) -> str:
     who = f"query {_token(tokens, query)}"
     text = (f"Head {plane.head + 1}'s queries (●) and keys (◆) as points in one plane, the one that keeps the most "
             f"of their spread: here {plane.explained:.0%}. Follow the arrow from 0 (✚) to the highlighted {who}: the "
-            "further along it a key lies, the higher its score.")
+            "further along it a key lies, the higher its score. Lines join the query to its strongest keys, each as "
+            "wide as the key's weight.")
     if plane.keys_before_rope is not None:
         text += (" An open circle (○) is a key before its rotary turn (RoPE), joined by a grey line to where the turn "
                  "took it (◆).")

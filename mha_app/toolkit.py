@@ -144,17 +144,21 @@ def zoom_start(container, name: str, count: int) -> int:
 
 
 HELD = "symbols_held"  # session key: the symbols whose meanings wait for a question on this run's page
+WAITING = "question_waiting"  # session key: whether a question waits on this run's page (hold_back was called)
 
 
 def new_page_run() -> None:
-    """Before each run of a page: no symbol is held back until the page asks its question (hold_back)."""
+    """Before each run of a page: nothing is held back until the page asks its question (hold_back)."""
     st.session_state[HELD] = set()
+    st.session_state[WAITING] = False
 
 
 def hold_back(names: tuple[str, ...]) -> None:
-    """Keep these symbols' meanings out of 'Symbols on this page' for the rest of this run: together they give the
-    answer to a question the page is waiting on (Question.symbols)."""
+    """A question waits on this page: for the rest of this run, keep these symbols' meanings out of 'Symbols on
+    this page' (together they give its answer: Question.symbols), and the engine's code (code_for_step), whose
+    shape comments and note give the shapes the step's question asks about."""
     st.session_state.setdefault(HELD, set()).update(names)
+    st.session_state[WAITING] = True
 
 
 def symbols(*names: str | notation.Symbol, container=st) -> None:
@@ -170,7 +174,12 @@ def symbols(*names: str | notation.Symbol, container=st) -> None:
 
 
 def code_for_step(step: int, note: str = "") -> None:
-    """The engine's real source lines for this step, and `note` on what they did in this example."""
+    """The engine's real source lines for this step, and `note` on what they did in this example; while the page's
+    question waits (hold_back), a line that says when they appear."""
+    if st.session_state.get(WAITING):
+        st.caption(":material/code: The code that computed this (mha_core/engine.py) appears once you answer or "
+                   "reveal the question above.")
+        return
     with st.expander("The code that computed this (mha_core/engine.py)", expanded=False):
         st.code(step_source(step), language="python", wrap_lines=True)
         st.caption(CODE_NAMES[step] + (f" {note}" if note else ""))

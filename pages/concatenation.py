@@ -15,8 +15,7 @@ st.title("Step 3 · Concatenate the heads")
 st.markdown(
     f"Each of the {h} heads produced one output row per token, of d_v = {d_v} numbers (d_v, the width of the "
     "values, equals d_k here). Concatenation places the heads' outputs side by side, token by token. Nothing is "
-    "added or mixed: every column still belongs to exactly one head. In the figure, the head's number above each "
-    "block, in that head's colour, and the block's frame say which head; a cell's colour is its value."
+    "added or mixed: every column still belongs to exactly one head."
 )
 off = settings.spec.ablate
 if predict("concat_width"):
@@ -25,6 +24,8 @@ if predict("concat_width"):
                 "is multiplied by its head-mask factor (0 for those, 1 for the others) as it goes in, so their "
                 "columns of the concatenation are zero.", icon=":material/block:")
     plot(figures.concat_figure(tr, ex.tokens), key="concat")
+    st.caption("The head's number above each block, in that head's colour, and the block's frame say which head; a "
+               "cell's colour is its value.")
     st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d\times(%d\cdot%d)}"
              r" = \mathbb{R}^{%d\times%d}" % (h, n, h, d_v, n, h * d_v))
     gate = np.ones(h) if tr.head_mask is None else tr.head_mask

@@ -431,14 +431,16 @@ class Explorer {
   }
 
   // Contribution shares where the payload has the exact weights (every cell, or the zoom window's), made once per
-  // layer as mha_core's contribution_shares makes them: α_ts · ‖v_s W^O_i‖ / Σ_s α_ts ‖v_s W^O_i‖, 0 for a row that
-  // adds nothing, in float64 from the sizes and row sums the payload carries (payload.contribution_arrays).
+  // layer as mha_core's contribution_shares makes them: |g_i| α_ts ‖v_s W^O_i‖ / Σ_s |g_i| α_ts ‖v_s W^O_i‖, 0 for a
+  // row that adds nothing (a head switched off: g_i = 0), in float64 from the sizes, gates and row sums the payload
+  // carries (payload.contribution_arrays).
   shares(layer, part) {
     if (part !== 'contributions' && part !== 'zoom/contributions') return null;
     const h = this.payload.header, arrays = this.payload.arrays;
     const weights = arrays[`${layer}/${part === 'contributions' ? 'weights' : 'zoom/weights'}`];
     const sizes = arrays[`${layer}/contributions/sizes`], totals = arrays[`${layer}/contributions/totals`];
-    if (!weights || !sizes || !totals) return null;
+    const gates = arrays[`${layer}/contributions/gates`];
+    if (!weights || !sizes || !totals || !gates) return null;
     const [heads, rows, cols] = weights.shape;
     const [r0, c0] = part === 'contributions' ? [0, 0] : [h.window[0], h.window[2]];
     const data = new Float64Array(heads * rows * cols);
@@ -446,7 +448,8 @@ class Explorer {
       for (let r = 0; r < rows; r++) {
         const total = totals.data[i * h.n + r0 + r], o = (i * rows + r) * cols;
         if (!(total > 0)) continue;
-        for (let c = 0; c < cols; c++) data[o + c] = weights.data[o + c] * sizes.data[i * h.m + c0 + c] / total;
+        const g = gates.data[i];
+        for (let c = 0; c < cols; c++) data[o + c] = g * weights.data[o + c] * sizes.data[i * h.m + c0 + c] / total;
       }
     }
     return (arrays[`${layer}/${part}`] = { data, shape: [heads, rows, cols], dtype: '<f8' });
@@ -462,9 +465,18 @@ class Explorer {
     return (this.payload.arrays[`${layer}/${part}`] = { data, shape: raw.shape, dtype: raw.dtype });
   }
 
-  size(head, key) {  // ‖v_s W^O_i‖ of one key (0-based) in one head
+  size(head, key) {  // ‖v_s W^O_i‖ of one key (0-based) in one head (computed as usual in a head switched off)
     const h = this.payload.header, sizes = this.payload.arrays[`${this.current().layer}/contributions/sizes`];
     return sizes.data[head * h.m + key];
+  }
+
+  off(head) {  // whether Step 3 multiplies this head's output by 0 (a head switched off), so no key of it adds anything
+    const gates = this.payload.arrays[`${this.current().layer}/contributions/gates`];
+    return !!gates && gates.data[head] === 0;
+  }
+
+  offLine(head) {
+    return `head ${head + 1} is switched off: Step 3 multiplies its output by 0, so none of its keys reaches the output`;
   }
 
   // One head's matrix at a stage; the mask stage without a mask: every cell open.
@@ -779,7 +791,10 @@ class Explorer {
     const what = shares ? 'contribution shares' : 'weights';
     let total = 0;
     for (const value of d.mean) total += value * k;
-    const title = k > 1 ? `Head ${v.head + 1}, ${k} queries (${names}): their ${what} averaged (left axis) and summed (right axis)`
+    const off = shares && this.off(v.head);
+    const title = off ? `Head ${v.head + 1}, ${k > 1 ? `${k} queries (${names})` : `query ${names}`}: no contribution shares, `
+        + 'the head is switched off (Step 3 multiplies its output by 0)'
+      : k > 1 ? `Head ${v.head + 1}, ${k} queries (${names}): their ${what} averaged (left axis) and summed (right axis)`
       : `Head ${v.head + 1}, query ${names}: its ${what}` + (d.step === 1 && !d.note ? ` sum to ${total.toFixed(4)}` : '');
     const note = [shares ? `bars: the share of what the query receives that each key adds · outlines: ${k > 1 ? 'the mean weight' : 'its weight'}` : '', d.note];
     const head = 24 + heading(p, measurer, x, y, width, title, note.filter(Boolean).join(' · '));  // 24: the axis's name
@@ -807,15 +822,20 @@ class Explorer {
     const every = Math.max(1, Math.ceil(13 / cw));
     for (let j = 0; j < d.cols; j += every) p.text(labels[j], bx + (j + 0.5) * cw, by + bh + 6, { size: 11, align: 'right', angle: -45 });
     this.regions.push({ kind: 'bar', head: v.head, x: bx, y: by, w: bw, h: bh, rows: 1, cols: d.cols,
-                        info: (r, c) => this.barInfo(d, c, labels, weights) });
+                        info: (r, c) => this.barInfo(d, c, labels, weights, off ? v.head : null) });
     return head + bh + bottom;
   }
 
-  // What a bar says on hover; with `weights` (the contributions stage), d holds shares and the weight follows.
-  barInfo(d, j, labels, weights = null) {
+  // What a bar says on hover; with `weights` (the contributions stage), d holds shares and the weight follows;
+  // offHead: the head on view when it is switched off (its shares are no shares: 0 over 0).
+  barInfo(d, j, labels, weights = null, offHead = null) {
     const k = d.queries.length, key = d.step === 1 ? labels[j] : `keys ${labels[j]}`;
     const name = weights ? 'contribution share' : 'weight';
     if (d.blocked(j)) return { lines: [`key ${key}`, 'blocked by the mask: weight 0'] };
+    if (offHead !== null) {
+      const weight = k > 1 || d.step > 1 ? `weight: mean = ${mean6(weights.mean[j])}` : said('weight', weights.single[j], weights.dtype);
+      return { lines: [`key ${key}`, this.offLine(offHead), ...[weight].flat()] };
+    }
     if (k > 1) {
       return { lines: [`key ${key}`, `${name}: mean over ${k} queries = ${mean6(d.mean[j])}`, `sum = ${mean6(d.mean[j] * k)}`,
                        ...(weights ? [`weight: mean = ${mean6(weights.mean[j])}`] : [])] };
@@ -851,6 +871,8 @@ class Explorer {
             : stage === 'contributions' ? 'blocked by the mask: weight 0, so it adds nothing'
               : 'blocked by the mask (−∞ after it)');
           if (stage === 'scaled') lines.push(...said(`${name} before the mask`, value, m.dtype));
+        } else if (stage === 'contributions' && this.off(head)) {
+          shown = 0; lines.push(this.offLine(head));
         } else { shown = exact(value, m.dtype); lines.push(...said(`head ${head + 1} · ${name}`, value, m.dtype)); }
         if (parts && shown !== undefined) {
           lines.push(...said('weight α', parts.data[r * parts.cols + c], parts.dtype),
@@ -863,6 +885,7 @@ class Explorer {
       const block = `${q1 - q0}×${k1 - k0} block`;
       if (stage === 'mask') lines.push(`${mean6(100 * value)}% of the ${block} blocked`);
       else if (!Number.isFinite(value) || (stage !== 'raw' && blockedShare >= 1)) lines.push(`the whole ${block} is blocked by the mask`);
+      else if (stage === 'contributions' && this.off(head)) lines.push(this.offLine(head));
       else lines.push(`head ${head + 1} · mean of the ${block}: ${name} = ${mean6(value)}`);
       return { lines };
     };

@@ -37,7 +37,7 @@ from plotly.colors import get_colorscale
 
 from mha_core import MHAWeights, Trace, figures
 from mha_core.analysis import pooling
-from mha_core.analysis.contributions import contribution_shares, value_sizes
+from mha_core.analysis.contributions import contribution_shares, head_gates, value_sizes
 
 from ..settings import STAGES, control
 
@@ -97,24 +97,26 @@ def overview_arrays(trace: Trace, weights: MHAWeights | None = None) -> dict[str
 
 def contribution_arrays(trace: Trace, weights: MHAWeights) -> dict[str, np.ndarray]:
     """What the explorer needs to show contribution shares (analysis.contributions: share_ts = α_ts ‖v_s W^O_i‖ over
-    its row's sum), in a few numbers per token: each key's size ‖v_s W^O_i‖ (contributions/sizes, (h, m)) and each
-    query row's sum Σ_s α_ts ‖v_s W^O_i‖ (contributions/totals, (h, n)), in float64. From these and the exact
-    weights, the browser makes each share as contribution_shares does (α_ts · size_s / total_t), so no (h, n, m)
-    array of shares is sent. Where the weights go as block means, the shares' block means go as well
-    (contributions, grid/contributions), as pooling does the weights'."""
+    its row's sum), in a few numbers per token: each key's size ‖v_s W^O_i‖ (contributions/sizes, (h, m)), each
+    head's gate |g_i| (contributions/gates, (h,): 0 for a head switched off, whose values are still computed) and
+    each query row's sum Σ_s |g_i| α_ts ‖v_s W^O_i‖ (contributions/totals, (h, n)), in float64. From these and the
+    exact weights, the browser makes each share as contribution_shares does (|g_i| α_ts · size_s / total_t, 0 in a
+    head switched off), so no (h, n, m) array of shares is sent. Where the weights go as block means, the shares'
+    block means go as well (contributions, grid/contributions), as pooling does the weights'."""
     h, n, m = trace.weights.shape
     step, grid_step = overview_step(n, m), pooling.block_step(n, m, pooling.grid_budget(h))
     sizes = value_sizes(trace, weights)                                             # (h, m)
+    gates = np.abs(head_gates(trace))                                               # (h,)
     totals = np.empty((h, n))
     overview, grid = [], []
     for i in range(h):  # one head at a time: an (n, m) float64 temporary, never (h, n, m)
-        contribution = trace.weights[i].astype(np.float64) * sizes[i]               # (n, m) ‖α_ts v_s W^O_i‖
+        contribution = gates[i] * trace.weights[i].astype(np.float64) * sizes[i]    # (n, m) ‖g_i α_ts v_s W^O_i‖
         totals[i] = contribution.sum(axis=-1)                                       # (n,)
         if step > 1 or grid_step > 1:
             share = contribution_shares(contribution)                               # (n, m), rows sum to 1
             overview += [pooling.block_mean(share, step)] if step > 1 else []       # (⌈n/s⌉, ⌈m/s⌉)
             grid += [pooling.block_mean(share, grid_step)] if grid_step > 1 else []  # (⌈n/g⌉, ⌈m/g⌉)
-    out = {"contributions/sizes": sizes, "contributions/totals": totals}
+    out = {"contributions/sizes": sizes, "contributions/gates": gates, "contributions/totals": totals}
     if overview:
         out["contributions"] = np.stack(overview).astype(np.float32)                # (h, ⌈n/s⌉, ⌈m/s⌉)
     if grid:

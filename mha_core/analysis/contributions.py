@@ -18,32 +18,38 @@ from .decompose import block_outputs
 from .head_stats import ENCODER, Parts, head_summary, summary_array
 
 
+def head_gates(trace: Trace) -> np.ndarray:
+    """(h,) float64: the factor Step 3 multiplies each head's output by (the head mask; 1 = kept, 0 = switched off).
+
+    A switched-off head still computes its weights and values as usual: only its output is multiplied by 0."""
+    h = trace.q.shape[0]
+    return np.ones(h) if trace.head_mask is None else trace.head_mask.astype(np.float64)
+
+
 def _head_values(trace: Trace, weights: MHAWeights) -> np.ndarray:
     """(h, m, d_k) float64: the values each query head reads (with grouped-query attention, key/value head
-    i // group_size), times the head's head-mask factor, as W_O sees them."""
+    i // group_size), as the head computes them (before Step 3's gate)."""
     h, _, d_k = trace.q.shape
     d_model = trace.output.shape[1]
     if weights.W_O.shape != (d_model, h * d_k):
         raise ConfigError(f"These weights do not belong to this trace: W_O has shape {weights.W_O.shape}, the trace "
                           f"needs ({d_model}, {h * d_k}).")
     group = h // trace.v.shape[0]
-    v = np.repeat(trace.v, group, axis=0).astype(np.float64)                  # (h, m, d_k)
-    if trace.head_mask is not None:
-        v *= trace.head_mask[:, None, None]
-    return v
+    return np.repeat(trace.v, group, axis=0).astype(np.float64)               # (h, m, d_k)
 
 
 def transformed_values(trace: Trace, weights: MHAWeights) -> np.ndarray:
-    """(h, m, d_model) float64: f_i(v_s) = v_s W_O,iᵀ, each key's value as head i hands it to the output.
-
-    With grouped-query attention, query head i reads key/value head i // group_size; with a head mask, head i's
-    values are multiplied by its factor, as W_O sees them.
+    """(h, m, d_model) float64: g_i · v_s W_O,iᵀ, each key's value as head i hands it to the output, times the
+    head's gate g_i (head_gates: Step 3 multiplies the head's output by it), so that weighted and summed they are
+    the output. With grouped-query attention, query head i reads key/value head i // group_size.
     """
-    return block_outputs(_head_values(trace, weights), weights.W_O.astype(np.float64))  # (h, m, d_model)
+    f = block_outputs(_head_values(trace, weights), weights.W_O.astype(np.float64))  # (h, m, d_model)
+    return f * head_gates(trace)[:, None, None]                                     # (h, m, d_model)
 
 
 def value_sizes(trace: Trace, weights: MHAWeights) -> np.ndarray:
-    """(h, m) float64: ‖v_s W_O,iᵀ‖, the length of key s's transformed value in head i (before its weight).
+    """(h, m) float64: ‖v_s W_O,iᵀ‖, the length of key s's transformed value in head i (before its weight and
+    before Step 3's gate: a switched-off head's values are not 0, only its output is multiplied by 0).
 
     One head at a time, so that no (h, m, d_model) array is held: this is what a page needs of a long input.
     """
@@ -55,11 +61,14 @@ def value_sizes(trace: Trace, weights: MHAWeights) -> np.ndarray:
 
 
 def contributions(trace: Trace, weights: MHAWeights) -> np.ndarray:
-    """(h, n, m) float64: ‖α_ts · v_s W_O,iᵀ‖, the size of what key s adds to query t's output through head i.
+    """(h, n, m) float64: ‖g_i · α_ts · v_s W_O,iᵀ‖, the size of what key s adds to query t's output through head i
+    (g_i: head_gates).
 
-    A blocked key has weight 0 and adds 0; a head switched off by a head mask adds 0.
+    A blocked key has weight 0 and adds 0; a head switched off by a head mask (g_i = 0) adds 0, though its weights
+    and values are computed as usual.
     """
-    return trace.weights.astype(np.float64) * value_sizes(trace, weights)[:, None, :]  # (h, n, m)
+    gates = np.abs(head_gates(trace))[:, None, None]                          # (h, 1, 1)
+    return gates * trace.weights.astype(np.float64) * value_sizes(trace, weights)[:, None, :]  # (h, n, m)
 
 
 def contribution_shares(sizes: np.ndarray) -> np.ndarray:

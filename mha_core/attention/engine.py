@@ -80,7 +80,9 @@ def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConf
         k = apply_rope(k, cfg.rope_theta)                      # (n_kv_heads, m, d_k)
 
     # Step 2: scaled dot-product attention, every head on its own.
-    # With grouped-query attention, query heads g*j ... g*j+g-1 all read key/value head j.
+    # Grouped-query attention: query heads g*j ... g*j+g-1 read key/value head j
+    # (0-based here, as Python counts; from 1, as the pages count, query head i
+    # reads key/value head ⌈i/g⌉).
     k_i = np.repeat(k, cfg.group_size, axis=0) if cfg.group_size > 1 else k  # (h, m, d_k)
     v_i = np.repeat(v, cfg.group_size, axis=0) if cfg.group_size > 1 else v  # (h, m, d_k)
     # Scaling Q before the product equals scaling Q K^T after it, and touches n*d_model numbers instead of h*n*m.

@@ -116,13 +116,14 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
                                  customdata=[h for h, seen in zip(hover, visible, strict=True) if not seen],
                                  hovertemplate="%{customdata}<extra></extra>"))
     # The query's strongest keys, each joined by a line as wide as its weight (one trace per line: plotly has one
-    # width per line trace).
+    # width per line trace); the legend names them once.
     strongest = [s for s in np.argsort(-np.where(visible, w, -1.0), kind="stable")[:top] if visible[s] and w[s] > 0]
     origin, point = plane.origin, plane.queries[query]
-    for s in strongest:
+    links = f"lines: its {len(strongest)} strongest key{'s' if len(strongest) > 1 else ''} (width = weight)"
+    for rank, s in enumerate(strongest):
         fig.add_trace(go.Scatter(x=[point[0], plane.keys[s, 0]], y=[point[1], plane.keys[s, 1]], mode="lines",
                                  line=dict(color=LINK_COLOUR, width=1 + 9 * float(w[s])), opacity=0.7,
-                                 showlegend=False, hoverinfo="skip"))
+                                 name=links, legendgroup="strongest", showlegend=rank == 0, hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[origin[0]], y=[origin[1]], mode="markers", name="zero of the space",
                              marker=dict(symbol="cross-thin", size=12, line=dict(color=TEXT, width=2)),
                              hovertemplate="the zero of the head's space<extra></extra>"))

@@ -92,6 +92,27 @@ def test_what_each_key_adds_lists_the_focused_querys_keys(adds):
     assert "Kobayashi et al. (2020)" in " ".join(c.value for c in tab.caption)
 
 
+def test_a_switched_off_head_keeps_its_values_and_says_step_3_multiplies_its_output_by_0():
+    """Was (read7a W1): with ablate=2,5 the tab said of head 2 "its values are 0, so it adds nothing" and showed
+    ‖v_s W^O_i‖ = 0 and shares 0; its values are computed as usual and Step 3 multiplies its output by 0."""
+    at = run_app({"ablate": "2,5", "head": "2"}, "pages/attention.py", opened={"attention_tab": "What each key adds"})
+    assert not at.exception, [e.value for e in at.exception]
+    _, ex = shown(at)
+    tab = next(t for t in at.tabs if t.label == "What each key adds")
+    said = " ".join(m.value for m in tab.markdown)
+    assert "head 2 is switched off: Step 3 multiplies its output by 0" in said and "values are 0" not in said
+    table = tab.dataframe[0].value
+    d_k = ex.trace.q.shape[2]
+    block = ex.weights.W_O[:, d_k:2 * d_k].astype(np.float64)                       # head 2's block of W_O
+    sizes = np.linalg.norm(ex.trace.v[1].astype(np.float64) @ block.T, axis=-1)     # (m,) its real ‖v_s W^O_i‖
+    np.testing.assert_allclose(table["‖v_s W^O_i‖"].to_numpy(dtype=float), sizes, atol=5e-4)
+    assert (sizes > 0.01).all() and (table["contribution"].to_numpy(dtype=float) == 0).all()
+    assert table["share"].isna().all(), "0 over 0 is no share: the column is left blank"
+    _, arrays, _ = explorer(at)
+    np.testing.assert_allclose(arrays["1/contributions/sizes"][1], sizes, rtol=1e-5)
+    assert arrays["1/contributions/gates"][[1, 4]].tolist() == [0.0, 0.0]
+
+
 def test_queries_and_keys_as_points_shows_the_focused_head_and_query(plane):
     at = plane
     _, ex = shown(at)

@@ -12,6 +12,7 @@ from mha_app.example import build_example
 from mha_app.settings import Spec
 from mha_core.teaching import questions
 from mha_core.teaching.notation import symbol
+from mha_core.teaching.source import step_source
 from screen import run_app
 
 # (page, question kind, link): every page that asks, in a mode where the answer is easy to give away.
@@ -32,6 +33,8 @@ ASKED = [
     ("pages/lesson.py", "w_o_size", {"screen": "9"}),
     ("pages/lesson.py", "heads_cost", {"screen": "10"}),
 ]
+
+STEP_CODE = {"pages/projection.py": 1, "pages/attention.py": 2, "pages/concatenation.py": 3, "pages/output.py": 4}
 
 
 def shown_text(at) -> str:
@@ -64,7 +67,9 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     """Nothing on the page states the answer before it is given, the "Symbols on this page" box included.
 
     Was (read6a S1): before the answer, Step 1's symbols box gave "Q_i, K_i, V_i: … one row per token" and "d_k:
-    the width of one head's queries and keys" (together Q_i's shape), and Step 4's "W^O: … h d_v × d_model"."""
+    the width of one head's queries and keys" (together Q_i's shape), and Step 4's "W^O: … h d_v × d_model".
+    Was (read7a A1-A3): the expander "The code that computed this" could be opened before the answer, and its shape
+    comments and note gave it (Step 1 "# (h, n, d_k)", Step 3 "reshape(n, h * d_k)", Step 4 "(d_model, h·d_k)")."""
     at = run_app(params, page, answered=False)
     assert not at.exception, at.exception
     example = build_example(Spec(model=params.get("model", "random"), input=params.get("input", "sentence"),
@@ -74,6 +79,9 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     q = questions.ask(kind, example.trace, example.weights, example.tokens, head, query,
                       key=int(params.get("key", 1)) - 1)
     before = shown_text(at)
+    # Was (read7a S3): Step 3's introduction said "In the figure, the head's number above each block ..." while the
+    # figure waited for the answer.
+    assert "In the figure" not in before, "the text points at a figure that is not shown yet"
     for fact in q.facts:
         assert fact not in before, f"{fact!r} gives the answer away before it is asked for"
     listed = [name for name in q.symbols if f"${name}$:" in before]  # the held symbols this page lists
@@ -81,10 +89,13 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
         assert symbol(name).meaning not in before, f"the meaning of ${name}$ gives the answer away"
     if kind in ("strongest_key", "strongest_share"):
         assert not shows_row(at, example.trace.weights[head, query]), "a chart shows the weights asked about"
+    code = STEP_CODE.get(page)  # the engine's lines a step page shows: none of them before the answer
+    assert code is None or not [c for c in at.code if c.value == step_source(code)], "the code gives the answer away"
     charts = len(at.get("plotly_chart"))
     next(b for b in at.button if b.label == "Reveal the answer").click().run()
     assert not at.exception, at.exception
     assert "Answer:" in shown_text(at)
+    assert code is None or [c for c in at.code if c.value == step_source(code)], "the code comes with the answer"
     assert len(at.get("plotly_chart")) > charts, "the figure that shows the answer appears"
     assert all(symbol(name).meaning in shown_text(at) for name in listed), "the held meanings come with the answer"
 

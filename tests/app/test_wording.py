@@ -441,7 +441,7 @@ def test_step_3_says_what_shows_the_head_of_a_column():
     labels = [a["text"] for a in fig["layout"].get("annotations", [])]
     assert any("1" in str(t) for t in labels) and fig["layout"].get("shapes"), "a label and a frame per block"
     text = page_text(at)
-    assert "shown by its colour" not in text and "the head's number above each block" in text
+    assert "shown by its colour" not in text and "head's number above each block" in text
     assert "a cell's colour is its value" in text
 
 

@@ -45,6 +45,16 @@ def test_the_two_backends_read_alike():
     assert comments(torch_backend) == steps, "same step comments, in the same order, in both backends"
 
 
+def test_the_shown_code_says_where_it_counts_heads_from_0():
+    """Was (read7a S1): Step 2's code, shown on the attention page, said "query heads g*j ... g*j+g-1 all read
+    key/value head j", counting from 0, beside a page that counts heads from 1 (K/V head j = ⌈i/g⌉)."""
+    from mha_core.teaching.source import step_source
+
+    comments = " ".join(line.strip("# ") for line in step_source(2).splitlines() if line.strip().startswith("#"))
+    assert "g*j ... g*j+g-1" in comments
+    assert "0-based here" in comments and "query head i reads key/value head ⌈i/g⌉" in comments
+
+
 def test_pages_folder_holds_only_pages_and_the_app_lists_them_all():
     scripts = {p.script for p in app_pages()}
     on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}

@@ -62,10 +62,10 @@ def direct_shares(trace, w) -> np.ndarray:
     return out
 
 
-def browser_shares(weights: np.ndarray, sizes: np.ndarray, totals: np.ndarray) -> np.ndarray:
-    """What explorer.js makes of exact weights (h, rows, cols) and the sizes (h, cols) and row sums (h, rows) that
-    go with them: weight × size / row sum, 0 where a row adds nothing."""
-    made = weights.astype(np.float64) * sizes[:, None, :]
+def browser_shares(weights: np.ndarray, sizes: np.ndarray, totals: np.ndarray, gates: np.ndarray) -> np.ndarray:
+    """What explorer.js makes of exact weights (h, rows, cols) and the sizes (h, cols), gates (h,) and row sums
+    (h, rows) that go with them: gate × weight × size / row sum, 0 where a row adds nothing."""
+    made = gates[:, None, None] * weights.astype(np.float64) * sizes[:, None, :]
     t = totals[:, :, None]
     return np.divide(made, t, out=np.zeros_like(made), where=t > 0)
 
@@ -261,10 +261,16 @@ def test_contribution_shares_are_made_from_sizes_and_row_sums_sent_in_float64():
     sizes, totals = arrays["1/contributions/sizes"], arrays["1/contributions/totals"]
     assert sizes.shape == (4, 9) and totals.shape == (4, 9) and sizes.dtype == totals.dtype == np.float64
     assert "1/contributions" not in arrays, "nothing pooled: the browser makes every share from the exact weights"
-    shares = browser_shares(arrays["1/weights"], sizes, totals)
+    shares = browser_shares(arrays["1/weights"], sizes, totals, arrays["1/contributions/gates"])
     expected = direct_shares(trace, w)
     np.testing.assert_allclose(shares, expected, rtol=1e-12, atol=1e-15)
     assert (shares[1] == 0).all(), "the switched-off head adds nothing"
+    # Was (read7a W1): the switched-off head's sizes were sent as 0 ("its values are 0"); they are its real
+    # ‖v_s W^O_i‖, from K/V head 1's values and head 2's block of W_O, and its gate 0 is sent beside them.
+    np.testing.assert_array_equal(arrays["1/contributions/gates"], [1.0, 0.0, 0.5, 1.0])
+    block = w.W_O[:, 8:16].astype(np.float64)                                     # head 2's d_k = 8 columns
+    np.testing.assert_allclose(sizes[1], np.linalg.norm(trace.v[0].astype(np.float64) @ block.T, axis=-1),
+                               rtol=1e-12)
     np.testing.assert_allclose(shares[[0, 2, 3]].sum(axis=-1), 1.0, rtol=1e-12)  # every other row adds up to 1
     np.testing.assert_array_equal(np.triu(shares[0], 1), 0)  # a blocked key adds nothing
 
@@ -274,7 +280,8 @@ def test_cross_attention_sends_a_size_per_key_and_a_sum_per_query():
     _, arrays = read_payload(build_payload({1: trace}, tokens, [f"k{j}" for j in range(7)], weights={1: w}))
     assert arrays["1/contributions/sizes"].shape == (4, 7) and arrays["1/contributions/totals"].shape == (4, 5)
     np.testing.assert_allclose(browser_shares(arrays["1/weights"], arrays["1/contributions/sizes"],
-                                              arrays["1/contributions/totals"]), direct_shares(trace, w), rtol=1e-12)
+                                              arrays["1/contributions/totals"], arrays["1/contributions/gates"]),
+                               direct_shares(trace, w), rtol=1e-12)
 
 
 def test_pooled_contributions_are_block_means_of_the_shares_and_the_zoom_window_is_made_exact():
@@ -295,14 +302,14 @@ def test_pooled_contributions_are_block_means_of_the_shares_and_the_zoom_window_
     # The zoom window: its exact weights, with the sizes of its keys and the sums of its queries' whole rows.
     r0, r1, c0, c1 = window
     made = browser_shares(arrays["1/zoom/weights"], arrays["1/contributions/sizes"][:, c0:c1],
-                          arrays["1/contributions/totals"][:, r0:r1])
+                          arrays["1/contributions/totals"][:, r0:r1], arrays["1/contributions/gates"])
     np.testing.assert_allclose(made, expected[:, r0:r1, c0:c1], rtol=1e-12, atol=1e-15)
 
 
 def test_contributions_count_in_a_layers_bytes():
     trace, w, _ = with_weights(40, h=4)
-    # three stages of 4 heads in float32, then a size per key and a sum per query, in float64, for each head
-    assert layer_bytes(trace, weights=w) == 3 * 4 * 40 * 40 * 4 + 2 * 4 * 40 * 8
+    # three stages of 4 heads in float32, then a size per key, a sum per query and a gate, in float64, for each head
+    assert layer_bytes(trace, weights=w) == 3 * 4 * 40 * 40 * 4 + 2 * 4 * 40 * 8 + 4 * 8
     assert layers_that_fit([trace] * 3, 1, budget=3 * layer_bytes(trace, weights=w) - 1, weights=[w] * 3) == [1]
     assert layers_that_fit([trace] * 3, 1, budget=3 * layer_bytes(trace), weights=None) == [1, 2, 3]
 

@@ -94,6 +94,21 @@ def test_weighted_transformed_values_summed_over_keys_and_heads_plus_the_bias_ar
     np.testing.assert_allclose(total, trace.output, rtol=1e-10, atol=1e-12)
 
 
+def test_a_switched_off_head_keeps_its_values_and_only_its_contributions_are_0():
+    """Was (read7a W1): value_sizes multiplied a switched-off head's values by its 0, so the page said "its values
+    are 0" and showed ‖v_s W^O_i‖ = 0; Step 3 multiplies the head's output by 0, not its values."""
+    trace, w = CASES["head mask"]()                                 # head 2 (index 1) off, head 4 gated by -2
+    d_k = trace.q.shape[2]
+    sizes = weighted_norms.value_sizes(trace, w)                    # (h, m)
+    for i in range(4):
+        block = w.W_O[:, i * d_k:(i + 1) * d_k]                     # (d_model, d_k)
+        expected = [np.sqrt(np.sum((block @ trace.v[i, s]) ** 2)) for s in range(trace.v.shape[1])]
+        np.testing.assert_allclose(sizes[i], expected, rtol=1e-12)
+    assert (sizes[1] > 0).all(), "the switched-off head's values are computed as usual"
+    np.testing.assert_array_equal(weighted_norms.head_gates(trace), [1.0, 0.0, 0.5, -2.0])
+    assert (mc.contributions(trace, w)[1] == 0).all()
+
+
 def test_contributions_refuse_weights_of_another_layer():
     trace, _ = make(mc.MHAConfig(24, 4), 3)
     _, other = make(mc.MHAConfig(32, 4), 3)
@@ -329,9 +344,11 @@ def test_plane_figure_joins_the_query_to_its_strongest_keys_by_lines_as_wide_as_
     keys = next(t for t in fig.data if t.name == "keys")
     np.testing.assert_allclose(keys.marker.color, trace.weights[4, query])
     assert (keys.marker.cmin, keys.marker.cmax) == (0, 1)
-    lines = [t for t in fig.data if t.mode == "lines" and t.showlegend is False]
+    lines = [t for t in fig.data if t.mode == "lines" and t.legendgroup == "strongest"]
     strongest = np.argsort(-trace.weights[4, query])[:top]
     assert len(lines) == top
+    # Was (read7a S2): the lines were in no legend and no text, so nothing said what they are.
+    assert [t.name for t in lines if t.showlegend is not False] == ["lines: its 3 strongest keys (width = weight)"]
     for line, s in zip(lines, strongest, strict=True):
         assert (line.x[1], line.y[1]) == tuple(plane.keys[s])
         assert (line.x[0], line.y[0]) == tuple(plane.queries[query])
