@@ -222,7 +222,7 @@ def test_every_step_page_asks_before_its_figure(page, kind, answer):
 def test_revealed_answers_fit_the_tiny_example():
     at = run_app({"input": "tiny"}, "pages/output.py", answered=False)
     at.button(key="answered_w_o_size_reveal").click().run()
-    assert any("4 × 4 = **16** numbers." in m.value for m in at.markdown)
+    assert any("4 × 4 = **16** numbers; this layer has no biases." in m.value for m in at.markdown)
 
 
 # --- practice -----------------------------------------------------------------------------------------------
