@@ -166,7 +166,9 @@ def symbols(*names: str | notation.Symbol, container=st) -> None:
     a Symbol itself where the meaning follows the example, as notation.score_symbol), and every symbol those
     meanings write (notation.complete). A symbol that gives away the answer to the page's waiting question is
     listed without its meaning until the student answers or reveals it."""
-    entries = notation.complete([notation.symbol(s) if isinstance(s, str) else s for s in names])
+    shown = st.session_state.get("view")  # (settings, example) of the page: z_ts with the scale this example used
+    variants = {} if shown is None else {"z_{ts}": notation.score_symbol(shown[1].cfg.scale)}
+    entries = notation.complete([notation.symbol(s) if isinstance(s, str) else s for s in names], variants)
     held = st.session_state.get(HELD, set())
     with container.expander("Symbols on this page", icon=":material/function:"):
         st.markdown("\n".join(f"- ${s.latex}$: " + ("its meaning appears with the answer to the question above."

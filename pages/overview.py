@@ -22,7 +22,7 @@ badge = st.container()  # the check against PyTorch, filled in once it has run (
 st.markdown(
     "Attention lets every token gather information from the other tokens. **Multi-head** attention does this "
     f"**h = {cfg.n_heads}** times in parallel: each head gets its own "
-    + ("projections of the input" if cfg.group_size == 1 else "projection of the input into queries")
+    + ("projections of the input" if cfg.group_size == 1 else "query projection of the input")
     + f" into a smaller space of **d_k = d_model / h = {cfg.d_k}** dimensions, so it can look for its own kind of "
     "relation" + ("; keys and values are shared (grouped-query attention): only " + (
         f"{cfg.kv_heads} key/value heads are made, each read by {cfg.group_size} heads" if cfg.kv_heads > 1 else

@@ -71,8 +71,8 @@ SYMBOLS: dict[str, Symbol] = {s.latex: s for s in (
                 "labels d1, d2, …"),
     Symbol("c", "a component of one head's vector (a query, key, value or head output), from 1 to $d_k$: the axis "
                 "labels c1, c2, … (where the heads stand side by side, c counts within each head's block)."),
-    Symbol("q_t, k_s, v_s", "the query of token $t$, and the key and value of token $s$: rows of head $i$'s queries, "
-                            "keys and values."),
+    Symbol("q_t, k_s, v_s", "the query of token $t$, and the key and value of token $s$: rows of the queries, keys "
+                            "and values that head $i$ uses."),
     score_symbol(),
     Symbol("M", "the mask: $M_{ts} = 0$ where query $t$ may look at key $s$, $-\\infty$ where that pair is blocked."),
     Symbol("\\alpha_{ts}", "the attention weight of query $t$ on key $s$: $\\alpha_{ts} = "
@@ -153,15 +153,18 @@ def uses(entry: Symbol) -> tuple[str, ...]:
                  if all(seen) or any(s and owners[a] == 1 for a, s in zip(_atoms(key), seen, strict=True)))
 
 
-def complete(entries: list[Symbol]) -> list[Symbol]:
+def complete(entries: list[Symbol], variants: dict[str, Symbol] | None = None) -> list[Symbol]:
     """`entries`, then every symbol their meanings write that they leave out (and those symbols' own, and so on): a
     list of symbols defines every letter it uses. A symbol that shares a name with a listed one is the page's other
-    variant ("Q_i, K_i, V_i" where "Q_i, K_j, V_j" is listed) and is left out."""
+    variant ("Q_i, K_i, V_i" where "Q_i, K_j, V_j" is listed) and is left out. variants: the example's own entry for
+    a symbol (z_ts with the scale used, score_symbol), wherever it is listed."""
+    variants = variants or {}
+    entries = [variants.get(e.latex, e) for e in entries]
     listed = {e.latex: e for e in entries}
     queue = list(entries)
     while queue:
         for key in uses(queue.pop(0)):
             if key not in listed and not set(_atoms(key)) & {a for k in listed for a in _atoms(k)}:
-                listed[key] = SYMBOLS[key]
-                queue.append(SYMBOLS[key])
+                listed[key] = variants.get(key, SYMBOLS[key])
+                queue.append(listed[key])
     return list(listed.values())

@@ -453,3 +453,14 @@ def test_the_ranking_says_it_starts_from_every_head_on():
     text = page_text(at)
     assert "measured from the full layer, all 8 heads on (heads 2, 5 too)" in text
     assert figure_titled(at, "Switching one head off") is not None
+
+
+@pytest.mark.parametrize("page", ["pages/concatenation.py", "pages/output.py"])
+def test_the_symbols_say_the_scores_are_not_scaled_where_they_are_not(page):
+    """Was (read8a W1, `scale=none`): Steps 3 and 4 listed "z_ts: … q_t · k_s, times the scale 1/√d_k"."""
+    at = run_app({"scale": "none"}, page)
+    ex = at.session_state["view"][1]
+    assert ex.cfg.softmax_scale == 1.0  # the engine did not scale them
+    box = next(e for e in at.expander if e.label == "Symbols on this page")
+    said = " ".join(m.value for m in box.markdown)
+    assert "q_t \\cdot k_s$ itself (not scaled here)" in said and "1/\\sqrt{d_k}" not in said
