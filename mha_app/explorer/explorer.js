@@ -691,8 +691,8 @@ class Explorer {
     let title = `Head ${v.head + 1}: ${info.title}`;  // the scores' title names their product and scale
     if (zoom) title += `: queries ${r0 + 1}–${r1} × keys ${c0 + 1}–${c1}, every cell exact`;
     else if (step > 1) title += `  (means of ${step}×${step} blocks)`;
-    const sub = stage === 'raw' ? 'before the scale and the mask' : stage === 'mask' ? 'hatched = blocked (M = −∞)'
-      : 'hatched = blocked by the mask';
+    const raw = this.payload.header.scale === 1 ? 'not scaled here; before the mask' : 'before the scale and the mask';
+    const sub = stage === 'raw' ? raw : stage === 'mask' ? 'hatched = blocked (M = −∞)' : 'hatched = blocked by the mask';
     const head = 9 + heading(p, measurer, x, y, width, title, `rows: queries · columns: keys · ${sub}`);
     // square cells of at most 40 px where the height allows, else as tall as the height allows
     const cw = Math.min(Math.max(60, width - left - right) / m.cols, 40);
