@@ -15,6 +15,7 @@ from mha_core.experiments import ablation, plant, scaling
 from mha_core.figures import experiments as xfig
 from mha_core.figures.decoder import next_token_label
 from mha_core.teaching.notation import score_product
+from mha_core.teaching.published import preset
 
 from . import compute, widgets
 from .example import Example
@@ -26,6 +27,7 @@ from .toolkit import plot
 MICHEL = "Michel et al. 2019"
 AINSLIE = "Ainslie et al. 2023"
 SHAZEER = "Shazeer 2019"
+LLAMA = preset("llama-2-70b")  # the published model that shares K/V heads, cited where sharing is explained
 VASWANI = "Vaswani et al. 2017"
 # What a cosine is, said before the first one on the page (the output page's head experiments).
 COSINE = ("The cosine of two vectors says how alike their directions are, whatever their lengths: 1 for the same "
@@ -71,8 +73,9 @@ def kv_sharing(ex: Example) -> None:
     st.markdown(
         f"Here the h = {h} query heads share **h_kv = {kv}** key/value head{'s' if kv > 1 else ''} "
         + (f"(multi-query attention, {SHAZEER}; grouped-query attention, {AINSLIE}, is the general case, with "
-           "several K/V heads: Llama 2 70B's 64 query heads share 8)" if kv == 1 else
-           f"(grouped-query attention, {AINSLIE}; Llama 2 70B's 64 query heads share 8 K/V heads)")
+           f"several K/V heads: {LLAMA.name}'s {LLAMA.n_heads} query heads share {LLAMA.n_kv_heads})" if kv == 1 else
+           f"(grouped-query attention, {AINSLIE}; {LLAMA.name}'s {LLAMA.n_heads} query heads share "
+           f"{LLAMA.n_kv_heads} K/V heads)")
         + f": {listed}. Each query head still has its own "
         f"{d_k} columns of W_Q, but W_K and W_V have only **{kv} · {d_k} = {kv * d_k}** columns instead of "
         f"{h} · {d_k} = {h * d_k}. The lines mark the groups: each query head is joined to the K/V head it reads.")

@@ -101,6 +101,14 @@ def _carrier_id(spec: Spec, window, layer: int) -> str:
     return hashlib.blake2b(repr((payload.VERSION, spec, window, layer)).encode(), digest_size=16).hexdigest()
 
 
+@shared(64, 2**20)
+def _all_fit(spec: Spec, window) -> bool:
+    """Whether a trained model's every layer fits in one payload (payload.layers_that_fit): decided once per example
+    and window, since the layers alike in shape take the same bytes whichever is on view."""
+    ex = example(spec, 1)
+    return len(payload.layers_that_fit(ex.run.layers, 1, window, weights=_weights(spec, ex))) == len(ex.run.layers)
+
+
 @shared(48, 512 * 2**20)
 def _carrier(spec: Spec, window, layer: int) -> bytes:
     """One layer's carrier bytes (payload.build_layer): built when it is first sent, once per example and window."""
@@ -129,9 +137,8 @@ def explorer_payload(spec: Spec, layer: int, window=None) -> tuple[bytes, list]:
     if ex.run is None or spec.ablate:
         return _packed(spec, layer if spec.card and spec.ablate else None, (ex.layer,), window), []
     count = len(ex.run.layers)
-    layers = payload.layers_that_fit(ex.run.layers, layer, window, weights=_weights(spec, ex))
-    if len(layers) == count:
-        return _packed(spec, None, tuple(layers), window), []
+    if _all_fit(spec, window):
+        return _packed(spec, None, tuple(range(1, count + 1)), window), []
     size = len(_carrier(spec, window, layer))  # about every layer's: they have the same shapes
     sent = payload.carriers_to_send(dict.fromkeys(range(1, count + 1), size), layer)
     return _frame(spec, count, window), [(other, functools.partial(_carrier, spec, window, other)) for other in sent]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..teaching.notation import readable
+from ..teaching.questions import TIE
 
 MAX_LISTED = 3  # items named in a sentence ("then ..."): a screen reader reads the rest from the table
 
@@ -92,22 +93,15 @@ def _top_two(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(none, -1, first), np.where(gone, -1, second)
 
 
-def _strongest(w: np.ndarray) -> np.ndarray:
-    """Each row's strongest visible key (column index), or -1 where the row has none or a tie for the first place
-    (two weights equal up to rounding: uniform weights, or two keys with the same score)."""
-    first, second = _top_two(w)
-    rows = np.arange(w.shape[0])
-    top, runner_up = w[rows, np.maximum(first, 0)], w[rows, np.maximum(second, 0)]
-    tied = (second >= 0) & np.isclose(runner_up, top, rtol=1e-5, atol=1e-9)
-    return np.where(tied, -1, first)
-
-
 def _pattern(w: np.ndarray) -> str:
     """For self-attention (keys are the queries' tokens), from the weights (n, n; blocked pairs NaN): the rule that
-    more than half of the queries follow with a single strongest key, or that they tie, if one does."""
+    more than half of the queries follow with a single strongest key, or that they tie (two weights within
+    questions.TIE, as the questions count a tie), if one does."""
     n = w.shape[0]
-    top, position = _strongest(w), np.arange(n)
-    first, _ = _top_two(w)
+    first, second = _top_two(w)
+    position = np.arange(n)
+    tied = (second >= 0) & (w[position, np.maximum(first, 0)] - w[position, np.maximum(second, 0)] <= TIE)
+    top = np.where(tied, -1, first)                                 # each row's single strongest key, or -1
     rules = {"put most weight on themselves": top == position, "put most weight on the token before them":
              (top >= 0) & (top == position - 1), "put most weight on the token after them": top == position + 1,
              "put most weight on the first token": top == 0,
@@ -133,8 +127,9 @@ def weights(w: np.ndarray, queries: Sequence[str], keys: Sequence[str], what: st
         alt += f". Strongest: query {queries[q]} on key {keys[first[q]]}, {_num(w[q, first[q]])}."
     else:
         alt += ". Every pair is blocked."
-    if list(queries) == list(keys) and _pattern(w):
-        alt += " " + _pattern(w)
+    rule = _pattern(w) if list(queries) == list(keys) else ""
+    if rule:
+        alt += " " + rule
     rows = tuple((queries[i], *_key_cell(keys, w[i], first[i]), *_key_cell(keys, w[i], second[i])) for i in range(n))
     return Description(alt.strip(), ("query", f"most {value} on", value, "next most on", f"its {value}"), rows,
                        (0, 1, 3))

@@ -8,6 +8,7 @@ c a component of a vector. Positions count from 1 on screen, as the axis labels 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,6 +134,9 @@ def _atoms(key: str) -> tuple[str, ...]:
     return tuple(key.split(", "))
 
 
+_OWNERS = Counter(atom for key in SYMBOLS for atom in _atoms(key))  # how many entries define each name
+
+
 def _writes(atom: str, name: str) -> bool:
     """Whether `name` in a formula is `atom`, or an element or block of it (M_{ts} of M, W^O_i of W^O)."""
     matrix = atom[0].isupper() or atom.startswith("\\mathrm")
@@ -144,13 +148,9 @@ def uses(entry: Symbol) -> tuple[str, ...]:
     entry whose names are all its own (v_s of "q_t, k_s, v_s"), or one whose names are all written (Q_i, K_i and
     V_i, which "Q_i, K_j, V_j" shares in part)."""
     names = {n for maths in re.findall(r"\$([^$]*)\$", entry.meaning) for n in _NAME.findall(maths)}
-    owners: dict[str, int] = {}
-    for key in SYMBOLS:
-        for atom in _atoms(key):
-            owners[atom] = owners.get(atom, 0) + 1
     written = {key: [any(_writes(a, n) for n in names) for a in _atoms(key)] for key in SYMBOLS if key != entry.latex}
     return tuple(key for key, seen in written.items()
-                 if all(seen) or any(s and owners[a] == 1 for a, s in zip(_atoms(key), seen, strict=True)))
+                 if all(seen) or any(s and _OWNERS[a] == 1 for a, s in zip(_atoms(key), seen, strict=True)))
 
 
 def complete(entries: list[Symbol], variants: dict[str, Symbol] | None = None) -> list[Symbol]:
