@@ -78,7 +78,7 @@ GRID_JS = """() => {
 def wait_settled(page, timeout_ms: int = LOAD_MS, quiet_ms: int = 400) -> None:
     """Wait (bounded) until the app has been idle, as IDLE_JS defines it, for quiet_ms in a row."""
     page.evaluate("window.__settledSince = null")
-    page.wait_for_function(SETTLED_JS, arg=quiet_ms, timeout=timeout_ms, polling="raf")
+    page.wait_for_function(SETTLED_JS, arg=quiet_ms, timeout=timeout_ms, polling=100)
 
 
 def reveal(page) -> None:
