@@ -210,9 +210,9 @@ async def come_back(session: Session, index: int, tally: Tally, fault: Fault) ->
             await asyncio.sleep(0.5)
     shown = time.monotonic()
     tally.record("reconnect", run, replica=session.replica)
-    same = before is None or run.texts() == before[2]
+    same = before is None or run.view() == before[2]
     if not same:
-        after = run.texts()
+        after = run.view()
         pairs = enumerate(zip(before[2], after, strict=False))
         first = next((i for i, (a, b) in pairs if a != b), min(len(before[2]), len(after)))
         fault.diffs.append(f"session {index} (/{before[0]}?{before[1]}): {len(before[2])} texts before, {len(after)} "

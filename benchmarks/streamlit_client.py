@@ -36,6 +36,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
             ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+MAIN, SIDEBAR = 0, 1  # the first index of an element's delta path: the container it stands in
 TEXT_KINDS = ("markdown", "heading", "alert", "code", "text")  # elements whose text a user reads
 REPLICA_COOKIE = "MHA_REPLICA"  # deploy/haproxy.cfg's sticky-session cookie: which replica holds the session
 _HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy from the env
@@ -64,15 +65,28 @@ class Run:
     def figures(self) -> list[dict]:
         return [json.loads(chart.spec) for chart in self.of_kind("plotly_chart")]
 
+    def view(self) -> list[str]:
+        """texts() without the sidebar's notices (info boxes): each reports a correction the app made in that run
+        ("h is now 4"), and a new session opened at the corrected URL has nothing to report."""
+        return [text for path, text in self._texts() if not (path[0] == SIDEBAR and text in self._notices)]
+
+    @property
+    def _notices(self) -> set[str]:
+        return {a.body for path, (k, a) in self.elements.items() if k == "alert" and path[0] == SIDEBAR
+                and a.format == Alert.INFO}
+
     def texts(self) -> list[str]:
         """Every text a user can read: Markdown, headings, alerts, code, chart titles and axis labels."""
+        return [text for _, text in self._texts()]
+
+    def _texts(self) -> list[tuple[tuple, str]]:
         out = []
-        for _, (kind, proto) in sorted(self.elements.items()):  # in the order they stand on the page
+        for path, (kind, proto) in sorted(self.elements.items()):  # in the order they stand on the page
             if kind in TEXT_KINDS:
-                out.append(getattr(proto, "body", "") or getattr(proto, "code_text", ""))
+                out.append((path, getattr(proto, "body", "") or getattr(proto, "code_text", "")))
         for fig in self.figures:
-            out.append(json.dumps(fig["layout"].get("title", {})))
-            out.extend(json.dumps(trace.get(axis, "")) for trace in fig["data"] for axis in ("x", "y"))
+            out.append(((MAIN,), json.dumps(fig["layout"].get("title", {}))))
+            out.extend(((MAIN,), json.dumps(trace.get(axis, ""))) for trace in fig["data"] for axis in ("x", "y"))
         return out
 
 
@@ -98,7 +112,7 @@ class Session:
         self.values: dict[str, object] = {}  # widget id -> (value type, value) sent with every rerun
         self.cookies: dict[str, str] = {}
         self.bound: set[str] = set()  # query parameters that widgets on screen are bound to (bind="query-params")
-        self.view: tuple[str, dict[str, str], list[str]] | None = None  # page, query, texts of the last finished run
+        self.view: tuple[str, dict[str, str], list[str]] | None = None  # page, query, Run.view() of the last run
 
     @property
     def replica(self) -> str:
@@ -169,8 +183,11 @@ class Session:
         """Give the widget with this key a new value, as a user does, and wait for the app to finish."""
         widget = self.widgets[key]
         self.values[widget.id] = _state(widget, value)
-        if getattr(widget.proto, "query_param_key", ""):  # the browser keeps bound widgets in its address bar
-            self.query[widget.proto.query_param_key] = _url_value(widget, value)
+        if getattr(widget.proto, "query_param_key", ""):  # the browser keeps bound widgets in its address bar,
+            if _is_default(widget, value):                 # but not one at its default
+                self.query.pop(widget.proto.query_param_key, None)
+            else:
+                self.query[widget.proto.query_param_key] = _url_value(widget, value)
         return await self._rerun(page_hash=self.pages.get(self.page, ""))
 
     async def click(self, key: str) -> Run:
@@ -227,13 +244,15 @@ class Session:
                 if keep_bound:
                     self.query |= {k: v for k, v in before.items() if k in self.bound and k not in self.query}
         run = Run(time.perf_counter() - start, elements)
-        self.view = (self.page, dict(self.query), run.texts())
+        self.view = (self.page, dict(self.query), run.view())
         self.widgets = {}
         for kind, proto in elements.values():
             widget_id = getattr(proto, "id", "")
             if widget_id.startswith("$$ID-") and widget_id.count("-") >= 2:
                 key = widget_id.split("-", 2)[2]
                 self.widgets[key] = Widget(key, widget_id, kind, proto)
+                if getattr(proto, "set_value", False) and widget_id in self.values:  # the script set it (st.session_
+                    self.values[widget_id] = _state(self.widgets[key], _value(kind, proto))  # state): as the browser
                 if getattr(proto, "query_param_key", ""):
                     self.bound.add(proto.query_param_key)
         return run
@@ -252,3 +271,21 @@ def _state(widget: Widget, value) -> tuple[str, object]:
 
 def _url_value(widget: Widget, value) -> str:
     return str(value).lower() if widget.kind == "checkbox" else str(value)
+
+
+def _value(kind: str, proto):
+    """The value a widget's element carries when the script set it."""
+    return {"selectbox": lambda: proto.raw_value, "button_group": lambda: proto.raw_values[0]}.get(
+        kind, lambda: proto.value)()
+
+
+def _is_default(widget: Widget, value) -> bool:
+    """Whether value is the widget's default (Streamlit then leaves a bound widget out of the URL)."""
+    proto = widget.proto
+    if widget.kind == "selectbox":
+        return 0 <= proto.default < len(proto.options) and proto.options[proto.default] == str(value)
+    if widget.kind == "number_input":
+        return float(proto.default) == float(value)
+    if widget.kind in ("checkbox", "text_area", "text_input"):
+        return proto.default == value
+    return False

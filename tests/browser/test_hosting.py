@@ -1,11 +1,13 @@
 """Hosted for a class, in a real Chromium: two sessions never mix, the footer (crafted text that runs nothing:
-test_pages.py, on every page)."""
+test_pages.py, on every page); and the class benchmark's browserless client keeps its URL as the browser does."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from urllib.parse import parse_qs, urlparse
 
+from benchmarks.streamlit_client import Session
 from chromium import CHANGE_MS, LOAD_MS, SMALL, choose, expect, no_exception, wait_settled
 from mha_app.about import app_version
 from mha_app.settings import default
@@ -76,3 +78,29 @@ def test_footer_shows_the_version_and_opens_the_readme(server, open_page):
     expect(dialog.get_by_role("heading", name=re.compile("MHA Visualiser"))).to_be_visible(timeout=CHANGE_MS)
     expect(dialog.get_by_text("Deploy", exact=True).first).to_be_visible()
     no_exception(page)
+
+
+def test_the_load_clients_url_shows_its_view_after_the_app_corrects_a_value(server):
+    """benchmarks.load's fault run reopens a session from its URL on another replica and compares the views, so the
+    client must keep the URL as the browser does: a value the script sets (query 9 past a 4-token sentence becomes
+    4) is the widget's value from then on, and a value set back to its default leaves the URL."""
+    long_text, short_text = "The keys that the man who lives next door lost are here.", "Keys were lost."
+
+    async def run() -> None:
+        student, fresh = Session(server), Session(server)
+        try:
+            await student.open("", {"text": long_text})
+            await student.set("query", 9)
+            corrected = await student.set("text", short_text)
+            assert any("so `query` is now 4" in text for text in corrected.texts())  # a notice of this run only
+            assert student.query["query"] == "4" and "so `query` is now 4" not in " ".join(corrected.view())
+            back = await student.set("text", long_text)  # query 9 exists again, but the widget holds 4
+            assert student.query["query"] == "4" and any(t.startswith("Query token 4: ") for t in back.texts())
+            await student.set("query", 1)  # the default: the browser's address bar drops it
+            assert "query" not in student.query, student.query
+            assert (await fresh.open("", student.query)).view() == student.view[2]
+        finally:
+            await student.close()
+            await fresh.close()
+
+    asyncio.run(run())
