@@ -354,8 +354,10 @@ def torch_swiglu(g, w):
     W_down is read once, just before its product, and viewed as a tensor (no copy)."""
     import torch.nn.functional as F
 
-    gated = F.silu(F.linear(g, torch_view(w.W_gate))) * F.linear(g, torch_view(w.W_up))  # (n, d_ff)
-    return F.linear(gated, torch_view(w.W_down))                                          # (n, d_model)
+    from ..attention.torch_backend import linear
+
+    gated = F.silu(linear(g, torch_view(w.W_gate))) * linear(g, torch_view(w.W_up))  # (n, d_ff)
+    return linear(gated, torch_view(w.W_down))                                       # (n, d_model)
 
 
 def model_file() -> Path:
