@@ -4,6 +4,7 @@ test_pages.py, on every page); and the class benchmark's browserless client keep
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import re
 from urllib.parse import parse_qs, urlparse
 
@@ -103,4 +104,5 @@ def test_the_load_clients_url_shows_its_view_after_the_app_corrects_a_value(serv
             await student.close()
             await fresh.close()
 
-    asyncio.run(run())
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:  # Playwright's own loop may be running in this one
+        thread.submit(asyncio.run, run()).result()

@@ -214,7 +214,7 @@ def test_bad_experiment_link_warns_in_words(server, open_page):
 def test_long_input_overview_zoom_and_stage_move_the_link(server, open_page):
     """n = 2048: the attention page's explorer draws the overviews and the zoom window; its stage and the zoom
     controls move the address and the sidebar's share link along with what it draws."""
-    page = open_page(f"{server}/attention?input=random&n=2048&d_model=1024&h=16")
+    page = open_page(f"{server}/attention?input=random&n=2048&d_model=256&h=16")
     no_exception(page)
     expect(page.get_by_text("Zoom window", exact=False).first).to_be_visible()
     wait_for_heads(page, 16)
