@@ -56,19 +56,9 @@ def _page_source(script: Path) -> str:
 
 
 def _discards_view(source: str) -> bool:
-    """Whether the page calls view() only for its side effects: a bare `view()` statement, or `a, b = view()` with
-    neither name read afterwards."""
-    tree = ast.parse(source)
-    for node in tree.body:
-        call = node.value if isinstance(node, ast.Expr | ast.Assign) else None
-        if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "view"):
-            continue
-        if isinstance(node, ast.Expr):
-            return True
-        names = {n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-        return not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
-                       for n in ast.walk(tree))
-    return False
+    """Whether the page calls view() only for its side effects (a bare `view()` statement)."""
+    return any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+               and getattr(node.value.func, "id", None) == "view" for node in ast.parse(source).body)
 
 
 def _page_heading(source: str) -> str:
