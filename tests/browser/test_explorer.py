@@ -85,18 +85,26 @@ class Socket:
         return [m if isinstance(m, bytes) else m.encode() for m in self.received[start:]]
 
 
+@pytest.fixture(scope="module")
+def context(browser):
+    """One browser context for the module: each page a new tab, so a new Streamlit session (as a fresh browser
+    opening the link is), while the app's scripts stay compiled."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(CHANGE_MS)
+    yield context
+    context.close()
+
+
 @pytest.fixture
-def open_page(browser):
-    """open_page(url) -> (page, socket): a fresh context (a new session) whose explorer has drawn (drawn=False: is
+def open_page(context):
+    """open_page(url) -> (page, socket): a new tab (a new session) whose explorer has drawn (drawn=False: is
     there), closed after; hold_over: the socket holds back every message from the first of more bytes than that
     on (Socket)."""
-    contexts, errors = [], []
+    pages, errors = [], []
 
     def _open(url: str, hold_over: int | None = None, drawn: bool = True):
-        context = browser.new_context(viewport=VIEWPORT)
-        context.set_default_timeout(CHANGE_MS)
-        contexts.append(context)
         page = context.new_page()
+        pages.append(page)
         page.on("pageerror", lambda error: errors.append(str(error)))
         sock = Socket(page, hold_over)
         page.goto(url, timeout=LOAD_MS)
@@ -111,8 +119,8 @@ def open_page(browser):
         return page, sock
 
     yield _open
-    for context in contexts:
-        context.close()
+    for page in pages:
+        page.close()
     assert not errors, f"errors in the page's scripts: {errors}"
 
 
