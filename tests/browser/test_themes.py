@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from chromium import CHANGE_MS, LOAD_MS, SMALL, expect, reveal, screenshot, switch_theme, wait_for_theme, wait_settled
+from chromium import LOAD_MS, expect, reveal, screenshot, switch_theme, wait_for_theme, wait_settled
 from mha_app.settings import MODELS
 from mha_core.figures import base
 
@@ -43,15 +43,14 @@ def contrast(a: str, b: str) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
-def open_in(chromium, url: str, scheme: str):
-    """A settled page in a fresh context (a new session) whose system colour scheme is `scheme`."""
-    context = chromium.new_context(viewport=SMALL, color_scheme=scheme)
-    context.set_default_timeout(CHANGE_MS)
-    page = context.new_page()
+def open_in(tabs, url: str, scheme: str):
+    """A settled page in a new tab (a new session) whose system colour scheme is `scheme` from the start."""
+    page = tabs.new_page()
+    page.emulate_media(color_scheme=scheme)
     page.goto(url, timeout=LOAD_MS)
     wait_settled(page)
     reveal(page)
-    return context, page
+    return page
 
 
 def labels_read(page) -> list[str]:
@@ -61,8 +60,8 @@ def labels_read(page) -> list[str]:
             if contrast(fill, chart["background"]) < 4.5]
 
 
-def test_charts_follow_a_theme_switch_while_the_page_is_open(server, browser):
-    context, page = open_in(browser, f"{server}/projection", "light")
+def test_charts_follow_a_theme_switch_while_the_page_is_open(server, tabs):
+    page = open_in(tabs, f"{server}/projection", "light")
     try:
         wait_for_theme(page, "light")
         assert not labels_read(page), labels_read(page)
@@ -74,13 +73,13 @@ def test_charts_follow_a_theme_switch_while_the_page_is_open(server, browser):
         assert not labels_read(page), labels_read(page)
         screenshot(page, "theme-projection-dark")
     finally:
-        context.close()
+        page.close()
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_a_page_opened_in_either_theme_draws_its_charts_in_it_at_once(server, browser, theme):
+def test_a_page_opened_in_either_theme_draws_its_charts_in_it_at_once(server, tabs, theme):
     """A trained decoder's model view: every head's causal mask leaves its upper triangle blank, not weight 0."""
-    context, page = open_in(browser, f"{server}/model_view?{urlencode({'model': DECODER})}", theme)
+    page = open_in(tabs, f"{server}/model_view?{urlencode({'model': DECODER})}", theme)
     try:
         wait_for_theme(page, theme)
         assert not labels_read(page), labels_read(page)
@@ -88,11 +87,11 @@ def test_a_page_opened_in_either_theme_draws_its_charts_in_it_at_once(server, br
         assert "blocked" in bar
         screenshot(page, f"theme-model-view-{theme}")
     finally:
-        context.close()
+        page.close()
 
 
-def test_a_screen_reader_finds_each_chart_by_its_words_and_its_numbers_in_a_table(server, browser):
-    context, page = open_in(browser, f"{server}/attention?text=The+*cat*+sat", "light")
+def test_a_screen_reader_finds_each_chart_by_its_words_and_its_numbers_in_a_table(server, tabs):
+    page = open_in(tabs, f"{server}/attention?text=The+*cat*+sat", "light")
     try:
         figures = page.get_by_role("figure")
         names = [figures.nth(i).get_attribute("aria-label") for i in range(figures.count())]
@@ -109,4 +108,4 @@ def test_a_screen_reader_finds_each_chart_by_its_words_and_its_numbers_in_a_tabl
         cells = page.locator("table code").all_inner_texts()
         assert "'*' (2)" in cells, cells  # as typed: no emphasis, no markup
     finally:
-        context.close()
+        page.close()
