@@ -275,8 +275,9 @@ def _url_value(widget: Widget, value) -> str:
 
 def _value(kind: str, proto):
     """The value a widget's element carries when the script set it."""
-    return {"selectbox": lambda: proto.raw_value, "button_group": lambda: proto.raw_values[0]}.get(
-        kind, lambda: proto.value)()
+    if kind == "selectbox":
+        return proto.raw_value
+    return proto.raw_values[0] if kind == "button_group" else proto.value
 
 
 def _is_default(widget: Widget, value) -> bool:

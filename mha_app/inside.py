@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from mha_core import QKPlane, figures
-from mha_core.analysis.contributions import contribution_shares, head_gates, parked_share
+from mha_core.analysis.contributions import contribution_shares, head_contributions, head_gates, parked_share
 from mha_core.analysis.head_stats import Parts
 
 from . import compute
@@ -48,11 +48,10 @@ def query_contributions(settings: Settings, ex: Example) -> tuple[np.ndarray, np
     """For the head and query in focus, each key's (weight α_ts, size ‖v_s W^O_i‖, contribution, share); in a head
     switched off the sizes are the real ones (its values are computed as usual) and the contributions 0."""
     head, query = settings.view.head - 1, settings.view.query - 1
-    sizes = compute.value_sizes(settings.spec, ex.layer)[head]               # (m,) ‖v_s W^O_i‖
+    sizes = compute.value_sizes(settings.spec, ex.layer)                     # (h, m) ‖v_s W^O_i‖
     weights = ex.trace.weights[head, query].astype(np.float64)               # (m,) α_ts
-    gate = abs(head_gates(ex.trace)[head])                                   # 0 for a head switched off
-    added = gate * weights * sizes                                           # (m,) mc.contributions' row t of head i
-    return weights, sizes, added, contribution_shares(added)
+    added = head_contributions(ex.trace, sizes, head, query)                 # (m,) 0 in a head switched off
+    return weights, sizes[head], added, contribution_shares(added)
 
 
 GAP = 0.05  # a key whose weight exceeds its share by this much is named: "a large weight can add little"

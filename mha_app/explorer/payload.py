@@ -37,7 +37,7 @@ from plotly.colors import get_colorscale
 
 from mha_core import MHAWeights, Trace, figures
 from mha_core.analysis import pooling
-from mha_core.analysis.contributions import contribution_shares, head_gates, value_sizes
+from mha_core.analysis.contributions import contribution_shares, head_contributions, head_gates, value_sizes
 
 from ..settings import STAGES, control
 
@@ -110,7 +110,7 @@ def contribution_arrays(trace: Trace, weights: MHAWeights) -> dict[str, np.ndarr
     totals = np.empty((h, n))
     overview, grid = [], []
     for i in range(h):  # one head at a time: an (n, m) float64 temporary, never (h, n, m)
-        contribution = gates[i] * trace.weights[i].astype(np.float64) * sizes[i]    # (n, m) ‖g_i α_ts v_s W^O_i‖
+        contribution = head_contributions(trace, sizes, i)                          # (n, m) ‖g_i α_ts v_s W^O_i‖
         totals[i] = contribution.sum(axis=-1)                                       # (n,)
         if step > 1 or grid_step > 1:
             share = contribution_shares(contribution)                               # (n, m), rows sum to 1

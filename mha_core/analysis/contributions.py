@@ -67,8 +67,14 @@ def contributions(trace: Trace, weights: MHAWeights) -> np.ndarray:
     A blocked key has weight 0 and adds 0; a head switched off by a head mask (g_i = 0) adds 0, though its weights
     and values are computed as usual.
     """
-    gates = np.abs(head_gates(trace))[:, None, None]                          # (h, 1, 1)
-    return gates * trace.weights.astype(np.float64) * value_sizes(trace, weights)[:, None, :]  # (h, n, m)
+    sizes = value_sizes(trace, weights)                                        # (h, m)
+    return np.stack([head_contributions(trace, sizes, i) for i in range(sizes.shape[0])])  # (h, n, m)
+
+
+def head_contributions(trace: Trace, sizes: np.ndarray, head: int, queries=slice(None)) -> np.ndarray:
+    """(n, m) float64 (or the rows `queries` picks): head i's part of `contributions`, |g_i| · α_ts · ‖v_s W_O,iᵀ‖,
+    from value_sizes' (h, m) sizes: one head at a time, for a page that must not hold (h, n, m)."""
+    return abs(head_gates(trace)[head]) * trace.weights[head, queries].astype(np.float64) * sizes[head]
 
 
 def contribution_shares(sizes: np.ndarray) -> np.ndarray:
