@@ -70,6 +70,7 @@ import cProfile
 import functools
 import http.server
 import json
+import logging
 import os
 import platform
 import pstats
@@ -209,6 +210,11 @@ PROBE = r"""
     if (!select || select.value !== String(l) || !lines || lines.childElementCount !== h) return false;
     const last = lines.lastElementChild;
     return last.childElementCount === n && last.lastElementChild.childElementCount === n;
+  };
+  // Our explorer saved as a web page (mha_app/explorer/standalone.py): drawn, at layer l (1-based), nothing loading.
+  window.__saved = l => {
+    const e = document.querySelector('.mha-explorer');
+    return !!e && Number(e.dataset.draws) > 0 && e.dataset.loading !== 'true' && JSON.parse(e.dataset.view).layer === l;
   };
   // Calls done(t) once cond() has held from frame time t for holdMs; a frame where it fails starts over.
   window.__watch = (cond, holdMs, done) => {
@@ -393,7 +399,7 @@ def changes(browser, url: str, values: tuple, count: int, control: str = "Heads 
     Besides the in-page time, the websocket frames are timed by Chromium's network layer (DevTools protocol), so the
     server's share does not depend on how busy the page's main thread is.
     """
-    native = control.startswith("#")
+    native = control.startswith(("#", "select"))
     with _page(browser, setup) as page:
         page.set_default_timeout(CHANGE_TIMEOUT_MS)
         frames = _websocket_frames(page)
@@ -702,6 +708,30 @@ def measure_bertviz(browser, loads: int, count: int, table: Table) -> None:
                       key=("bertviz", "layer", tokens))
             table.note(f"BertViz head_view, {tokens} tokens: a page of {len(html.encode()) / 1e6:.1f} MB "
                        f"({h} heads x {n} x {n} lines per layer)")
+            page = saved_explorer(tokens)
+            (Path(tmp) / f"explorer_{tokens}.html").write_bytes(page)
+            url, shows = f"{base}/explorer_{tokens}.html", "window.__saved({v})"
+            first_load(browser, url, shows.format(v=1))  # warm-up
+            runs = [first_load(browser, url, shows.format(v=1)) for _ in range(loads)]
+            table.add(f"ours, saved as a web page, {tokens} tokens: first load, drawn",
+                      [r["ready"] / 1000 for r in runs], key=("saved", "load", tokens))
+            runs = changes(browser, url, (1, 2, 3), count, "select.layer", shows)
+            table.add(f"ours, saved as a web page, {tokens} tokens: layer 1 -> 2 -> 3", [r["total"] for r in runs],
+                      key=("saved", "layer", tokens))
+            table.note(f"ours, saved as a web page, {tokens} tokens: {len(page) / 1e6:.1f} MB")
+
+
+def saved_explorer(tokens: int) -> bytes:
+    """The attention explorer saved as one web page ("Save the explorer as a web page") for all-MiniLM-L6-v2 on the
+    text of `tokens` tokens, at layer 1, head 1, query 1: what BertViz's head_view is, a page with no server."""
+    from mha_app.explorer import explorer_payload, web_page
+    from mha_app.settings import Spec
+
+    logging.getLogger("streamlit").setLevel(logging.ERROR)  # its caches warn that no server runs: none is needed
+
+    data, carriers = explorer_payload(Spec(model=MINILM, text=minilm_text(tokens)), 1)
+    view = {"layer": 1, "head": 1, "query": 1, "stage": "weights"}
+    return web_page(data, carriers, view, f"{MINILM}, {tokens} tokens")
 
 
 # --- report -------------------------------------------------------------------------------------------------------
@@ -768,6 +798,10 @@ def targets(table: Table) -> list[str]:
             bertviz = med(theirs)
             row(f"19: faster than BertViz 1.4.1 head_view, {tokens} tokens: {what}", med(ours), bertviz,
                 f"BertViz {bertviz:.3f} s" if bertviz is not None else "")
+        for kind, what in (("load", "first drawn view"), ("layer", "layer change")):  # like for like: two pages
+            bertviz = med(("bertviz", kind, tokens))
+            row(f"19: faster than BertViz, both pages with no server, {tokens} tokens: {what}",
+                med(("saved", kind, tokens)), bertviz, f"BertViz {bertviz:.3f} s" if bertviz is not None else "")
     return lines
 
 

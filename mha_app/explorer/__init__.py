@@ -27,7 +27,9 @@ Canvas, not Plotly.js: the time from a head change to the drawn frame, measured 
 and the query's bars (benchmarks/explorer_draw.py; n = 64, 512 and 2048, the last two as 171² and 187² block
 means), had medians of 64 to 210 ms with Plotly.react (maxima up to 580 ms) and 15 to 18 ms, one frame, with a
 canvas, in two runs on a shared 2-core machine. The issue's target is 100 ms from the click. Plotly.js would also be
-4.8 MB of JavaScript inside the element's message. The same drawing code writes an SVG file for "Save SVG".
+4.8 MB of JavaScript inside the element's message. The same drawing code writes an SVG file for "Save SVG", and the
+whole explorer, its code and the bytes the page holds, goes into one HTML file that opens with no server
+("Save the explorer as a web page", standalone.py).
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ import streamlit as st
 from mha_core import figures
 from mha_core.figures import describe
 
+from .. import sidebar
 from ..compute import example, pretrained_model, shared
 from ..settings import Settings, Spec, default
 from ..toolkit import chart_table, zoom_start
 from . import payload
+from .standalone import standalone_page
 
 KEY = "explorer"        # the component's key: its state, {"view": {...}}, is st.session_state[KEY]
 SIZES = "explorer_sizes"  # what _follow checks a view against: (heads, query tokens, layers)
@@ -194,7 +198,21 @@ def attention_explorer(settings: Settings, ex) -> None:
         _EXPLORER(key=KEY, data=data, on_view_change=_follow)
         for layer, carrier in carriers:  # keyed by what they carry, wherever they stand: one unchanged is not resent
             _LAYER(key=f"explorer_layer_{layer}", data=carrier())
+    st.download_button("Save the explorer as a web page (.html, opens offline)",
+                       functools.partial(web_page, data, carriers, view, sidebar.describe(settings, ex)),
+                       file_name="attention_explorer.html", mime="text/html", on_click="ignore",
+                       icon=":material/download:")
     describe_view(settings, ex)
+
+
+def web_page(data: bytes, carriers: list, view: dict, description: str) -> bytes:
+    """The explorer as it is on the page, as one HTML file (standalone.py): built when the button is clicked."""
+    layer_count = payload.read_header(data)["layer_count"]
+    held = "" if not carriers or len(carriers) == layer_count else \
+        f"This file holds layers {', '.join(str(layer) for layer in sorted(layer for layer, _ in carriers))}. "
+    about = (f"{description}. Step 2 of every head: choose a head, a query or a stage. {held}Saved from the MHA "
+             "visualiser: it opens in any browser, with no server and no internet.")
+    return standalone_page(data, [carrier() for _, carrier in carriers], view, "Attention explorer", about).encode()
 
 
 def describe_view(settings: Settings, ex) -> None:

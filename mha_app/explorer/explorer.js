@@ -602,7 +602,10 @@ class Explorer {
     const h = this.payload.header, r = this.root;
     for (const b of r.querySelectorAll('.stages button')) b.setAttribute('aria-pressed', String(b.dataset.stage === v.stage));
     r.querySelector('select.head').value = String(v.head + 1);
-    r.querySelector('select.layer').value = String(v.layer);
+    const layers = r.querySelector('select.layer');
+    layers.value = String(v.layer);
+    // A saved page (standalone.py) has no server to bring a layer it does not hold: those cannot be chosen.
+    if (REGISTRY.standalone) for (const o of layers.options) o.disabled = !this.has(Number(o.value));
     r.querySelector('.query-name').textContent = `${v.query + 1} ${quoted(h.tokens[v.query])}`;
     const stage = h.stages.find(s => s.key === v.stage);
     const set = this.set.length > 1 ? ` · ${this.set.length} queries in the set` : '';

@@ -19,6 +19,8 @@ def test_the_attention_page_sends_the_explorer_its_example_and_the_links_view():
     assert header["tokens"] == example.tokens and header["heads"] == example.cfg.n_heads == 8
     np.testing.assert_array_equal(arrays["1/weights"], example.trace.weights)
     np.testing.assert_array_equal(arrays["1/mask"][0], np.triu(np.ones((example.n, example.n)), 1))
+    saves = [b.proto for b in at.get("download_button") if "web page" in b.proto.label]
+    assert len(saves) == 1 and saves[0].deferred_file_id, "the page file is made only when asked for"
 
 
 def test_a_rerun_sends_the_same_payload_and_another_example_another():

@@ -22,6 +22,8 @@ import pytest
 
 import mha_core as mc
 from chromium import CHANGE_MS, LOAD_MS, SCREENSHOTS, expect, reveal
+from mha_app.explorer.payload import build_frame, build_layer
+from mha_app.explorer.standalone import standalone_page
 from mha_core.analysis.contributions import contribution_shares
 from mha_core.figures.base import LIGHT
 
@@ -435,7 +437,7 @@ def test_a_trained_models_layers_change_in_the_browser(server, open_page, minilm
     screenshot(page, "explorer-minilm-100-layer5")
 
 
-def test_user_text_stays_text_and_the_explorer_saves_svg_and_png(server, open_page, tmp_path):
+def test_user_text_stays_text_and_the_explorer_saves_svg_png_and_a_web_page(server, open_page, context, tmp_path):
     text = "<img src=x onerror=alert(1)> & <b>bold</b>"
     page, _ = open_page(f"{server}/attention?kv_heads=2&text={urllib.request.quote(text)}")  # 8 heads, 2 K/V groups
     tokens = mc.tokenize(text)
@@ -455,6 +457,54 @@ def test_user_text_stays_text_and_the_explorer_saves_svg_and_png(server, open_pa
     with page.expect_download() as download:
         page.locator(f"{EXPLORER} button.png").click()
     assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The whole explorer as one web page: it opens from the file with nothing fetched, at the same view, the same
+    # numbers under the pointer, and the user's text still text.
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Save the explorer as a web page").click()
+    assert download.value.suggested_filename == "attention_explorer.html"
+    download.value.save_as(saved := tmp_path / "attention_explorer.html")
+    offline = open_saved(context, saved)
+    assert json.loads(offline.locator(EXPLORER).get_attribute("data-view")) == state(page)["view"]
+    assert offline.locator("img, b").count() == 0
+    expect(offline.locator(f"{EXPLORER} .query-name")).to_have_text(f"1 “{tokens[0]}”")
+    assert hover(offline, "matrix", 0, 1) == tip
+    offline.close()
+
+
+def open_saved(context, path: Path):
+    """A saved explorer page opened from its file, drawn, which fetched nothing and raised no error."""
+    page, errors, fetched = context.new_page(), [], []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto(path.as_uri(), timeout=LOAD_MS)
+    page.wait_for_function("() => Number(document.querySelector('.mha-explorer')?.dataset.draws) > 0", timeout=LOAD_MS)
+    assert not errors and all(url.startswith(("file:", "data:", "blob:")) for url in fetched), (errors, fetched)
+    return page
+
+
+def test_a_saved_page_holds_the_layers_it_names_and_draws_them_without_a_server(context, minilm, minilm_run,
+                                                                               tmp_path):
+    # A trained model's layers 2 and 3 (as the app saves the layers nearest the one on view, when not all fit).
+    run, scale = minilm_run("The keys to the cabinet are on the table."), minilm.config.softmax_scale
+    frame = build_frame(run.layers[0], run.tokens, carried={layer: f"layer{layer}" for layer in range(1, 7)},
+                        scale=scale)
+    carriers = [build_layer(run.layers[layer - 1], layer, scale=scale, name=f"layer{layer}",
+                            weights=minilm.layer_weights[layer - 1].attention) for layer in (3, 2)]
+    (path := tmp_path / "explorer.html").write_text(
+        standalone_page(frame, carriers, {"layer": 3, "head": 4, "query": 2, "stage": "weights"}, "MiniLM"))
+    page = open_saved(context, path)
+    assert json.loads(page.locator(EXPLORER).get_attribute("data-view")) == \
+        {"layer": 3, "head": 4, "query": 2, "stage": "weights", "set": []}
+    options = page.locator(f"{EXPLORER} select.layer option")
+    assert options.evaluate_all("os => os.filter(o => o.disabled).map(o => o.value)") == ["1", "4", "5", "6"]
+    for layer in (3, 2):
+        if layer != 3:
+            page.locator(f"{EXPLORER} select.layer").select_option(str(layer))
+            page.wait_for_function(f"() => JSON.parse(document.querySelector('.mha-explorer').dataset.view).layer "
+                                   f"=== {layer}")
+        tip = hover(page, "matrix", 5, 1)  # the engine's own float32: layer, head 4, query 6, key 2
+        assert np.float32(tip["value"]) == run.layers[layer - 1].weights[3, 5, 1], (layer, tip)
+    page.close()
 
 
 def test_every_chart_saves_as_svg_when_asked(server, open_page):

@@ -41,6 +41,7 @@ except ImportError:  # Python 3.10: Streamlit's own TOML reader
     import toml as tomllib
 
 from helpers import ROOT
+from mha_app.explorer.standalone import ACCENT
 from mha_app.theme import PRIMARY_LABEL
 from mha_core import figures as F
 from mha_core.analysis.head_stats import ENCODER, decoder_parts
@@ -347,6 +348,7 @@ def test_the_app_theme_matches_the_figures_and_its_text_reads(theme):
         assert contrast(palette.muted, background) >= TEXT_CONTRAST
     assert contrast(config["primaryColor"], config["backgroundColor"]) >= TEXT_CONTRAST
     assert contrast(PRIMARY_LABEL[theme], config["primaryColor"]) >= TEXT_CONTRAST  # a primary button's label
+    assert ACCENT[theme] == config["primaryColor"]  # the saved explorer page's accent (it has no Streamlit theme)
 
 
 # --- one language: every colour a figure sets is the palette's ----------------------------------------------------

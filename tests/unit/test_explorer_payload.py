@@ -357,3 +357,49 @@ def test_without_scaling_the_scores_button_says_not_scaled():
     header, _ = read_payload(build_payload({1: trace}, list("abcde"), scale=1.0))
     stage = next(s for s in header["stages"] if s["key"] == "scaled")
     assert stage["label"] == "scores (not scaled)" and "(not scaled)" in stage["title"]
+
+
+def test_a_saved_page_holds_the_explorer_its_bytes_and_the_view_and_no_user_markup():
+    """standalone_page: the payload and carriers come back byte for byte from the page, the code is explorer.js
+    itself, and no text (a token, the title) can close a script or add an element."""
+    import base64
+    import html.parser
+    import json
+    from importlib import resources
+
+    from mha_app.explorer.standalone import standalone_page
+
+    trace, _ = run(5)
+    tokens = ["</script><script>alert(1)</script>", "<b>", "&amp;", "\u2028", "t5"]
+    frame = build_frame(trace, tokens, carried={1: "a", 2: "b"})
+    carriers = [build_layer(trace, 1, name="a"), build_layer(trace, 2, name="b")]
+    view = {"layer": 2, "head": 3, "query": 4, "stage": "raw"}
+    page = standalone_page(frame, carriers, view, "Title <i>x</i>", "About </p><img src=x>")
+
+    class Parser(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.scripts, self.open = [], [], None
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self.open = dict(attrs) if tag == "script" else None
+
+        def handle_endtag(self, tag):
+            self.open = None
+
+        def handle_data(self, data):
+            if self.open is not None:
+                self.scripts.append((self.open, data))
+
+    parser = Parser()
+    parser.feed(page)
+    assert "img" not in parser.tags and "i" not in parser.tags and parser.tags.count("script") == 6
+    scripts = {attrs.get("id") or attrs.get("class"): data for attrs, data in parser.scripts}
+    assert base64.b64decode(scripts["mha-payload"]) == frame
+    assert [base64.b64decode(data) for attrs, data in parser.scripts if attrs.get("class") == "mha-layer"] == carriers
+    explorer_js = resources.files("mha_app.explorer").joinpath("explorer.js").read_text(encoding="utf-8")
+    assert json.loads(scripts["mha-code"]) == explorer_js
+    assert json.loads(scripts["mha-view"]) == {"view": view, "seq": 0}
+    assert "<title>Title &lt;i&gt;x&lt;/i&gt;</title>" in page
+    assert "https:" not in page and "http:" not in page.replace("http://www.w3.org/2000/svg", "")  # nothing fetched
