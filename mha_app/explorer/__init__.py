@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from importlib import resources
 
 import numpy as np
 import streamlit as st
@@ -49,20 +48,16 @@ from ..compute import example, pretrained_model, shared
 from ..settings import Settings, Spec, default
 from ..toolkit import chart_table, zoom_start
 from . import payload
-from .standalone import standalone_page
+from .standalone import read, standalone_page
 
 KEY = "explorer"        # the component's key: its state, {"view": {...}}, is st.session_state[KEY]
 SIZES = "explorer_sizes"  # what _follow checks a view against: (heads, query tokens, layers)
 
 
-def _read(name: str) -> str:
-    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
-
-
-_EXPLORER = st.components.v2.component("mha_app.attention_explorer", html=_read("explorer.html"),
-                                       css=_read("explorer.css"), js=_read("explorer.js"))
-_VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=_read("view.js"))
-_LAYER = st.components.v2.component("mha_app.attention_layer", js=_read("layer.js"))
+_EXPLORER = st.components.v2.component("mha_app.attention_explorer", html=read("explorer.html"),
+                                       css=read("explorer.css"), js=read("explorer.js"))
+_VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=read("view.js"))
+_LAYER = st.components.v2.component("mha_app.attention_layer", js=read("layer.js"))
 
 
 def _weights(spec: Spec, ex) -> list:

@@ -23,7 +23,8 @@ from mha_core import figures
 ACCENT = {"light": "#3b5bdb", "dark": "#748ffc"}
 
 
-def _read(name: str) -> str:
+def read(name: str) -> str:
+    """One of the explorer's files (explorer.js, .css, .html, ...), as the app and a saved page both use them."""
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
@@ -54,15 +55,15 @@ def standalone_page(data: bytes, carriers: Sequence[bytes], view: dict, title: s
         "<!--TITLE-->": html.escape(title),
         "<!--ABOUT-->": html.escape(about),
         "<!--THEME-->": _theme_css(),
-        "<!--CSS-->": _read("explorer.css"),
-        "<!--HTML-->": _read("explorer.html"),
+        "<!--CSS-->": read("explorer.css"),
+        "<!--HTML-->": read("explorer.html"),
         "<!--DATA-->": "\n".join([
-            f'<script type="application/json" id="mha-code">{_script_json(_read("explorer.js"))}</script>',
+            f'<script type="application/json" id="mha-code">{_script_json(read("explorer.js"))}</script>',
             f'<script type="application/json" id="mha-view">{_script_json({"view": view, "seq": 0})}</script>',
             _bytes_script(data, id_="mha-payload"),
             *(_bytes_script(carrier, cls="mha-layer") for carrier in carriers)]),
     }
-    page = _read("standalone.html")
+    page = read("standalone.html")
     for marker, text in parts.items():
         page = page.replace(marker, text)
     return page
