@@ -259,11 +259,13 @@ def page_settings() -> dict:
     return values
 
 
-def describe(settings: Settings, example) -> str:
-    """One line that says what is computed: the weights, the tokens, the sizes."""
+def describe(settings: Settings, example, layer: bool = True) -> str:
+    """One line that says what is computed: the weights (and the layer on view, unless layer=False), the tokens, the
+    sizes."""
     spec, cfg = settings.spec, example.cfg
     if spec.card:
-        weights = f"{spec.card.name}, layer {settings.view.layer} of {spec.card.n_layers}"
+        weights = f"{spec.card.name}, " + (f"layer {settings.view.layer} of {spec.card.n_layers}" if layer
+                                           else f"{spec.card.n_layers} layers")
     else:
         weights = "tiny example" if spec.input == "tiny" else f"{control('model').label_of(RANDOM)}, seed {spec.seed}"
     tokens = f"{example.n} tokens" if example.key_tokens is None else \

@@ -45,6 +45,7 @@ from mha_core.figures import describe
 
 from .. import sidebar
 from ..compute import example, pretrained_model, shared
+from ..model_text import spelling_note
 from ..settings import Settings, Spec, default
 from ..toolkit import chart_table, zoom_start
 from . import payload
@@ -194,20 +195,37 @@ def attention_explorer(settings: Settings, ex) -> None:
         for layer, carrier in carriers:  # keyed by what they carry, wherever they stand: one unchanged is not resent
             _LAYER(key=f"explorer_layer_{layer}", data=carrier())
     st.download_button("Save the explorer as a web page (.html, opens offline)",
-                       functools.partial(web_page, data, carriers, view, sidebar.describe(settings, ex)),
+                       functools.partial(web_page, data, carriers, view, sidebar.describe(settings, ex, layer=False),
+                                         spelling_note(settings.spec)),
                        file_name="attention_explorer.html", mime="text/html", on_click="ignore",
                        icon=":material/download:")
     describe_view(settings, ex)
 
 
-def web_page(data: bytes, carriers: list, view: dict, description: str) -> bytes:
-    """The explorer as it is on the page, as one HTML file (standalone.py): built when the button is clicked."""
-    layer_count = payload.read_header(data)["layer_count"]
-    held = "" if not carriers or len(carriers) == layer_count else \
-        f"This file holds layers {', '.join(str(layer) for layer in sorted(layer for layer, _ in carriers))}. "
-    about = (f"{description}. Step 2 of every head: choose a head, a query or a stage. {held}Saved from the MHA "
-             "visualiser: it opens in any browser, with no server and no internet.")
-    return standalone_page(data, [carrier() for _, carrier in carriers], view, "Attention explorer", about).encode()
+def web_page(data: bytes, carriers: list, view: dict, description: str, notes: str = "") -> bytes:
+    """The explorer as it is on the page, as one HTML file (standalone.py): built when the button is clicked.
+    description: what the example is (sidebar.describe); notes: how its tokens are spelled (model_text)."""
+    count = payload.read_header(data)["layer_count"]
+    held = [layer for layer, _ in carriers] or payload.read_header(data)["layers"]
+    choose = "a head, a query, a stage or a layer" if count > 1 else "a head, a query or a stage"
+    layers = "" if count == 1 else f" This file holds all {count} layers." if len(held) == count else \
+        f" This file holds layers {_spans(held)} of {count}; the app has them all."
+    about = [description, f"Step 2 of every head: choose {choose}.{layers}", notes,
+             "Saved from the MHA visualiser: this page opens in any browser, with no server and no internet."]
+    return standalone_page(data, [carrier() for _, carrier in carriers], view, "Attention explorer",
+                           [text for text in about if text]).encode()
+
+
+def _spans(layers: list[int]) -> str:
+    """[1, 2, 3, 7] -> "1 to 3 and 7": runs of consecutive layers."""
+    runs: list[list[int]] = []
+    for layer in sorted(layers):
+        if runs and layer == runs[-1][-1] + 1:
+            runs[-1].append(layer)
+        else:
+            runs.append([layer])
+    parts = [f"{run[0]} to {run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def describe_view(settings: Settings, ex) -> None:

@@ -48,12 +48,13 @@ def _theme_css() -> str:
     return f"{variables('light')}\n@media (prefers-color-scheme: dark) {{ {variables('dark')} }}"
 
 
-def standalone_page(data: bytes, carriers: Sequence[bytes], view: dict, title: str, about: str = "") -> str:
+def standalone_page(data: bytes, carriers: Sequence[bytes], view: dict, title: str,
+                    about: Sequence[str] = ()) -> str:
     """One HTML page that draws the explorer from `data` (its payload) and `carriers` (its layers' bytes, when data is
-    a frame), opened at `view` (layer, head and query 1-based, stage); title and about are plain text."""
+    a frame), opened at `view` (layer, head and query 1-based, stage); title and about (paragraphs) are plain text."""
     parts = {
         "<!--TITLE-->": html.escape(title),
-        "<!--ABOUT-->": html.escape(about),
+        "<!--ABOUT-->": "\n".join(f'<p class="about">{html.escape(text)}</p>' for text in about),
         "<!--THEME-->": _theme_css(),
         "<!--CSS-->": read("explorer.css"),
         "<!--HTML-->": read("explorer.html"),

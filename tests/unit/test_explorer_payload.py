@@ -374,7 +374,7 @@ def test_a_saved_page_holds_the_explorer_its_bytes_and_the_view_and_no_user_mark
     frame = build_frame(trace, tokens, carried={1: "a", 2: "b"})
     carriers = [build_layer(trace, 1, name="a"), build_layer(trace, 2, name="b")]
     view = {"layer": 2, "head": 3, "query": 4, "stage": "raw"}
-    page = standalone_page(frame, carriers, view, "Title <i>x</i>", "About </p><img src=x>")
+    page = standalone_page(frame, carriers, view, "Title <i>x</i>", ["About </p><img src=x>"])
 
     class Parser(html.parser.HTMLParser):
         def __init__(self):
@@ -403,3 +403,21 @@ def test_a_saved_page_holds_the_explorer_its_bytes_and_the_view_and_no_user_mark
     assert json.loads(scripts["mha-view"]) == {"view": view, "seq": 0}
     assert "<title>Title &lt;i&gt;x&lt;/i&gt;</title>" in page
     assert "https:" not in page and "http:" not in page.replace("http://www.w3.org/2000/svg", "")  # nothing fetched
+
+
+def test_a_saved_page_says_which_layers_it_holds_and_how_tokens_are_spelled():
+    import functools
+
+    from mha_app.explorer import web_page
+
+    trace, tokens = run(5)
+    view = {"layer": 5, "head": 1, "query": 1, "stage": "weights"}
+    frame = build_frame(trace, tokens, carried={layer: str(layer) for layer in range(1, 31)})
+    nearest = [(layer, functools.partial(build_layer, trace, layer, name=str(layer))) for layer in (5, 4, 6, 3, 7)]
+    page = web_page(frame, nearest, view, "A model, 30 layers", "Ġ is a space.").decode()
+    assert "choose a head, a query, a stage or a layer. This file holds layers 3 to 7 of 30;" in page
+    assert "Ġ is a space." in page
+    every = web_page(build_payload({1: trace, 2: trace}, tokens, layer_count=2), [], view, "Two layers").decode()
+    assert "This file holds all 2 layers." in every
+    one = web_page(build_payload({1: trace}, tokens), [], view, "Random weights").decode()
+    assert "choose a head, a query or a stage.</p>" in one
