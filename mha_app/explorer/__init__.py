@@ -205,11 +205,11 @@ def attention_explorer(settings: Settings, ex) -> None:
 def web_page(data: bytes, carriers: list, view: dict, description: str, notes: str = "") -> bytes:
     """The explorer as it is on the page, as one HTML file (standalone.py): built when the button is clicked.
     description: what the example is (sidebar.describe); notes: how its tokens are spelled (model_text)."""
-    count = payload.read_header(data)["layer_count"]
-    held = [layer for layer, _ in carriers] or payload.read_header(data)["layers"]
+    header = payload.read_header(data)
+    count, held = header["layer_count"], [layer for layer, _ in carriers] or header["layers"]
     choose = "a head, a query, a stage or a layer" if count > 1 else "a head, a query or a stage"
     layers = "" if count == 1 else f" This file holds all {count} layers." if len(held) == count else \
-        f" This file holds layers {_spans(held)} of {count}; the app has them all."
+        f" This file holds layer{'s' if len(held) > 1 else ''} {_spans(held)} of {count}; the app has them all."
     about = [description, f"Step 2 of every head: choose {choose}.{layers}", notes,
              "Saved from the MHA visualiser: this page opens in any browser, with no server and no internet."]
     return standalone_page(data, [carrier() for _, carrier in carriers], view, "Attention explorer",
