@@ -41,17 +41,22 @@ def _heads(numbers) -> str:
 
 # --- Cross-attention -------------------------------------------------------------------------------------------
 
-def cross_attention_note(ex: Example) -> None:
-    """In pair mode: where the queries and the keys/values come from."""
+def cross_attention_text(ex: Example) -> str:
+    """In pair mode: where the queries and the keys/values come from ("" in self-attention)."""
     if ex.key_tokens is None:
-        return
-    st.info(f"Cross-attention, as in a translation model: the decoder writes one sentence while it reads another. "
+        return ""
+    return (f"Cross-attention, as in a translation model: the decoder writes one sentence while it reads another. "
             f"The **{len(ex.keys)}** keys and values come from the source sentence (Y), the **{ex.n}** queries from "
             "the sentence being written (X): each token being written asks what to take from the source. The "
             "projection "
             "matrices W_Q, W_K, W_V are d_model × d_model as before; only the matrices of scores and attention weights "
-            f"change shape, to {ex.n} × {len(ex.keys)}: one row per query token, one column per key token.",
-            icon=":material/compare_arrows:")
+            f"change shape, to {ex.n} × {len(ex.keys)}: one row per query token, one column per key token.")
+
+
+def cross_attention_note(ex: Example) -> None:
+    """cross_attention_text, in a box (nothing in self-attention)."""
+    if text := cross_attention_text(ex):
+        st.info(text, icon=":material/compare_arrows:")
 
 
 # --- Grouped-query attention -----------------------------------------------------------------------------------
@@ -200,16 +205,21 @@ def heads_off_line(off) -> str:
     return f"{_heads(off)} off (zeroed at Step 3)"
 
 
+def heads_off_text(off, made: str) -> str:
+    """Which heads are switched off, that Steps 1 and 2 still compute them (`made`: what the step makes), and that
+    Step 3 zeroes them ("" when none is)."""
+    if not off:
+        return ""
+    one = len(off) == 1
+    return (f"Switched off: {_heads(off)}. {'Its' if one else 'Their'} {made} are computed as usual here; Step 3 "
+            f"zeroes {'its' if one else 'their'} output (multiplies it by 0), so W_O never sees "
+            f"{'it' if one else 'them'}.")
+
+
 def heads_off_caption(settings: Settings, made: str) -> None:
-    """On Steps 1 and 2: which heads are switched off, that this step still computes them (`made`: what it makes),
-    and that Step 3 zeroes them."""
-    off = settings.spec.ablate
-    if off:
-        one = len(off) == 1
-        st.caption(f":material/block: Switched off: {_heads(off)}. {'Its' if one else 'Their'} {made} "
-                   "are computed as usual here; Step 3 zeroes "
-                   f"{'its' if one else 'their'} output (multiplies it by 0), so W_O never sees "
-                   f"{'it' if one else 'them'}.")
+    """heads_off_text, on Steps 1 and 2, as a caption (nothing when no head is off)."""
+    if text := heads_off_text(settings.spec.ablate, made):
+        st.caption(f":material/block: {text}")
 
 
 def switched_off_note(settings: Settings, ex: Example) -> None:

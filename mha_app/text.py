@@ -40,6 +40,31 @@ def quote(raw, limit: int = 24) -> str:
     return _ICON_PREFIX_SHOWN.join(_code_span(part) if part else "" for part in text.split(_ICON_PREFIX))
 
 
+_CODE_SPAN = re.compile(r"(`+)(.*?)\1", re.S)
+
+
+def plain(markdown: str) -> str:
+    """The app's own Markdown as plain text, for a page that is not Markdown (the saved explorer): bold and icon
+    codes dropped, and a value `quote` wrote as inline code in quotation marks, exactly as typed."""
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(markdown):
+        out.append(_prose(markdown[at:span.start()]))
+        inner = span.group(2)
+        inner = inner[1:-1] if len(inner) > 1 and inner[0] == inner[-1] == " " and inner.strip(" ") else inner
+        out.append(f"“{inner}”")
+        at = span.end()
+    out.append(_prose(markdown[at:]))
+    text = "".join(out)
+    for cut, joined in ((f"”{_ICON_PREFIX_SHOWN}“", _ICON_PREFIX), (f"{_ICON_PREFIX_SHOWN}“", f"“{_ICON_PREFIX}"),
+                        (f"”{_ICON_PREFIX_SHOWN}", f"{_ICON_PREFIX}”")):  # a value quote cut at ":material/"
+        text = text.replace(cut, joined)
+    return text.replace(_ICON_PREFIX_SHOWN, _ICON_PREFIX).strip()
+
+
+def _prose(text: str) -> str:
+    return re.sub(r":material/[a-z_]+:\s*", "", text).replace("**", "")
+
+
 _MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&])")
 
 

@@ -212,15 +212,24 @@ def reproduce_in_pytorch(settings: Settings) -> None:
                    "stacked. `attn_mask` and `key_padding_mask` are True where a pair or a key is blocked.")
 
 
-def untrained_note(settings: Settings) -> None:
-    """With random weights, say in one line that the patterns mean nothing, and offer the trained model."""
-    if settings.spec.card is not None or settings.spec.input == "tiny":
-        return
-    trained, spec = MODELS[1], settings.spec
+def untrained_line(spec: Spec) -> str:
+    """With random weights (not the tiny example's): that the patterns mean nothing, and where real heads are ("" with
+    a trained model)."""
+    if spec.card is not None or spec.input == "tiny":
+        return ""
     planted = f" (but head {spec.plant_head}, planted by hand)" if spec.plant != "none" else ""
+    return (f"**Random weights**: every number and shape is exact, but the patterns mean nothing{planted}; random "
+            f"heads look alike. Real heads: **{MODELS[1]}**.")
+
+
+def untrained_note(settings: Settings) -> None:
+    """untrained_line in one caption, beside a button that switches to the trained model."""
+    text = untrained_line(settings.spec)
+    if not text:
+        return
+    trained = MODELS[1]
     left, right = st.columns([4, 1], vertical_alignment="center")
-    left.caption(f":material/casino: **Random weights**: every number and shape is exact, but the patterns mean "
-                 f"nothing{planted}; random heads look alike. Real heads: **{trained}**.")
+    left.caption(f":material/casino: {text}")
     right.button(f"Switch to {trained}", on_click=_switch_to, args=(trained,), key="switch_to_trained",
                  type="tertiary")
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 import streamlit as st
@@ -43,11 +44,12 @@ import streamlit as st
 from mha_core import figures
 from mha_core.figures import describe
 
-from .. import sidebar
+from .. import experiments, sidebar
 from ..compute import example, pretrained_model, shared
-from ..model_text import spelling_note
+from ..model_text import input_source, spelling_note
 from ..settings import Settings, Spec, default
-from ..toolkit import chart_table, zoom_start
+from ..text import plain
+from ..toolkit import chart_table, untrained_line, zoom_start
 from . import payload
 from .standalone import read, standalone_page
 
@@ -195,22 +197,30 @@ def attention_explorer(settings: Settings, ex) -> None:
         for layer, carrier in carriers:  # keyed by what they carry, wherever they stand: one unchanged is not resent
             _LAYER(key=f"explorer_layer_{layer}", data=carrier())
     st.download_button("Save the explorer as a web page (.html, opens offline)",
-                       functools.partial(web_page, data, carriers, view, sidebar.describe(settings, ex, layer=False),
-                                         spelling_note(settings.spec)),
+                       functools.partial(saved_page, settings, ex, data, carriers, view),
                        file_name="attention_explorer.html", mime="text/html", on_click="ignore",
                        icon=":material/download:")
     describe_view(settings, ex)
 
 
-def web_page(data: bytes, carriers: list, view: dict, description: str, notes: str = "") -> bytes:
-    """The explorer as it is on the page, as one HTML file (standalone.py): built when the button is clicked.
-    description: what the example is (sidebar.describe); notes: how its tokens are spelled (model_text)."""
+def saved_page(settings: Settings, ex, data: bytes, carriers: list, view: dict) -> bytes:
+    """web_page with what the page says about this example beside the explorer (built when the button is clicked)."""
+    spec = settings.spec
+    notes = [experiments.heads_off_text(spec.ablate, "attention weights"), experiments.cross_attention_text(ex),
+             *ex.notes, input_source(spec) if spec.input == "random" else "", untrained_line(spec),
+             spelling_note(spec)]
+    return web_page(data, carriers, view, sidebar.describe(settings, ex, layer=False), notes)
+
+
+def web_page(data: bytes, carriers: list, view: dict, description: str, notes: Sequence[str] = ()) -> bytes:
+    """The explorer as it is on the page, as one HTML file (standalone.py). description: what the example is
+    (sidebar.describe); notes: what the page says about it (the app's Markdown, shown as plain text)."""
     header = payload.read_header(data)
     count, held = header["layer_count"], [layer for layer, _ in carriers] or header["layers"]
     choose = "a head, a query, a stage or a layer" if count > 1 else "a head, a query or a stage"
     layers = "" if count == 1 else f" This file holds all {count} layers." if len(held) == count else \
         f" This file holds layer{'s' if len(held) > 1 else ''} {_spans(held)} of {count}; the app has them all."
-    about = [description, f"Step 2 of every head: choose {choose}.{layers}", notes,
+    about = [description, f"Step 2 of every head: choose {choose}.{layers}", *map(plain, notes),
              "Saved from the MHA visualiser: this page opens in any browser, with no server and no internet."]
     return standalone_page(data, [carrier() for _, carrier in carriers], view, "Attention explorer",
                            [text for text in about if text]).encode()

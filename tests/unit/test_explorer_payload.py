@@ -414,7 +414,7 @@ def test_a_saved_page_says_which_layers_it_holds_and_how_tokens_are_spelled():
     view = {"layer": 5, "head": 1, "query": 1, "stage": "weights"}
     frame = build_frame(trace, tokens, carried={layer: str(layer) for layer in range(1, 31)})
     nearest = [(layer, functools.partial(build_layer, trace, layer, name=str(layer))) for layer in (5, 4, 6, 3, 7)]
-    page = web_page(frame, nearest, view, "A model, 30 layers", "Ġ is a space.").decode()
+    page = web_page(frame, nearest, view, "A model, 30 layers", ["Ġ is a space."]).decode()
     assert "choose a head, a query, a stage or a layer. This file holds layers 3 to 7 of 30;" in page
     assert "Ġ is a space." in page
     every = web_page(build_payload({1: trace, 2: trace}, tokens, layer_count=2), [], view, "Two layers").decode()
@@ -423,3 +423,26 @@ def test_a_saved_page_says_which_layers_it_holds_and_how_tokens_are_spelled():
     assert "This file holds layer 3 of 6;" in ablated  # heads switched off: the layer they are in, alone
     one = web_page(build_payload({1: trace}, tokens), [], view, "Random weights").decode()
     assert "choose a head, a query or a stage.</p>" in one
+
+
+def test_a_saved_page_carries_what_the_app_says_about_its_example():
+    from mha_app.example import build_example
+    from mha_app.explorer import saved_page
+    from mha_app.settings import Settings
+
+    settings = Settings.of(plant="previous", causal=True, pad=2, ablate=(2, 5), text="The cat sat on the mat.")
+    ex = build_example(settings.spec)
+    data = build_payload({1: ex.trace}, ex.tokens)
+    page = saved_page(settings, ex, data, [], {"layer": 1, "head": 1, "query": 1, "stage": "weights"}).decode()
+    for said in ("Switched off: heads 2, 5. Their attention weights are computed as usual here; Step 3 zeroes",
+                 "Head 1 is planted: each token attends to the token before it.", "A causal mask is on",
+                 "Here the last 2 tokens of the sentence (“mat”, “.”) stand in for that filler",
+                 "Random weights: every number and shape is exact, but the patterns mean nothing (but head 1, "
+                 "planted by hand)"):
+        assert said in page, said
+    about = page.split('<div id="explorer">')[0]  # the paragraphs above the explorer
+    assert "**" not in about and ":material/" not in about
+    random = Settings.of(input="random", n=5)
+    page = saved_page(random, ex := build_example(random.spec), build_payload({1: ex.trace}, ex.tokens), [],
+                      {"layer": 1, "head": 1, "query": 1, "stage": "weights"}).decode()
+    assert "t1, t2, … are only names for its rows" in page

@@ -8,7 +8,7 @@ import pytest
 
 from mha_app.lesson import SCREENS
 from mha_app.settings import Settings, default, to_url
-from mha_app.text import quote
+from mha_app.text import plain, quote
 from mha_app.url import check
 
 
@@ -76,6 +76,12 @@ def test_user_values_reach_markdown_inside_a_code_span():
     assert len(quote("x" * 100)) < 40
     assert quote("a`b") == "``a`b``" and quote("`") == "`` ` ``"  # a longer fence; padding that CommonMark strips
     assert ":material/" not in quote(":material/home:")  # Streamlit would turn it into an icon, even in code
+
+
+@pytest.mark.parametrize("value", ["a`b", "`", " x ", "**bold**", ":material/home:", "[x](http://e)", "plain"])
+def test_a_quoted_value_comes_back_as_typed_in_plain_text(value):
+    """plain (the saved explorer's text) undoes quote's code span and the app's own bold and icons, nothing else."""
+    assert plain(f":material/block: **Note**: {quote(value)} stays.") == f"Note: “{value}” stays."
 
 
 def test_list_and_fractional_settings_are_spelled_as_typed_in_links():
