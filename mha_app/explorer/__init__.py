@@ -217,7 +217,7 @@ def web_page(data: bytes, carriers: list, view: dict, description: str, notes: S
     (sidebar.describe); notes: what the page says about it (the app's Markdown, shown as plain text)."""
     header = payload.read_header(data)
     count, held = header["layer_count"], [layer for layer, _ in carriers] or header["layers"]
-    choose = "a head, a query, a stage or a layer" if count > 1 else "a head, a query or a stage"
+    choose = "a head, a query, a stage or a layer" if len(held) > 1 else "a head, a query or a stage"
     layers = "" if count == 1 else f" This file holds all {count} layers." if len(held) == count else \
         f" This file holds layer{'s' if len(held) > 1 else ''} {_spans(held)} of {count}; the app has them all."
     about = [description, f"Step 2 of every head: choose {choose}.{layers}", *map(plain, notes),

@@ -420,7 +420,7 @@ def test_a_saved_page_says_which_layers_it_holds_and_how_tokens_are_spelled():
     every = web_page(build_payload({1: trace, 2: trace}, tokens, layer_count=2), [], view, "Two layers").decode()
     assert "This file holds all 2 layers." in every
     ablated = web_page(build_payload({3: trace}, tokens, layer_count=6), [], view, "Heads off in layer 3").decode()
-    assert "This file holds layer 3 of 6;" in ablated  # heads switched off: the layer they are in, alone
+    assert "choose a head, a query or a stage. This file holds layer 3 of 6;" in ablated  # heads off: that layer
     one = web_page(build_payload({1: trace}, tokens), [], view, "Random weights").decode()
     assert "choose a head, a query or a stage.</p>" in one
 
