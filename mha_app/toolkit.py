@@ -71,6 +71,11 @@ def plot(fig, key: str | None = None, **select) -> None:
     st.plotly_chart(_Checked(spec), width="stretch", key=key, alt=description.alt if description else None,
                     config={"displaylogo": False, "toImageButtonOptions": {"format": image.lower(), "scale": 2}},
                     **select)
+    chart_words(description)
+
+
+def chart_words(description: Description | None) -> None:
+    """A chart's text alternative and its numbers, collapsed under it."""
     if description is not None and description.rows:
         with st.expander("This chart in words and numbers", icon=":material/table_view:"):
             chart_table(description)
@@ -117,8 +122,8 @@ def expander(label: str, key: str, container=st, **kwargs):
 def image_format() -> None:
     """The format every chart's camera icon saves in: PNG, or SVG (vector: sharp at any size, editable)."""
     st.segmented_control("Charts save as", IMAGE_FORMATS, default=IMAGE_FORMATS[0], required=True, key="image_format",
-                         help="The camera icon over each chart saves it in this format. The attention explorer on "
-                              "step 2 has a button for each.")
+                         help="The camera icon over each chart saves it in this format. The attention explorer and "
+                              "the chart of mixing the values on step 2 have a button for each.")
 
 
 def chart_table(description: Description) -> None:

@@ -6,6 +6,7 @@ from mha_app import compute, experiments, inside
 from mha_app.classroom import predict
 from mha_app.example import padding_note
 from mha_app.explorer import attention_explorer
+from mha_app.matrix import matrix_view
 from mha_app.toolkit import code_for_step, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
 from mha_core import causal_mask, figures
 from mha_core.teaching import formulas, notation
@@ -62,7 +63,7 @@ if revealed:
     with mix_tab:
         if mix_tab.open:
             experiments.switched_off_note(settings, ex)
-            plot(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
+            matrix_view(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix")
     with adds_tab:
         if adds_tab.open:
             inside.what_each_key_adds(settings, ex)

@@ -94,8 +94,16 @@ def share_link(at) -> str:
 
 
 def figures(at) -> list[dict]:
-    """The plotly figure specs on the current page, in order."""
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    """The figures on the current page: each plotly chart's spec, in order, then each heatmap drawn as SVG
+    (mha_app.matrix) as a figure of its one heatmap: its cells (None where blank), labels and title lines."""
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")] + [
+        {"data": [{"type": "heatmap", "z": d["z"], "x": d["x"], "y": d["y"]}],
+         "layout": {"title": {"text": "<br>".join(d["title"])}}} for d in matrices(at)]
+
+
+def matrices(at) -> list[dict]:
+    """The data of each heatmap drawn as SVG on the current page (mha_app.matrix.matrix_data), in order."""
+    return [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "mha_app.matrix"]
 
 
 def figure_titled(at, prefix: str) -> dict:

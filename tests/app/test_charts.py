@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mha_core.figures import base
-from screen import run_app
+from screen import matrices, run_app
 
 TEXT = "The *cat* sat on $5 mat"  # Markdown and math that must stay text in the tables
 
@@ -18,6 +18,13 @@ def attention():
     """Step 2 with its entropy tab open (tabs compute only the open one)."""
     return {theme: run_app({"text": TEXT}, "pages/attention.py", context={"theme": theme},
                            opened={"attention_tab": "How focused?"}) for theme in ("light", "dark")}
+
+
+@pytest.fixture(scope="module")
+def mixing():
+    """Step 2 with its first tab open: "Mixing the values", a heatmap drawn as SVG (mha_app.matrix)."""
+    return {theme: run_app({"text": TEXT}, "pages/attention.py", context={"theme": theme})
+            for theme in ("light", "dark")}
 
 
 def test_every_chart_is_named_by_its_text_alternative(attention):
@@ -32,6 +39,17 @@ def test_every_chart_is_named_by_its_text_alternative(attention):
         assert "meta" not in json.loads(chart.proto.spec)["layout"]
 
 
+def test_a_heatmap_drawn_as_svg_is_named_and_has_its_table(mixing):
+    at = mixing["light"]
+    assert not at.exception and not at.get("plotly_chart")
+    [mix] = matrices(at)
+    assert mix["alt"].startswith("Head 1: weight α_ts × value v_s for each key s, and their sum")
+    boxes = [e for e in at.expander if e.label == "This chart in words and numbers"]
+    assert len(boxes) == 2 and not any(e.proto.expanded for e in boxes), "the heatmap's and the explorer's"
+    cells = {str(v) for table in at.table for v in table.value.to_numpy().ravel()}
+    assert any("'*'" in c for c in cells), "the table names the keys, user text quoted"
+
+
 def test_each_chart_has_its_numbers_in_a_collapsed_table_with_user_text_quoted(attention):
     at = attention["light"]
     boxes = [e for e in at.expander if e.label == "This chart in words and numbers"]
@@ -43,9 +61,12 @@ def test_each_chart_has_its_numbers_in_a_collapsed_table_with_user_text_quoted(a
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_charts_take_the_colours_of_the_pages_theme(attention, theme):
+def test_charts_take_the_colours_of_the_pages_theme(attention, mixing, theme):
     palette = base.LIGHT if theme == "light" else base.DARK
     specs = [json.loads(chart.proto.spec) for chart in attention[theme].get("plotly_chart")]
     assert all(spec["layout"]["paper_bgcolor"] == palette.background for spec in specs)
     entropy = next(s for s in specs if s["layout"]["title"]["text"].startswith("How focused each head is"))
     assert [c for _, c in entropy["data"][0]["colorscale"]] == list(palette.sequential)
+    [mix] = matrices(mixing[theme])
+    assert mix["colours"]["background"] == palette.background
+    assert [c for _, c in mix["scale"]] == list(palette.diverging)

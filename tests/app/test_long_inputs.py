@@ -34,8 +34,9 @@ def cells(figure: dict) -> int:
 
 
 def page_bytes(at) -> int:
-    """The JSON of every chart on the page, as sent to the browser."""
-    return sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+    """The JSON of every chart on the page, as sent to the browser (plotly's, and the SVG heatmaps')."""
+    return (sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+            + sum(len(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "mha_app.matrix"))
 
 
 def reference_attention(x, x_kv, w, cfg, head: int, rows: slice):

@@ -13,7 +13,7 @@ from mha_app.settings import Spec
 from mha_core.teaching import questions
 from mha_core.teaching.notation import symbol
 from mha_core.teaching.source import step_source
-from screen import run_app
+from screen import as_array, figures, matrices, run_app
 
 # (page, question kind, link): every page that asks, in a mode where the answer is easy to give away.
 ASKED = [
@@ -42,19 +42,23 @@ def shown_text(at) -> str:
     parts = [str(e.value) for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "code",
                                        "info", "warning", "success", "error") for e in getattr(at, kind)]
     parts += [json.dumps(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    parts += [json.dumps(matrix) for matrix in matrices(at)]
     parts += [str(d.value) for d in at.dataframe]
     return "\n".join(parts)
 
 
 def shows_row(at, row: np.ndarray) -> bool:
     """Whether a chart on the page draws these numbers (a query's attention weights) as a row or as bars."""
-    for chart in at.get("plotly_chart"):
-        for trace in json.loads(chart.proto.spec)["data"]:
+    for figure in figures(at):
+        for trace in figure["data"]:
             for key in ("z", "y"):
                 values = trace.get(key)
-                if isinstance(values, dict) or values is None:  # a binary-encoded array: decode it
+                if values is None:
                     continue
-                array = np.asarray(values, dtype=object)
+                try:
+                    array = as_array(values) if isinstance(values, dict) else np.array(values, dtype=float)
+                except (TypeError, ValueError):  # labels, not numbers
+                    continue
                 rows = array if array.ndim == 2 else array[None]
                 for r in rows:
                     if len(r) == len(row) and np.allclose(np.asarray(r, dtype=float), row, atol=1e-6):
@@ -91,12 +95,12 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
         assert not shows_row(at, example.trace.weights[head, query]), "a chart shows the weights asked about"
     code = STEP_CODE.get(page)  # the engine's lines a step page shows: none of them before the answer
     assert code is None or not [c for c in at.code if c.value == step_source(code)], "the code gives the answer away"
-    charts = len(at.get("plotly_chart"))
+    charts = len(figures(at))
     next(b for b in at.button if b.label == "Reveal the answer").click().run()
     assert not at.exception, at.exception
     assert "Answer:" in shown_text(at)
     assert code is None or [c for c in at.code if c.value == step_source(code)], "the code comes with the answer"
-    assert len(at.get("plotly_chart")) > charts, "the figure that shows the answer appears"
+    assert len(figures(at)) > charts, "the figure that shows the answer appears"
     assert all(symbol(name).meaning in shown_text(at) for name in listed), "the held meanings come with the answer"
 
 
@@ -125,15 +129,15 @@ def test_a_right_answer_opens_the_page_and_a_wrong_one_waits():
     at = run_app({}, "pages/projection.py", answered=False)
     ex = build_example(Spec())
     q = questions.ask("q_shape", ex.trace, ex.weights, ex.tokens, 0, 0)
-    charts = len(at.get("plotly_chart"))
+    charts = len(figures(at))
     answer = at.button_group(key="answered_q_shape_given")
     answer.set_value("11 × 128").run()
     next(b for b in at.button if b.label == "Check my answer").click().run()
-    assert len(at.get("plotly_chart")) == charts
+    assert len(figures(at)) == charts
     assert at.warning[0].value.startswith("Not yet: that is X's shape, 11 × 128"), "a wrong pick is told what it is"
     at.button_group(key="answered_q_shape_given").set_value(q.correct).run()
     next(b for b in at.button if b.label == "Check my answer").click().run()
-    assert "Right!" in shown_text(at) and len(at.get("plotly_chart")) > charts
+    assert "Right!" in shown_text(at) and len(figures(at)) > charts
 
 
 def _model(name):

@@ -507,19 +507,6 @@ def test_a_saved_page_holds_the_layers_it_names_and_draws_them_without_a_server(
     page.close()
 
 
-def test_every_chart_saves_as_svg_when_asked(server, open_page):
-    page, _ = open_page(f"{server}/attention")
-    page.locator('[data-testid="stSidebar"] [data-testid="stButtonGroup"]').get_by_text("SVG", exact=True).click()
-    settle(page)
-    chart = page.locator('[data-testid="stPlotlyChart"]').first
-    chart.scroll_into_view_if_needed()
-    chart.hover()
-    with page.expect_download() as download:
-        chart.locator(".modebar-btn[data-title^='Download plot']").click()
-    assert download.value.suggested_filename.endswith(".svg")
-    assert Path(download.value.path()).read_text().lstrip().startswith("<svg")
-
-
 def test_the_contributions_stage_shows_what_each_key_adds_before_the_server_answers(server, open_page):
     tokens, trace, w = default_trace(weights=True)
     shares = contribution_shares(mc.contributions(trace, w))                        # (h, n, m), float64

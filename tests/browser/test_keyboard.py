@@ -1,5 +1,5 @@
 """The keyboard alone, in Chromium: Tab reaches every control, each showing its focus, and Tab, the arrows and Enter
-walk the four steps (answering each question) and every screen of the lesson."""
+walk the four steps (answering each question) and step through the lesson."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 from app_pages import app_pages
 from chromium import CHANGE_MS, LOAD_MS, SMALL, expect, no_exception, wait_settled
-from mha_app.lesson import SCREENS
 
 pytestmark = pytest.mark.browser
 
@@ -105,7 +104,8 @@ def round_the_page(page) -> list[str]:
 
 def test_the_four_steps_and_the_lesson_by_keyboard_alone(server, tabs):
     """Tab reaches every control of the overview, each showing its focus; then Tab, the arrows and Enter alone
-    choose h, answer each step's question, follow the four steps by their Next links, and show every lesson screen."""
+    choose h, answer each step's question, follow the four steps by their Next links, and step through the lesson
+    by its Next button and its key."""
     page = tabs.new_page()
     try:
         page.goto(f"{server}/", timeout=LOAD_MS)
@@ -149,7 +149,7 @@ def test_the_four_steps_and_the_lesson_by_keyboard_alone(server, tabs):
         page.keyboard.press("Enter")
         page.wait_for_function("p => location.pathname === '/' + p", arg=LESSON.url_path, timeout=CHANGE_MS)
         wait_settled(page, CHANGE_MS)
-        for number in range(2, len(SCREENS) + 1):
+        for number in (2, 3):  # a screen by its button, one by its key; every screen's buttons: app/test_classroom.py
             if number % 2:
                 tab_to(page, "^Next\\b")  # its label, then its key: "Next →"
                 page.keyboard.press("Enter")
@@ -160,6 +160,5 @@ def test_the_four_steps_and_the_lesson_by_keyboard_alone(server, tabs):
             wait_settled(page, CHANGE_MS)
             expect(page.locator("h1").first).to_contain_text(f"{number} · ")
             no_exception(page)
-        expect(page.get_by_role("button", name="Next")).to_be_disabled()
     finally:
         page.close()
