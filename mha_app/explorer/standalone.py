@@ -15,17 +15,19 @@ import base64
 import html
 import json
 from collections.abc import Sequence
-from importlib import resources
 
 from mha_core import figures
+
+from .. import components
 
 # The accent of the app's two themes (.streamlit/config.toml's primaryColor; tests/unit/test_colours.py checks them).
 ACCENT = {"light": "#3b5bdb", "dark": "#748ffc"}
 
 
 def read(name: str) -> str:
-    """One of the explorer's files (explorer.js, .css, .html, ...), as the app and a saved page both use them."""
-    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    """One of the explorer's files (explorer.js, .css, .html, ...), as the app and a saved page both use them; a
+    script with the helpers the components share (components.script)."""
+    return components.script(__package__, name) if name.endswith(".js") else components.read(__package__, name)
 
 
 def _script_json(value) -> str:

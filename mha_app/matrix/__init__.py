@@ -12,7 +12,6 @@ matrix_data reads it, in the colours of the page's theme (figures.themed).
 from __future__ import annotations
 
 import re
-from importlib import resources
 
 import numpy as np
 import streamlit as st
@@ -21,11 +20,11 @@ from mha_core.figures import PALETTES, Description, themed
 from mha_core.figures.describe import plain
 
 from .. import theme
+from ..components import read, script
 from ..toolkit import chart_words
 
-_FILES = resources.files(__package__)
-_MATRIX = st.components.v2.component("mha_app.matrix", **{kind: _FILES.joinpath(f"matrix.{kind}").read_text("utf-8")
-                                                          for kind in ("html", "css", "js")})
+_MATRIX = st.components.v2.component("mha_app.matrix", html=read(__package__, "matrix.html"),
+                                     css=read(__package__, "matrix.css"), js=script(__package__, "matrix.js"))
 _INK = re.compile(r'^<span style="color:(#[0-9a-f]{6})">(.*)</span>$', re.S)  # a cell's number (figures.cell_text)
 
 

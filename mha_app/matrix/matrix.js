@@ -250,11 +250,3 @@ class MatrixView {
     image.src = URL.createObjectURL(new Blob([text], { type: 'image/svg+xml' }));
   }
 }
-
-function download(blob, name) {
-  const a = document.createElement('a');
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
-}
