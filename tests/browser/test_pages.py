@@ -70,6 +70,7 @@ TAB_STRIPS_JS = """() => [...document.querySelectorAll('[role="tablist"]')].map(
 # "parameters per atte" at 1280 px).
 WIDE_TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
     .map(s => [s.scrollWidth, s.clientWidth]).filter(([inner, frame]) => inner > frame + 1)"""
+MATRIX = ".mha-matrix"  # a heatmap drawn as SVG (mha_app.matrix), in its component's shadow root
 # Token labels ("12 <"): a number, a space, the token; not a size on a bytes axis ("10 MiB", the cost page).
 TOKEN_LABELS_JS = """() => [...document.querySelectorAll('.xtick text, .ytick text, .g-xtitle, .g-ytitle')]
     .map(t => t.textContent).filter(t => /^\\d+ /.test(t) && !/^\\d+ [KMGTP]?i?B$/.test(t))"""
@@ -97,7 +98,7 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_pa
             app_page.section or app_page.nav_title)
     no_exception(page)
     charts = page.locator(".js-plotly-plot")
-    assert charts.count() > 0, "no plotly chart rendered"
+    assert charts.count() + page.locator(f"{MATRIX} svg").count() > 0, "no chart drawn"
     assert page.locator(".js-plotly-plot .main-svg").count() >= charts.count()
     # Nothing of the sentence is interpreted: no script runs, no markup, math, emoji code, colour or link is made.
     assert page.evaluate(INJECTED_JS) == NOTHING_INJECTED
@@ -112,6 +113,11 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_pa
     assert not wrong, wrong[:10]
     if labels:
         assert any(label.endswith(" <") for label in labels), labels[:30]
+    # A heatmap drawn as SVG (mha_app.matrix) sets its labels as text: "α_ts v_s 12 <" for the key "<".
+    texts = page.locator(f"{MATRIX} svg text").all_text_contents()
+    keys = [(int(key[1]), key[2]) for key in (re.fullmatch(r"α_ts v_s (\d+) (.+)", t, re.S) for t in texts) if key]
+    assert (len(keys) > 0) == (app_page.url_path == "attention"), keys  # "Mixing the values", its first tab
+    assert all(token == tokens[k - 1] for k, token in keys), keys
     caption = page.locator('[data-testid="stSidebar"] [data-testid="stCaptionContainer"]').filter(
         has_text="Query token 2")
     expect(caption.first).to_have_text("Query token 2: script")
