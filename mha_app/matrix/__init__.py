@@ -59,8 +59,8 @@ def _lines(title: str) -> list[str]:
     return [line for line in (plain(part) for part in re.split(r"<br\s*/?>", title)) if line]
 
 
-def matrix_view(fig: dict, key: str) -> None:
+def matrix_view(fig: dict, key: str, name: str | None = None) -> None:
     """Show a one-heatmap figure dict (figures.heatmap's) as SVG, redrawn in place when it changes, with its text
-    alternative and numbers under it, as plot() shows a plotly chart's."""
-    _MATRIX(key=key, data=matrix_data(fig, theme.current(), key))
+    alternative and numbers under it, as plot() shows a plotly chart's. name: the saved file's (default: key)."""
+    _MATRIX(key=key, data=matrix_data(fig, theme.current(), name or key))
     chart_words(Description.of(fig))

@@ -122,7 +122,8 @@ class MatrixView {
     const right = Math.max(10 + 12 + 6 + Math.max(...tickList.map(([, s]) => this.measure(s, 11))), barTitleWidth) + 12;
     const yTitle = d.y_title ? 20 : 0;
     const yLabels = d.y.map(s => this.fit(s, 12, W * 0.4));
-    const left = yTitle + Math.max(...yLabels.map(s => this.measure(s, 12))) + 8;
+    // Room to spare: a saved SVG opened elsewhere may draw the labels in a wider font.
+    const left = yTitle + 1.12 * Math.max(...yLabels.map(s => this.measure(s, 12))) + 10;
     const slanted = cols > 6;
     const xLabelWidth = Math.max(...d.x.map(s => this.measure(s, 12)));
     const bottom = (slanted ? xLabelWidth * 0.71 + 16 : 20) + (d.x_title ? 22 : 0);

@@ -7,6 +7,8 @@ validating objects was most of a step page's rerun); plotly.io.show(fig) draws o
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from ..analysis.pooling import OVERVIEW_CELLS, finite_or_nan, pool, pool_heads, pool_stage, stage_values
@@ -343,9 +345,13 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
     w = trace.weights[head, query]                              # (m,)
     mixed = w[:, None] * v                                      # (m, d_k)
     keys = key_tokens or tokens
-    labels = [f"α_ts v_s {lab}" for lab in token_labels(keys)]      # the formula's names, s = the key
+    # The formula's names, s = the key; a blocked key (mask M) says so: its 0 is not a small contribution.
+    blocked = trace.mask[head, query] if trace.mask is not None else np.zeros(len(w), bool)
+    labels = [f"α_ts v_s {lab}{' (blocked)' if out else ''}" for lab, out in zip(token_labels(keys), blocked,
+                                                                                 strict=True)]
     names = [f"α_ts v_s of {name}" for name in describe.names(keys)]
-    title = f"Head {head + 1}: weight α_ts × value v_s for each key s, and their sum"
+    query_name = html.escape(describe.token(tokens, query), quote=False)  # the token as typed, shown by plotly
+    title = f"Head {head + 1}, query {query_name}: weight α_ts × value v_s for each key s, and their sum"
     if len(w) > MIX_KEYS:
         top = np.sort(np.argsort(-w, kind="stable")[:MIX_KEYS - 1])
         rest = np.ones(len(w), bool)
@@ -358,12 +364,14 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
                   f"{int(rest.sum())} others)")
     z = np.vstack([mixed, trace.heads[head, query][None]])      # (rows + 1, d_k)
     rows = labels + ["= sum (head output)"]
+    j = head // group_size + 1  # the K/V head this query head reads
     fig = heatmap(z, dim_labels(v.shape[1], "c"), rows, title,
-                  x_title=f"component c of V_{head // group_size + 1}" if group_size > 1 else "component c of V_i",
-                  y_title="", height=min(600, max(300, 26 * len(rows) + 160)))
+                  x_title=f"component c of V_{j} (K/V head {j}, read by head {head + 1})" if group_size > 1
+                  else "component c of V_i", y_title="", height=min(600, max(300, 26 * len(rows) + 160)),
+                  value_name="α_ts v_s")  # not "value": that is v_s's name in the title
     if "<br>" in title:
         fig["layout"]["margin"]["t"] = 84  # room for the title's second line
-    what = f"{describe.plain(title)}, query {describe.names(tokens)[query]}"
+    what = describe.plain(title)
     return described(fig, describe.values(z, names + ["sum: the head's output"], dim_labels(v.shape[1], "c"), what))
 
 

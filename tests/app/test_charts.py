@@ -43,7 +43,7 @@ def test_a_heatmap_drawn_as_svg_is_named_and_has_its_table(mixing):
     at = mixing["light"]
     assert not at.exception and not at.get("plotly_chart")
     [mix] = matrices(at)
-    assert mix["alt"].startswith("Head 1: weight α_ts × value v_s for each key s, and their sum")
+    assert mix["alt"].startswith("Head 1, query 'The' (1): weight α_ts × value v_s for each key s, and their sum")
     boxes = [e for e in at.expander if e.label == "This chart in words and numbers"]
     assert len(boxes) == 2 and not any(e.proto.expanded for e in boxes), "the heatmap's and the explorer's"
     cells = {str(v) for table in at.table for v in table.value.to_numpy().ravel()}

@@ -121,7 +121,7 @@ def test_selected_head_and_query_follow_the_sidebar():
     at.number_input(key="query").set_value(4).run()
     assert_clean(at)
     assert explorer(at)[2] == {"layer": 1, "head": 3, "query": 4, "stage": "weights"}
-    assert figure_titled(at, "Head 3: weight α_ts × value v_s for each key")
+    assert figure_titled(at, "Head 3, query 't4' (4): weight α_ts × value v_s")
 
 
 def test_the_links_stage_reaches_the_explorer_and_the_share_link():

@@ -54,8 +54,8 @@ def test_the_value_under_the_pointer_is_the_engines_and_an_h_change_redraws_in_p
         with page.expect_download() as download:
             view.get_by_role("button", name=f"Save the chart as {kind.upper()}").click()
         data = Path(download.value.path()).read_bytes()
-        assert download.value.suggested_filename == f"mix.{kind}"
-        assert data.startswith(b"\x89PNG") if kind == "png" else b"<title>Head 1: weight" in data
+        assert download.value.suggested_filename == f"mix_head1_query1.{kind}"
+        assert data.startswith(b"\x89PNG") if kind == "png" else b"<title>Head 1, query 'The' (1): weight" in data
     assert not errors, errors
 
 

@@ -31,7 +31,7 @@ def test_labels_and_titles_stay_as_typed():
     tokens = ["<b>x</b>", "&amp;", "a"]
     data = matrix_data(mix(3, tokens), "light", "mix")
     assert [label.split(" ", 2)[2] for label in data["y"][:-1]] == ["1 <b>x</b>", "2 &amp;", "3 a"]
-    assert data["title"] == ["Head 2: weight α_ts × value v_s for each key s, and their sum"]
+    assert data["title"] == ["Head 2, query '<b>x</b>' (1): weight α_ts × value v_s for each key s, and their sum"]
     assert data["hover"].endswith("<extra></extra>") and "%{z:.6g}" in data["hover"]
 
 
