@@ -63,8 +63,9 @@ if revealed:
     with mix_tab:
         if mix_tab.open:
             experiments.switched_off_note(settings, ex)
-            matrix_view(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens), key="mix",
-                        name=f"mix_{f'layer{ex.layer}_' if ex.run is not None else ''}head{head + 1}_query{query + 1}")
+            layer = ex.layer if ex.run is not None else None
+            matrix_view(figures.value_mix_figure(tr, head, query, ex.tokens, cfg.group_size, ex.key_tokens, layer),
+                        key="mix", name=f"mix_{f'layer{layer}_' if layer else ''}head{head + 1}_query{query + 1}")
     with adds_tab:
         if adds_tab.open:
             inside.what_each_key_adds(settings, ex)

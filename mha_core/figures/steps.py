@@ -335,11 +335,12 @@ MIX_KEYS = 24  # the value mix shows a row per key up to this many keys (every r
 
 
 def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], group_size: int = 1,
-                     key_tokens: list[str] | None = None) -> dict:
+                     key_tokens: list[str] | None = None, layer: int | None = None) -> dict:
     """α_ts · v_s for every key s (one row each) and their sum, which is head_i's output row for the query t.
 
     With more than MIX_KEYS keys, the MIX_KEYS - 1 keys of largest weight get a row each (in key order) and one
-    row adds up the α_ts · v_s of all the others, so the rows still sum to the head's output.
+    row adds up the α_ts · v_s of all the others, so the rows still sum to the head's output. layer: a trained
+    model's layer, named in the title.
     """
     v = trace.v[head // group_size]                             # (m, d_k)
     w = trace.weights[head, query]                              # (m,)
@@ -351,7 +352,8 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
                                                                                  strict=True)]
     names = [f"α_ts v_s of {name}" for name in describe.names(keys)]
     query_name = html.escape(describe.token(tokens, query), quote=False)  # the token as typed, shown by plotly
-    title = f"Head {head + 1}, query {query_name}: weight α_ts × value v_s for each key s, and their sum"
+    title = (f"{f'Layer {layer}, h' if layer else 'H'}ead {head + 1}, query {query_name}: weight α_ts × value v_s for "
+             "each key s, and their sum")
     if len(w) > MIX_KEYS:
         top = np.sort(np.argsort(-w, kind="stable")[:MIX_KEYS - 1])
         rest = np.ones(len(w), bool)
@@ -365,10 +367,13 @@ def value_mix_figure(trace: Trace, head: int, query: int, tokens: list[str], gro
     z = np.vstack([mixed, trace.heads[head, query][None]])      # (rows + 1, d_k)
     rows = labels + ["= sum (head output)"]
     j = head // group_size + 1  # the K/V head this query head reads
-    fig = heatmap(z, dim_labels(v.shape[1], "c"), rows, title,
-                  x_title=f"component c of V_{j} (K/V head {j}, read by head {head + 1})" if group_size > 1
-                  else "component c of V_i", y_title="", height=min(600, max(300, 26 * len(rows) + 160)),
-                  value_name="α_ts v_s")  # not "value": that is v_s's name in the title
+    x_title = f"component c of V_{j} (K/V head {j}, read by head {head + 1})" if group_size > 1 \
+        else "component c of V_i"
+    fig = heatmap(z, dim_labels(v.shape[1], "c"), rows, title, x_title=x_title, y_title="",
+                  height=min(600, max(300, 26 * len(rows) + 160)),
+                  value_name="α_ts v_s and<br>their sums")  # not "value": that is v_s's name in the title
+    # A cell's number is named by its row (α_ts v_s of one key, or a sum of them): the tooltip adds no name of its own.
+    fig["data"][0]["hovertemplate"] = f"%{{y}}<br>{x_title}: %{{x}}<br>= %{{z:.6g}}<extra></extra>"
     if "<br>" in title:
         fig["layout"]["margin"]["t"] = 84  # room for the title's second line
     what = describe.plain(title)

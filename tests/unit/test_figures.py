@@ -456,18 +456,21 @@ def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
 
 def test_value_mix_names_its_query_its_blocked_keys_and_what_a_cell_holds():
     """read14: the title named no query, a blocked key's row read as a small contribution, the colour bar said
-    "value" (v_s's name in the title), and "V_1" under head 3 did not say it is the K/V head that head 3 reads."""
+    "value" (v_s's name in the title), and "V_1" under head 3 did not say it is the K/V head that head 3 reads;
+    read15: a trained model's layer was not named."""
     tr, _, _ = example(n=5, causal=True, pad=1)
     fig = F.value_mix_figure(tr, 2, 1, ["a", "<b>", "c", "d", "e"])
     assert fig.layout.title.text.startswith("Head 3, query '&lt;b&gt;' (2): weight α_ts × value v_s")
     assert list(fig.data[0].y[:-1]) == ["α_ts v_s 1 a", "α_ts v_s 2 &lt;b&gt;", "α_ts v_s 3 c (blocked)",
                                         "α_ts v_s 4 d (blocked)", "α_ts v_s 5 e (blocked)"]  # causal; e is padding
-    assert fig.data[0].colorbar.title.text == "α_ts v_s"
-    assert "α_ts v_s = %{z" in fig.data[0].hovertemplate
+    assert fig.data[0].colorbar.title.text == "α_ts v_s and<br>their sums"  # read15: the sum row is no α_ts v_s
+    assert fig.data[0].hovertemplate.startswith("%{y}<br>component c of V_i: %{x}<br>= %{z")  # named by its row
     cfg = mc.MHAConfig(16, 4, n_kv_heads=2)
     gqa = mc.forward(mc.random_input(3, 16, seed=1), mc.init_weights(cfg, seed=1), cfg)
     assert F.value_mix_figure(gqa, 2, 0, ["a", "b", "c"], 2).layout.xaxis.title.text == \
         "component c of V_2 (K/V head 2, read by head 3)"
+    assert F.value_mix_figure(gqa, 0, 0, ["a", "b", "c"], 2, layer=4).layout.title.text.startswith(
+        "Layer 4, head 1, query 'a' (1): ")
 
 
 @pytest.fixture(scope="module")
