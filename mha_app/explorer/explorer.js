@@ -84,24 +84,6 @@ const mean6 = v => {
   return decimal(r) || !Number.isFinite(r) ? String(r) : power(r.toExponential());
 };
 
-// A colour as [r, g, b]: '#rrggbb' (the palettes of figures.base) or 'rgb(r, g, b)' (plotly's named scales).
-const rgbOf = c => (c.startsWith('#') ? [1, 3, 5].map(i => parseInt(c.slice(i, i + 2), 16))
-  : c.match(/\d+/g).slice(0, 3).map(Number));
-
-function lut(stops) {  // 256 RGB entries, linear between the stops (as plotly interpolates its scales)
-  const rgb = stops.map(([p, c]) => [p, ...rgbOf(c)]);
-  const out = new Uint8ClampedArray(256 * 3);
-  for (let i = 0; i < 256; i++) {
-    const t = i / 255;
-    let k = 1;
-    while (k < rgb.length - 1 && rgb[k][0] < t) k++;
-    const [p0, ...a] = rgb[k - 1], [p1, ...b] = rgb[k];
-    const f = p1 > p0 ? Math.min(1, Math.max(0, (t - p0) / (p1 - p0))) : 0;
-    for (let j = 0; j < 3; j++) out[3 * i + j] = a[j] + f * (b[j] - a[j]);
-  }
-  return out;
-}
-
 const quoted = t => `“${t.length > 28 ? t.slice(0, 27) + '…' : t}”`;
 const short = t => (t.length > 18 ? t.slice(0, 17) + '…' : t);
 const esc = s => String(s).replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));

@@ -15,23 +15,6 @@ export default function ({ data, parentElement }) {
   return () => view.dispose();
 }
 
-const rgbOf = c => [1, 3, 5].map(i => parseInt(c.slice(i, i + 2), 16));  // '#rrggbb' (figures.base's palettes)
-
-// The colour of each of 256 positions on a scale of [position, '#rrggbb'] stops, linear between them (as plotly).
-function lut(stops) {
-  const out = new Uint8ClampedArray(256 * 3);
-  for (let i = 0; i < 256; i++) {
-    const t = i / 255;
-    let k = 1;
-    while (k < stops.length - 1 && stops[k][0] < t) k++;
-    const [p0, c0] = stops[k - 1], [p1, c1] = stops[k];
-    const f = p1 > p0 ? Math.min(1, Math.max(0, (t - p0) / (p1 - p0))) : 0;
-    const a = rgbOf(c0), b = rgbOf(c1);
-    for (let j = 0; j < 3; j++) out[3 * i + j] = a[j] + f * (b[j] - a[j]);
-  }
-  return out;
-}
-
 // A value as plotly's hover format writes it: ".6g" = 6 significant digits, ".4f" = 4 decimals.
 function formatted(v, spec) {
   const m = /^\.(\d+)([gf])$/.exec(spec || '');
