@@ -26,3 +26,16 @@ function lut(stops) {  // 256 RGB entries, linear between the stops (as plotly i
   }
   return out;
 }
+
+// A text in lines of at most `width` px, broken at spaces: a title in a narrow column.
+function wrap(measurer, s, width, size, bold = false) {
+  const fits = t => measurer.measure(t, size) * (bold ? 1.08 : 1) <= width;  // bold runs about 8% wider
+  const lines = [];
+  let line = '';
+  for (const word of s.split(' ')) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && !fits(next)) { lines.push(line); line = word; } else line = next;
+  }
+  if (line) lines.push(line);
+  return lines;
+}

@@ -105,19 +105,6 @@ function hatchPattern(ctx) {
   return ctx.createPattern(hatchTile, 'repeat');
 }
 
-// A text in lines of at most `width` px, broken at spaces: a title in a narrow column.
-function wrap(measurer, s, width, size, bold = false) {
-  const fits = t => measurer.measure(t, size) * (bold ? 1.08 : 1) <= width;  // bold runs about 8% wider
-  const lines = [];
-  let line = '';
-  for (const word of s.split(' ')) {
-    const next = line ? `${line} ${word}` : word;
-    if (line && !fits(next)) { lines.push(line); line = word; } else line = next;
-  }
-  if (line) lines.push(line);
-  return lines;
-}
-
 // A panel's title (bold, 13 px) and its note (11 px, muted), each wrapped to `width`; returns the height they take.
 function heading(p, measurer, x, y, width, title, note = '') {
   const t = wrap(measurer, title, width, 13, true), n = note ? wrap(measurer, note, width, 11) : [];

@@ -94,18 +94,20 @@ class MatrixView {
     let top = 8;
     d.title.forEach((line, i) => {
       const size = i ? 12 : 16;
-      top += size + 4;
-      add('text', { x: 2, y: top - 4, 'font-size': size, fill: i ? C.muted : C.text }, line);
+      for (const part of wrap(this, line, W - 8, size)) {  // a narrow window: the title in lines
+        top += size + 4;
+        add('text', { x: 2, y: top - 4, 'font-size': size, fill: i ? C.muted : C.text }, part);
+      }
     });
     top += 12;
 
     // The colour bar's ticks and title set the right margin; the longest row label the left one.
     const tickList = ticks(d.zmin, d.zmax);
     const barTitleWidth = Math.max(...d.bar.map(line => this.measure(line, 12)));
-    const right = Math.max(10 + 12 + 6 + Math.max(...tickList.map(([, s]) => this.measure(s, 11))), barTitleWidth) + 12;
+    // Room to spare here too (and at the left, below): a saved SVG opened elsewhere may draw text in a wider font.
+    const right = 1.12 * Math.max(12 + 6 + Math.max(...tickList.map(([, s]) => this.measure(s, 11))), barTitleWidth) + 20;
     const yTitle = d.y_title ? 20 : 0;
     const yLabels = d.y.map(s => this.fit(s, 12, W * 0.4));
-    // Room to spare: a saved SVG opened elsewhere may draw the labels in a wider font.
     const left = yTitle + 1.12 * Math.max(...yLabels.map(s => this.measure(s, 12))) + 10;
     const slanted = cols > 6;
     const xLabelWidth = Math.max(...d.x.map(s => this.measure(s, 12)));
