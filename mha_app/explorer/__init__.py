@@ -44,7 +44,7 @@ import streamlit as st
 from mha_core import figures
 from mha_core.figures import describe
 
-from .. import experiments, sidebar
+from .. import components, experiments, sidebar
 from ..compute import example, pretrained_model, shared
 from ..model_text import input_source, spelling_note
 from ..settings import Settings, Spec, default
@@ -59,8 +59,9 @@ SIZES = "explorer_sizes"  # what _follow checks a view against: (heads, query to
 
 _EXPLORER = st.components.v2.component("mha_app.attention_explorer", html=read("explorer.html"),
                                        css=read("explorer.css"), js=read("explorer.js"))
-_VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=read("view.js"))
-_LAYER = st.components.v2.component("mha_app.attention_layer", js=read("layer.js"))
+# These two draw nothing and need none of the shared helpers: their code travels in every message they send.
+_VIEW = st.components.v2.component("mha_app.attention_explorer_view", js=components.read(__package__, "view.js"))
+_LAYER = st.components.v2.component("mha_app.attention_layer", js=components.read(__package__, "layer.js"))
 
 
 def _weights(spec: Spec, ex) -> list:

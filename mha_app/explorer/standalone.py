@@ -25,9 +25,9 @@ ACCENT = {"light": "#3b5bdb", "dark": "#748ffc"}
 
 
 def read(name: str) -> str:
-    """One of the explorer's files (explorer.js, .css, .html, ...), as the app and a saved page both use them; a
-    script with the helpers the components share (components.script)."""
-    return components.script(__package__, name) if name.endswith(".js") else components.read(__package__, name)
+    """One of the explorer's files (explorer.js, .css, .html, ...), as the app and a saved page both use them (with
+    what the components share: components.source)."""
+    return components.source(__package__, name)
 
 
 def _script_json(value) -> str:

@@ -20,11 +20,11 @@ from mha_core.figures import PALETTES, Description, themed
 from mha_core.figures.describe import plain
 
 from .. import theme
-from ..components import read, script
+from ..components import source
 from ..toolkit import chart_words
 
-_MATRIX = st.components.v2.component("mha_app.matrix", html=read(__package__, "matrix.html"),
-                                     css=read(__package__, "matrix.css"), js=script(__package__, "matrix.js"))
+_MATRIX = st.components.v2.component("mha_app.matrix", **{kind: source(__package__, f"matrix.{kind}")
+                                                          for kind in ("html", "css", "js")})
 _INK = re.compile(r'^<span style="color:(#[0-9a-f]{6})">(.*)</span>$', re.S)  # a cell's number (figures.cell_text)
 
 
