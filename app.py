@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from mha_app import present, style, theme
-from mha_app.sidebar import prepare
+from mha_app.frame import present, style
+from mha_app.frame.sidebar import prepare
+from mha_app.run import theme
 
 presenting = present.requested()  # present=1: the lesson, large, sidebar collapsed (only set_page_config can)
 st.set_page_config(page_title="Multi-head attention, step by step", page_icon=":material/hub:", layout="wide",
@@ -34,7 +35,7 @@ PAGES = {
     ],
 }
 # Every url_path equals its file's name: Streamlit answers a server's first request in its older multipage mode,
-# which finds pages by file name (see mha_app.toolkit.view).
+# which finds pages by file name (see mha_app.run.view).
 
 page = st.navigation(PAGES, position="hidden" if presenting else "top")
 st.html(style.COMPACT)

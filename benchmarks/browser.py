@@ -100,7 +100,7 @@ SMOLLM2 = "SmolLM2-135M-Instruct"
 MAX_RERUN_BYTES = 2_000_000  # issue 11: bytes sent per rerun <= 2 MB at any n
 FLOOR_FACTOR = 1.25          # issue 19: a first load within 1.25 x the bare-Streamlit floor's, measured in this run
 EXPLORER_TARGET = 0.1        # issue 19: head, query, stage (and a MiniLM layer) <= 100 ms, click to drawn
-REVEAL = "Reveal the answer"  # the prediction question's button (mha_app.classroom.predict)
+REVEAL = "Reveal the answer"  # the prediction question's button (mha_app.ui.questions.predict)
 
 # What "the page shows value v" means, as a JS expression with {v}; window.__idle() is always part of it.
 HEADS_SHOWN = "window.__idle() && window.__heads({v})"
@@ -211,7 +211,7 @@ PROBE = r"""
     const last = lines.lastElementChild;
     return last.childElementCount === n && last.lastElementChild.childElementCount === n;
   };
-  // Our explorer saved as a web page (mha_app/explorer/standalone.py): drawn, at layer l (1-based), nothing loading.
+  // Our explorer saved as a web page (components/explorer/standalone.py): drawn, at layer l (1-based), nothing loading.
   window.__saved = l => {
     const e = document.querySelector('.mha-explorer');
     return !!e && Number(e.dataset.draws) > 0 && e.dataset.loading !== 'true' && JSON.parse(e.dataset.view).layer === l;
@@ -724,8 +724,8 @@ def measure_bertviz(browser, loads: int, count: int, table: Table) -> None:
 def saved_explorer(tokens: int) -> bytes:
     """The attention explorer saved as one web page ("Save the explorer as a web page") for all-MiniLM-L6-v2 on the
     text of `tokens` tokens, at layer 1, head 1, query 1: what BertViz's head_view is, a page with no server."""
-    from mha_app.explorer import explorer_payload, web_page
-    from mha_app.settings import Spec
+    from mha_app.components.explorer import explorer_payload, web_page
+    from mha_app.state.settings import Spec
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)  # its caches warn that no server runs: none is needed
 

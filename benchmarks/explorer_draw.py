@@ -6,7 +6,8 @@ One page, no Streamlit: the focused head's matrix (n = 64; 512 and 2048 as the a
 187² block means) and the query's bars, for 16 heads of random numbers. A head change is drawn with Plotly.react
 (Plotly.js from the installed plotly package, as the explorer would ship it) or on a canvas (a colour table, one
 pixel per cell, scaled up), and timed from the start of the drawing to the next animation frame. The first change of
-each kind is left out (warm-up). This is the measurement behind the choice written in mha_app/explorer/__init__.py.
+each kind is left out (warm-up). This is the measurement behind the choice written in
+mha_app/components/explorer/__init__.py.
 """
 
 from __future__ import annotations

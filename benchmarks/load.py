@@ -68,8 +68,8 @@ import yaml
 from benchmarks import cluster
 from benchmarks.browser import CHROMIUM, CHROMIUM_ARGS, changes, streamlit_process
 from benchmarks.streamlit_client import Run, Session
-from mha_app.sentences import EXAMPLE_SENTENCES
-from mha_app.settings import MODELS, STAGES
+from mha_app.state.sentences import EXAMPLE_SENTENCES
+from mha_app.state.settings import MODELS, STAGES
 
 MAX_SESSIONS = 50  # per server
 RECONNECT_TRIES = 20  # a browser keeps trying; here at most this many times, 0.5 s apart

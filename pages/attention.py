@@ -2,12 +2,17 @@
 
 import streamlit as st
 
-from mha_app import compute, experiments, inside
-from mha_app.classroom import predict
-from mha_app.example import padding_note
-from mha_app.explorer import attention_explorer
-from mha_app.matrix import matrix_view
-from mha_app.toolkit import code_for_step, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
+from mha_app.components.explorer import attention_explorer
+from mha_app.components.matrix import matrix_view
+from mha_app.run import compute
+from mha_app.run.view import view
+from mha_app.sections import experiments, inside
+from mha_app.state.example import padding_note
+from mha_app.ui.asides import code_for_step, symbols
+from mha_app.ui.charts import plot
+from mha_app.ui.layout import next_step, tabs
+from mha_app.ui.notices import token_spelling, untrained_note
+from mha_app.ui.questions import predict
 from mha_core import causal_mask, figures
 from mha_core.teaching import formulas, notation
 

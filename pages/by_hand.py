@@ -2,9 +2,14 @@
 
 import streamlit as st
 
-from mha_app.classroom import pick_cell, predict, row_table, scaled_latex, show_worked, worked
-from mha_app.text import quote
-from mha_app.toolkit import plot, symbols, token_spelling, untrained_note, view
+from mha_app.copy.markup import quote
+from mha_app.run.view import view
+from mha_app.sections.by_hand import row_table, scaled_latex, show_worked, worked
+from mha_app.ui.asides import symbols
+from mha_app.ui.charts import plot
+from mha_app.ui.notices import token_spelling, untrained_note
+from mha_app.ui.pickers import pick_cell
+from mha_app.ui.questions import predict
 from mha_core import figures
 from mha_core.teaching import notation
 

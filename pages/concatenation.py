@@ -3,8 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from mha_app.classroom import predict
-from mha_app.toolkit import code_for_step, expander, next_step, plot, symbols, token_spelling, untrained_note, view
+from mha_app.run.view import view
+from mha_app.ui.asides import code_for_step, symbols
+from mha_app.ui.charts import plot
+from mha_app.ui.layout import expander, next_step
+from mha_app.ui.notices import token_spelling, untrained_note
+from mha_app.ui.questions import predict
 from mha_core import figures
 
 settings, ex = view()

@@ -2,9 +2,12 @@
 
 import streamlit as st
 
-from mha_app.classroom import plot_step_costs, predict, setting_widget, step_costs
-from mha_app.cost_table import MULTIPLY_ADD, cost_rows, rope_note, what_grows
-from mha_app.toolkit import plot, view
+from mha_app.copy.cost import MULTIPLY_ADD, cost_rows, rope_note, what_grows
+from mha_app.run.view import view
+from mha_app.sections.cost import plot_step_costs, step_costs
+from mha_app.ui.charts import plot
+from mha_app.ui.pickers import setting_widget
+from mha_app.ui.questions import predict
 from mha_core import cost
 from mha_core.analysis.timing import time_heads
 from mha_core.figures.lesson import kv_cache_figure, weight_shapes_figure

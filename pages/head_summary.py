@@ -4,9 +4,13 @@ import math
 
 import streamlit as st
 
-from mha_app import compute, experiments, inside
-from mha_app.model_text import how_pages_count, pattern_caption, summary_intro, summary_reading
-from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, view
+from mha_app.copy.models import how_pages_count, pattern_caption, summary_intro, summary_reading
+from mha_app.run import compute
+from mha_app.run.view import view
+from mha_app.sections import experiments, inside
+from mha_app.ui.charts import plot
+from mha_app.ui.notices import needs_pretrained
+from mha_app.ui.pickers import open_head_in_step_through
 from mha_core import figures
 from mha_core.analysis.head_stats import (
     DOMINANT_MIN_SHARE,

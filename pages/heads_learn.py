@@ -3,8 +3,8 @@ and test the claims about heads."""
 
 import streamlit as st
 
-from mha_app import heads_learn
-from mha_app.toolkit import view
+from mha_app.run.view import view
+from mha_app.sections import heads_learn
 
 view()
 st.title("Heads learn: watch attention heads form")

@@ -4,11 +4,17 @@ fills a projector: large type, no sidebar, Next and Back; every screen has its o
 import numpy as np
 import streamlit as st
 
-from mha_app import compute, inside, present
-from mha_app.classroom import plot_step_costs, predict, scaled_latex, show_worked, worked
-from mha_app.lesson import SCREENS
-from mha_app.text import quote
-from mha_app.toolkit import offer_trained, plot, switch_buttons, token_spelling, untrained_note, view
+from mha_app.copy.lesson import SCREENS
+from mha_app.copy.markup import quote
+from mha_app.frame import present
+from mha_app.run import compute
+from mha_app.run.view import view
+from mha_app.sections import inside
+from mha_app.sections.by_hand import scaled_latex, show_worked, worked
+from mha_app.sections.cost import plot_step_costs
+from mha_app.ui.charts import plot
+from mha_app.ui.notices import offer_trained, switch_buttons, token_spelling, untrained_note
+from mha_app.ui.questions import predict
 from mha_core import cost, figures
 from mha_core.figures.inside import PlaneSize
 from mha_core.figures.lesson import kv_cache_figure

@@ -2,9 +2,13 @@
 
 import streamlit as st
 
-from mha_app import compute, experiments, inside, theme
-from mha_app.model_text import how_pages_count, model_text
-from mha_app.toolkit import needs_pretrained, open_head_in_step_through, plot, token_spelling, view
+from mha_app.copy.models import how_pages_count, model_text
+from mha_app.run import compute, theme
+from mha_app.run.view import view
+from mha_app.sections import experiments, inside
+from mha_app.ui.charts import plot
+from mha_app.ui.notices import needs_pretrained, token_spelling
+from mha_app.ui.pickers import open_head_in_step_through
 from mha_core import figures
 from mha_core.analysis.head_stats import parts_for
 

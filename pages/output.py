@@ -3,21 +3,15 @@
 import numpy as np
 import streamlit as st
 
-from mha_app import decoder, experiments
-from mha_app.classroom import predict
-from mha_app.text import readable
-from mha_app.toolkit import (
-    bias_note,
-    code_for_step,
-    expander,
-    next_step,
-    plot,
-    reproduce_in_pytorch,
-    symbols,
-    token_spelling,
-    untrained_note,
-    view,
-)
+from mha_app.copy.markup import readable
+from mha_app.copy.notes import bias_note
+from mha_app.run.view import view
+from mha_app.sections import decoder, experiments
+from mha_app.ui.asides import code_for_step, reproduce_in_pytorch, symbols
+from mha_app.ui.charts import plot
+from mha_app.ui.layout import expander, next_step
+from mha_app.ui.notices import token_spelling, untrained_note
+from mha_app.ui.questions import predict
 from mha_core import figures
 from mha_core.analysis.decompose import head_contributions
 from mha_core.teaching import formulas

@@ -2,12 +2,18 @@
 
 import streamlit as st
 
-from mha_app import compute, decoder, experiments
-from mha_app.classroom import answered
-from mha_app.cost_table import MULTIPLY_ADD, cost_rows, rope_note, what_grows
-from mha_app.model_text import input_source, model_text, special_tokens_explained, token_notes
-from mha_app.text import readable
-from mha_app.toolkit import bias_note, next_step, plot, symbols, tabs, token_spelling, untrained_note, view
+from mha_app.copy.cost import MULTIPLY_ADD, cost_rows, rope_note, what_grows
+from mha_app.copy.markup import readable
+from mha_app.copy.models import input_source, model_text, special_tokens_explained, token_notes
+from mha_app.copy.notes import bias_note
+from mha_app.run import compute
+from mha_app.run.view import view
+from mha_app.sections import decoder, experiments
+from mha_app.ui.asides import symbols
+from mha_app.ui.charts import plot
+from mha_app.ui.layout import next_step, tabs
+from mha_app.ui.notices import token_spelling, untrained_note
+from mha_app.ui.questions import answered
 from mha_core import figures
 from mha_core.analysis import reference
 from mha_core.teaching import formulas, notation

@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from mha_app.classroom import setting_widget
-from mha_app.toolkit import plot, symbols, view
+from mha_app.run.view import view
+from mha_app.ui.asides import symbols
+from mha_app.ui.charts import plot
+from mha_app.ui.pickers import setting_widget
 from mha_core import cost
 from mha_core.figures.lesson import weight_shapes_figure
 from mha_core.teaching.practice import practice_questions

@@ -2,21 +2,15 @@
 
 import streamlit as st
 
-from mha_app import decoder, experiments
-from mha_app.classroom import predict
-from mha_app.model_text import input_source
-from mha_app.toolkit import (
-    bias_note,
-    code_for_step,
-    expander,
-    next_step,
-    plot,
-    symbols,
-    tabs,
-    token_spelling,
-    untrained_note,
-    view,
-)
+from mha_app.copy.models import input_source
+from mha_app.copy.notes import bias_note
+from mha_app.run.view import view
+from mha_app.sections import decoder, experiments
+from mha_app.ui.asides import code_for_step, symbols
+from mha_app.ui.charts import plot
+from mha_app.ui.layout import expander, next_step, tabs
+from mha_app.ui.notices import token_spelling, untrained_note
+from mha_app.ui.questions import predict
 from mha_core import figures
 from mha_core.teaching import formulas, notation
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from helpers import ROOT
-from mha_app.settings import MODELS
+from mha_app.state.settings import MODELS
 
 PRETRAINED = MODELS[1]
 

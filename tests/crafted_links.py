@@ -1,9 +1,9 @@
 """Crafted links, drawn by hypothesis: the strategy both link fuzzes share (unit/test_url_fuzz.py checks
-mha_app.url.check on many of them; app/test_links_fuzz.py runs a few through the whole app) and their oracle.
+mha_app.state.url.check on many of them; app/test_links_fuzz.py runs a few through the whole app) and their oracle.
 
 Each link mixes missing, empty, huge, negative, infinite, NaN, non-numeric, unicode, repeated, contradictory and
 unknown parameters. The pages come from app.py and the parameters, with their kinds and bounds, from
-mha_app.settings.FIELDS, so a new page or setting is fuzzed as soon as it exists. Shrinking drops parameters (a
+mha_app.state.settings.FIELDS, so a new page or setting is fuzzed as soon as it exists. Shrinking drops parameters (a
 missing one is the simplest), so a failure prints a short link.
 """
 
@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from hypothesis import strategies as st
 
 from app_pages import app_pages
-from mha_app.settings import FIELDS, MODELS, control, default
+from mha_app.state.settings import FIELDS, MODELS, control, default
 
 PAGES = app_pages()
 
@@ -148,7 +148,7 @@ def parsed(name: str, raw: str):
 
 
 # Warnings that name a setting in words instead of `name`. causal=true with input=pair: "The causal mask is off for
-# `input` = pair" (mha_app/url.py; it would read better with `causal` in it).
+# `input` = pair" (mha_app/state/url.py; it would read better with `causal` in it).
 SAID_IN_WORDS = {"causal": "The causal mask is off"}
 
 

@@ -23,7 +23,7 @@ def run_app(params: dict | None = None, page: str | None = None, answered: bool 
     page runs. answered: the page's prediction questions are taken as answered, so the page shows everything (as it
     does for a student who has answered); False shows a page whose questions still wait. context: what a browser
     would report in st.context (e.g. {"theme": "dark"}). opened: the lazy tabs and expanders to open, by key
-    (mha_app.toolkit.tabs and expander compute only what is open): {"attention_tab": "The mask", "input_box": True};
+    (mha_app.ui.layout.tabs and expander compute only what is open): {"attention_tab": "The mask", "input_box": True};
     closed, their content is not on the page."""
     from streamlit.testing.v1 import AppTest
 
@@ -43,10 +43,10 @@ def run_app(params: dict | None = None, page: str | None = None, answered: bool 
 
 def explorer(at):
     """The attention explorer on the current page: (header, arrays, view), its payload decoded as the browser reads it
-    (mha_app.explorer.payload.read_payload) with the arrays of every layer's carrier, where the layers go in
+    (mha_app.components.explorer.payload.read_payload) with the arrays of every layer's carrier, where the layers go in
     carriers (parts a carrier leaves out for the browser to make, its header's `derived`, are not made here), and
     the view the server hands it (layer, head, query, stage)."""
-    from mha_app.explorer.payload import read_payload
+    from mha_app.components.explorer.payload import read_payload
 
     elements = [e.proto for e in at.get("bidi_component")]
     parts = {e.component_name: e for e in elements}
@@ -95,14 +95,14 @@ def share_link(at) -> str:
 
 def figures(at) -> list[dict]:
     """The figures on the current page: each plotly chart's spec, in order, then each heatmap drawn as SVG
-    (mha_app.matrix) as a figure of its one heatmap: its cells (None where blank), labels and title lines."""
+    (mha_app.components.matrix) as a figure of its one heatmap: its cells (None where blank), labels and title lines."""
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")] + [
         {"data": [{"type": "heatmap", "z": d["z"], "x": d["x"], "y": d["y"]}],
          "layout": {"title": {"text": "<br>".join(d["title"])}}} for d in matrices(at)]
 
 
 def matrices(at) -> list[dict]:
-    """The data of each heatmap drawn as SVG on the current page (mha_app.matrix.matrix_data), in order."""
+    """The data of each heatmap drawn as SVG on the current page (mha_app.components.matrix.matrix_data), in order."""
     return [json.loads(e.proto.json) for e in at.get("bidi_component") if e.proto.component_name == "mha_app.matrix"]
 
 

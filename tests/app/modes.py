@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from mha_app.sentences import DECODER_SENTENCES
-from mha_app.settings import MODELS
+from mha_app.state.sentences import DECODER_SENTENCES
+from mha_app.state.settings import MODELS
 
 MINILM, SMOLLM2 = MODELS[1], MODELS[2]
 INDUCTION = DECODER_SENTENCES["Repeated phrase (induction heads)"]

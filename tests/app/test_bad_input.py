@@ -13,7 +13,7 @@ import re
 import pytest
 
 from app_pages import app_pages, step_pages
-from mha_app.settings import APP_MAX_TEXT_CHARS, APP_MAX_TOKENS, MAX_SEED
+from mha_app.state.settings import APP_MAX_TEXT_CHARS, APP_MAX_TOKENS, MAX_SEED
 from screen import assert_clean, matrices, messages, non_finite_on_screen, run_app
 
 PAGES = step_pages()
@@ -53,7 +53,8 @@ def test_odd_text_is_kept_as_typed(page):
     labels = [label for spec in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
               for trace in spec["data"] for label in trace.get("y", []) if isinstance(label, str)]
     # Plotly reads labels as a little HTML and decodes only &lt; &gt; &amp; (plotly.js svg_text_utils): what it
-    # shows after decoding those must be the token as typed. An SVG heatmap (mha_app.matrix) sets its labels as text.
+    # shows after decoding those must be the token as typed. An SVG heatmap (mha_app.components.matrix) sets its
+    # labels as text.
     shown = [label.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") for label in labels] + [
         label for matrix in matrices(at) for label in matrix["y"]]
     numbered = [(int(label.split(" ", 1)[0]), label.split(" ", 1)[1]) for label in shown

@@ -22,7 +22,7 @@ def attention():
 
 @pytest.fixture(scope="module")
 def mixing():
-    """Step 2 with its first tab open: "Mixing the values", a heatmap drawn as SVG (mha_app.matrix)."""
+    """Step 2 with its first tab open: "Mixing the values", a heatmap drawn as SVG (mha_app.components.matrix)."""
     return {theme: run_app({"text": TEXT}, "pages/attention.py", context={"theme": theme})
             for theme in ("light", "dark")}
 

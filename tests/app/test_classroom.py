@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from helpers import load_pretrained
-from mha_app.lesson import SCREENS
-from mha_app.present import LARGE_TYPE
-from mha_app.settings import MODELS
-from mha_app.style import COMPACT
+from mha_app.copy.lesson import SCREENS
+from mha_app.frame.present import LARGE_TYPE
+from mha_app.frame.style import COMPACT
+from mha_app.state.settings import MODELS
 from mha_core.pretrained import MODELS as MODELS_BY_NAME
 from screen import as_array, assert_clean, explorer_matrix, figure_titled, figures, run_app, texts
 

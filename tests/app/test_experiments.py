@@ -172,8 +172,8 @@ def test_trained_model_ablation_follows_the_layer_on_view():
 
 
 def test_the_cache_key_has_the_layer_only_when_heads_are_off(monkeypatch):
-    from mha_app import compute
-    from mha_app.settings import Spec
+    from mha_app.run import compute
+    from mha_app.state.settings import Spec
 
     built = []
     real = compute.build_example

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from helpers import load_pretrained
-from mha_app.explorer.payload import read_payload
+from mha_app.components.explorer.payload import read_payload
 from screen import explorer, run_app
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import load_pretrained
-from mha_app import heads_learn
+from mha_app.sections import heads_learn
 from mha_core.pretrained import load_minilm
 from mha_core.training import TASKS, train
 from mha_core.training.experiments import HeadComparison, PruningCurve

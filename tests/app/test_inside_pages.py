@@ -10,7 +10,7 @@ import pytest
 
 import mha_core as mc
 from helpers import load_pretrained
-from mha_app.lesson import SCREENS
+from mha_app.copy.lesson import SCREENS
 from mha_core.analysis import contributions as weighted_norms
 from mha_core.analysis import head_stats
 from mha_core.figures import base as figure_base

@@ -3,7 +3,7 @@
 For every link: no exception, no traceback, a warning that names each value the app could not use, and the values
 it could use are the ones the app shows. Each link runs the whole app, so the default profile draws two links per
 page and `thorough` (pytest --hypothesis-profile=thorough) thirty, 330 in all; unit/test_url_fuzz.py puts many more
-through mha_app.url.check alone.
+through mha_app.state.url.check alone.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from app_pages import app_pages
 from crafted_links import Link, links, named, parsed
 from helpers import ROOT
-from mha_app.settings import FIELDS, control, default
+from mha_app.state.settings import FIELDS, control, default
 from screen import messages, non_finite_on_screen
 
 PAGES = app_pages()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from app_pages import step_pages
-from mha_app.sentences import EXAMPLE_SENTENCES
-from mha_app.settings import default
+from mha_app.state.sentences import EXAMPLE_SENTENCES
+from mha_app.state.settings import default
 from mha_core.pretrained import load_minilm
 from screen import (
     as_array,

@@ -20,7 +20,7 @@ import pytest
 
 from app_pages import app_pages
 from helpers import ROOT
-from mha_app.explorer.payload import read_payload
+from mha_app.components.explorer.payload import read_payload
 from mha_core.pretrained import MODELS
 
 NEVER_AT_RUNTIME = {"sentence-transformers", "transformers", "scipy", "scikit-learn", "llm", "llama-cpp-python"}
@@ -44,7 +44,7 @@ def test_the_wheel_carries_the_app_and_the_command(wheel):
     for needed in ["app.py", "README.md", ".streamlit/config.toml", *(p.script for p in app_pages())]:
         assert app + needed in names, f"{needed} is missing from the wheel"
     for needed in ["explorer.html", "explorer.css", "explorer.js", "view.js"]:  # the explorer's browser code
-        assert "mha_app/explorer/" + needed in names, f"{needed} is missing from the wheel"
+        assert "mha_app/components/explorer/" + needed in names, f"{needed} is missing from the wheel"
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert re.search(r"^mha-viz = mha_app\.cli:main$", entry_points, re.M), entry_points
 
@@ -94,7 +94,7 @@ def test_mha_viz_from_an_installed_wheel_runs_the_app(wheel, tmp_path):
         session = Session(base)
         try:
             runs = [await session.open("attention", {"h": "4"})]
-            # the page's question waits before the explorer (mha_app.classroom.predict): reveal it, as a student can
+            # the page's question waits before the explorer (mha_app.ui.questions.predict): reveal it, as a student can
             runs.append(await session.click("answered_strongest_key_reveal"))
             runs += [await session.goto(p.url_path) for p in app_pages()]
             problems = [e for run in runs for e in run.exceptions + run.errors]

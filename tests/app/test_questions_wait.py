@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from mha_app.example import build_example
-from mha_app.settings import Spec
+from mha_app.state.example import build_example
+from mha_app.state.settings import Spec
 from mha_core.teaching import questions
 from mha_core.teaching.notation import symbol
 from mha_core.teaching.source import step_source

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from mha_app import compute
+from mha_app.run import compute
 from screen import run_app
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from app_pages import app_pages
 from helpers import run_python
-from mha_app.sentences import DECODER_SENTENCES
+from mha_app.state.sentences import DECODER_SENTENCES
 from mha_core.analysis import head_stats
 from references import complex_rope
 from screen import (
@@ -376,7 +376,7 @@ def test_without_the_model_the_choice_says_how_to_add_it(uninstalled):
 
 def test_when_the_loader_says_the_model_is_missing_the_page_says_how_to_add_it(monkeypatch):
     """The package's metadata is there but its loader raises ModelNotInstalledError (e.g. a broken install)."""
-    from mha_app import compute
+    from mha_app.run import compute
     from mha_core.pretrained import MODELS, ModelNotInstalledError
 
     def missing():

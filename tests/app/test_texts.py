@@ -248,8 +248,8 @@ def test_smollm2_later_input_is_short_sentences_and_rollout_says_what_the_feed_f
     the feed-forward block, a small network applied to each token on its own, to RMSNorm of that sum (576 → 1,536 →
     576 numbers per token, SwiGLU: …)", one sentence with nested brackets; and rollout's "It ignores the
     feed-forward network" used a term no screen introduced."""
-    from mha_app.inside import rollout_in_brief
-    from mha_app.model_text import FEED_FORWARD, model_text
+    from mha_app.copy.models import FEED_FORWARD, model_text
+    from mha_app.sections.inside import rollout_in_brief
 
     text = model_text("SmolLM2-135M-Instruct").later_input.format(layer=18, previous=17)
     sentences = [s for s in re.split(r"(?<=[.;])\s+(?=[A-Z])", text) if s]

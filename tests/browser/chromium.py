@@ -121,7 +121,7 @@ def choose(page, label: str, value) -> None:
 
 def needs_model(name: str) -> None:
     """Skip without the trained model `name` (fail under REQUIRE_MODELS=1, as in CI: models.txt installs it)."""
-    from mha_app.settings import PRETRAINED
+    from mha_app.state.settings import PRETRAINED
 
     if not PRETRAINED[name].installed():
         if os.environ.get("REQUIRE_MODELS") == "1":
@@ -155,7 +155,8 @@ def wait_for_theme(page, theme: str) -> None:
 
 
 def switch_theme(page, theme: str) -> None:
-    """The system turns light or dark while the page is open (Streamlit follows it; mha_app.theme reruns the charts)."""
+    """The system turns light or dark while the page is open (Streamlit follows it; mha_app.run.theme reruns the
+    charts)."""
     page.emulate_media(color_scheme=theme)
     wait_for_theme(page, theme)
 

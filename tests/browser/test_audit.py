@@ -24,7 +24,7 @@ from chromium import (
     screenshot,
     wait_for_theme,
 )
-from mha_app.settings import MODELS
+from mha_app.state.settings import MODELS
 
 pytestmark = pytest.mark.browser
 

@@ -22,8 +22,8 @@ import pytest
 
 import mha_core as mc
 from chromium import CHANGE_MS, LOAD_MS, SCREENSHOTS, expect, reveal
-from mha_app.explorer.payload import build_frame, build_layer
-from mha_app.explorer.standalone import standalone_page
+from mha_app.components.explorer.payload import build_frame, build_layer
+from mha_app.components.explorer.standalone import standalone_page
 from mha_core.analysis.contributions import contribution_shares
 from mha_core.figures.base import LIGHT
 

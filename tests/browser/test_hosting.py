@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlparse
 
 from benchmarks.streamlit_client import Session
 from chromium import CHANGE_MS, LOAD_MS, SMALL, choose, expect, no_exception, wait_settled
-from mha_app.about import app_version
-from mha_app.settings import default
+from mha_app.frame.about import app_version
+from mha_app.state.settings import default
 
 
 def _text_of(page) -> str:

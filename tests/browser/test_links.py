@@ -24,8 +24,8 @@ from chromium import (
     wait_for_heads,
     wait_settled,
 )
-from mha_app.present import FIGURE_FONT, FIGURE_TITLE_FONT
-from mha_app.settings import MODELS
+from mha_app.frame.present import FIGURE_FONT, FIGURE_TITLE_FONT
+from mha_app.state.settings import MODELS
 
 PRETRAINED = MODELS[1]
 

@@ -24,8 +24,8 @@ from chromium import (
     screenshot,
     wait_settled,
 )
-from mha_app.sentences import DECODER_SENTENCES
-from mha_app.settings import MODELS
+from mha_app.state.sentences import DECODER_SENTENCES
+from mha_app.state.settings import MODELS
 
 PAGES = app_pages()
 PRETRAINED = MODELS[1]
@@ -70,7 +70,7 @@ TAB_STRIPS_JS = """() => [...document.querySelectorAll('[role="tablist"]')].map(
 # "parameters per atte" at 1280 px).
 WIDE_TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
     .map(s => [s.scrollWidth, s.clientWidth]).filter(([inner, frame]) => inner > frame + 1)"""
-MATRIX = ".mha-matrix"  # a heatmap drawn as SVG (mha_app.matrix), in its component's shadow root
+MATRIX = ".mha-matrix"  # a heatmap drawn as SVG (mha_app.components.matrix), in its component's shadow root
 # Token labels ("12 <"): a number, a space, the token; not a size on a bytes axis ("10 MiB", the cost page).
 TOKEN_LABELS_JS = """() => [...document.querySelectorAll('.xtick text, .ytick text, .g-xtitle, .g-ytitle')]
     .map(t => t.textContent).filter(t => /^\\d+ /.test(t) && !/^\\d+ [KMGTP]?i?B$/.test(t))"""
@@ -113,7 +113,7 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_pa
     assert not wrong, wrong[:10]
     if labels:
         assert any(label.endswith(" <") for label in labels), labels[:30]
-    # A heatmap drawn as SVG (mha_app.matrix) sets its labels as text: "α_ts v_s 12 <" for the key "<".
+    # A heatmap drawn as SVG (mha_app.components.matrix) sets its labels as text: "α_ts v_s 12 <" for the key "<".
     texts = page.locator(f"{MATRIX} svg text").all_text_contents()
     keys = [(int(key[1]), key[2]) for key in (re.fullmatch(r"α_ts v_s (\d+) (.+)", t, re.S) for t in texts) if key]
     assert (len(keys) > 0) == (app_page.url_path == "attention"), keys  # "Mixing the values", its first tab

@@ -1,6 +1,7 @@
-"""Charts in Chromium. A heatmap drawn as SVG (mha_app.matrix), "Mixing the values" on the attention page: the number
-under the pointer is the engine's; an h change draws the new numbers into the same element (no chart mounted anew);
-it saves as SVG and PNG; the page's scripts raise nothing. A plotly chart's camera saves in the sidebar's format."""
+"""Charts in Chromium. A heatmap drawn as SVG (mha_app.components.matrix), "Mixing the values" on the attention page:
+the number under the pointer is the engine's; an h change draws the new numbers into the same element (no chart
+mounted anew); it saves as SVG and PNG; the page's scripts raise nothing. A plotly chart's camera saves in the
+sidebar's format."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from chromium import choose, screenshot, wait_settled
-from mha_app.example import build_example
-from mha_app.settings import Spec
+from mha_app.state.example import build_example
+from mha_app.state.settings import Spec
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pytest
 
 from chromium import LOAD_MS, expect, reveal, screenshot, switch_theme, wait_for_theme, wait_settled
-from mha_app.settings import MODELS
+from mha_app.state.settings import MODELS
 from mha_core.figures import base
 
 pytestmark = pytest.mark.browser
@@ -66,7 +66,7 @@ def test_charts_follow_a_theme_switch_while_the_page_is_open(server, tabs):
         wait_for_theme(page, "light")
         assert not labels_read(page), labels_read(page)
         screenshot(page, "theme-projection-light")
-        switch_theme(page, "dark")  # Streamlit restyles the page without a rerun; mha_app.theme asks for one
+        switch_theme(page, "dark")  # Streamlit restyles the page without a rerun; mha_app.run.theme asks for one
         scales = page.evaluate(f"() => {CHARTS[6:]}.filter(e => e.layout.coloraxis?.colorscale)"
                                ".map(e => e.layout.coloraxis.colorscale.map(s => s[1]))")
         assert scales and all(scale in (list(base.DARK.sequential), list(base.DARK.diverging)) for scale in scales)

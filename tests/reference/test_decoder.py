@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from mha_app.sentences import DECODER_SENTENCES
+from mha_app.state.sentences import DECODER_SENTENCES
 from mha_core import figures
 from mha_core.analysis import head_stats, reference
 from mha_core.attention import rope

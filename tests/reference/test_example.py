@@ -1,4 +1,4 @@
-"""The app's example (mha_app.example.build_example) is the one its pages and its "Reproduce in PyTorch" script
+"""The app's example (mha_app.state.example.build_example) is the one its pages and its "Reproduce in PyTorch" script
 describe: mc.embed or mc.random_input and mc.init_weights with the link's seed, then attention computed by torch
 alone (references.sdpa_attention), for each kind of input and each experiment on heads; with a trained model, the
 model's own run at the layer on view, checked against transformers with the same heads switched off.
@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import mha_core as mc
-from mha_app.example import build_example
-from mha_app.settings import Settings
+from mha_app.state.example import build_example
+from mha_app.state.settings import Settings
 from references import sdpa_attention, zero_heads_hook
 
 CAT = "The cat sat on the mat because it was tired."

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from mha_app.example import build_example
-from mha_app.settings import Spec
-from mha_app.snippets import settings_json, torch_script
+from mha_app.state.example import build_example
+from mha_app.state.settings import Spec
+from mha_app.state.snippets import settings_json, torch_script
 from mha_core.analysis.export import trace_npz
 
 CASES = [

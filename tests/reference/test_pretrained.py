@@ -10,7 +10,7 @@ import torch
 
 import mha_core as mc
 from helpers import BLOCK_NETWORK, run_python
-from mha_app.sentences import EXAMPLE_SENTENCES
+from mha_app.state.sentences import EXAMPLE_SENTENCES
 from mha_core.analysis.head_stats import (
     COLUMNS,
     CONTENT,

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 import mha_core as mc
 from helpers import BLOCK_NETWORK, load_pretrained, run_python
-from mha_app.sentences import EXAMPLE_SENTENCES
+from mha_app.state.sentences import EXAMPLE_SENTENCES
 from mha_core.pretrained import MAX_SMOLLM2_TOKENS, ModelNotInstalledError, load_smollm2, smollm2
 from references import max_abs, sdpa_attention
 

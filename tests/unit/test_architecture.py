@@ -12,8 +12,8 @@ import pytest
 
 from app_pages import app_pages
 from helpers import ROOT, run_python
-from mha_app import url
-from mha_app.settings import FIELDS, Settings, Spec, View, control, default, to_url
+from mha_app.state import url
+from mha_app.state.settings import FIELDS, Settings, Spec, View, control, default, to_url
 from mha_core.attention import engine
 
 

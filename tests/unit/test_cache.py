@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import threading
 import time
 from dataclasses import dataclass
@@ -11,8 +12,8 @@ import numpy as np
 import pytest
 
 from helpers import ROOT
-from mha_app import compute
-from mha_app.cache import BoundedCache, nbytes
+from mha_app.run import compute
+from mha_app.state.cache import BoundedCache, nbytes
 
 
 def test_least_recently_used_goes_first_when_entries_run_out():
@@ -75,13 +76,13 @@ def test_nbytes_counts_each_array_once_through_dataclasses_and_containers():
 
 
 def _cached_functions(decorator: str):
-    for path in [ROOT / "app.py", *(ROOT / "mha_app").glob("*.py"), *(ROOT / "pages").glob("*.py")]:
+    for path in [ROOT / "app.py", *(ROOT / "mha_app").rglob("*.py"), *(ROOT / "pages").glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef):
                 for dec in node.decorator_list:
                     target = dec.func if isinstance(dec, ast.Call) else dec
                     if ast.unparse(target) == decorator:
-                        yield path.name, node
+                        yield path.relative_to(ROOT).as_posix(), node
 
 
 def test_nothing_per_user_lives_in_cache_resource():
@@ -100,10 +101,12 @@ def test_shared_caches_are_keyed_on_settings_only():
     assert {fn.name for _, fn in found} >= {"_example", "scale_comparison"}
     for path, fn in found:
         annotations = [ast.unparse(a.annotation) for a in fn.args.args]
-        assert set(annotations) <= {"Spec", "int", "int | None", "str"}, f"{path}:{fn.name}{annotations}"
+        plain = {"Spec", "int", "int | None", "str", "tuple[int, ...]", "Window"}  # Window: four ints or None
+        assert set(annotations) <= plain, f"{path}:{fn.name}{annotations}"
         assert "session_state" not in ast.unparse(fn), f"{path}:{fn.name} reads a session's state"
-        cache = getattr(compute, fn.name).cache
-        assert 0 < cache.max_entries <= 64 and 0 < cache.max_bytes <= compute.MAX_EXAMPLE_BYTES
+        module = importlib.import_module(path.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
+        cache = getattr(module, fn.name).cache
+        assert 0 < cache.max_entries <= 64 and 0 < cache.max_bytes <= compute.MAX_EXAMPLE_BYTES, f"{path}:{fn.name}"
 
 
 def test_every_cache_data_is_bounded_in_entries():

@@ -41,8 +41,8 @@ except ImportError:  # Python 3.10: Streamlit's own TOML reader
     import toml as tomllib
 
 from helpers import ROOT
-from mha_app.explorer.standalone import ACCENT
-from mha_app.theme import PRIMARY_LABEL
+from mha_app.components.explorer.standalone import ACCENT
+from mha_app.run.theme import PRIMARY_LABEL
 from mha_core import figures as F
 from mha_core.analysis.head_stats import ENCODER, decoder_parts
 from mha_core.figures import base
@@ -131,7 +131,7 @@ def test_the_words_for_more_weight_say_which_way_the_scale_runs(theme):
     """read3: "darker = more weight" and "dark first columns" stood on the dark page, where more weight is brighter.
     The words (figures.base.MORE_LOOKS) follow the scale's lightness (CAM02-UCS J') in each theme, and every trained
     model's "what to look for" takes its colour word from them."""
-    from mha_app.model_text import GENERIC, MODEL_TEXT
+    from mha_app.copy.models import GENERIC, MODEL_TEXT
 
     stops = THEMES[theme].sequential
     lighter_with_more = seen([stops[-1]], "normal vision")[0][0] > seen([stops[0]], "normal vision")[0][0]

@@ -1,6 +1,7 @@
-"""The attention explorer's payload (mha_app.explorer.payload): every head at every stage, the engine's own numbers
-where nothing is pooled, block means written out here where it is, the zoom window exact, and bounded in bytes; with
-the layer's weights, what each key adds (contribution shares), against sizes of weighted values computed here."""
+"""The attention explorer's payload (mha_app.components.explorer.payload): every head at every stage, the engine's own
+numbers where nothing is pooled, block means written out here where it is, the zoom window exact, and bounded in
+bytes; with the layer's weights, what each key adds (contribution shares), against sizes of weighted values computed
+here."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from mha_app.explorer.payload import (
+from mha_app.components.explorer.payload import (
     LAYERS_BUDGET,
     build_frame,
     build_layer,
@@ -367,7 +368,7 @@ def test_a_saved_page_holds_the_explorer_its_bytes_and_the_view_and_no_user_mark
     import json
     from importlib import resources
 
-    from mha_app.explorer.standalone import standalone_page
+    from mha_app.components.explorer.standalone import standalone_page
 
     trace, _ = run(5)
     tokens = ["</script><script>alert(1)</script>", "<b>", "&amp;", "\u2028", "t5"]
@@ -398,7 +399,7 @@ def test_a_saved_page_holds_the_explorer_its_bytes_and_the_view_and_no_user_mark
     scripts = {attrs.get("id") or attrs.get("class"): data for attrs, data in parser.scripts}
     assert base64.b64decode(scripts["mha-payload"]) == frame
     assert [base64.b64decode(data) for attrs, data in parser.scripts if attrs.get("class") == "mha-layer"] == carriers
-    explorer_js = resources.files("mha_app.explorer").joinpath("explorer.js").read_text(encoding="utf-8")
+    explorer_js = resources.files("mha_app.components.explorer").joinpath("explorer.js").read_text(encoding="utf-8")
     assert json.loads(scripts["mha-code"]).endswith(explorer_js)
     assert json.loads(scripts["mha-view"]) == {"view": view, "seq": 0}
     assert "<title>Title &lt;i&gt;x&lt;/i&gt;</title>" in page
@@ -408,7 +409,7 @@ def test_a_saved_page_holds_the_explorer_its_bytes_and_the_view_and_no_user_mark
 def test_a_saved_page_says_which_layers_it_holds_and_how_tokens_are_spelled():
     import functools
 
-    from mha_app.explorer import web_page
+    from mha_app.components.explorer import web_page
 
     trace, tokens = run(5)
     view = {"layer": 5, "head": 1, "query": 1, "stage": "weights"}
@@ -426,9 +427,9 @@ def test_a_saved_page_says_which_layers_it_holds_and_how_tokens_are_spelled():
 
 
 def test_a_saved_page_carries_what_the_app_says_about_its_example():
-    from mha_app.example import build_example
-    from mha_app.explorer import saved_page
-    from mha_app.settings import Settings
+    from mha_app.components.explorer import saved_page
+    from mha_app.state.example import build_example
+    from mha_app.state.settings import Settings
 
     settings = Settings.of(plant="previous", causal=True, pad=2, ablate=(2, 5), text="The cat sat on the mat.")
     ex = build_example(settings.spec)

@@ -525,7 +525,7 @@ def test_the_kv_cache_chart_ticks_are_sizes_with_units_and_its_bars_are_the_tabl
 
 def test_cells_print_one_precision_and_a_projector_names_every_row():
     """read2, lesson screen 3: "0.000292" beside "3.67", and every other query named; screen 2: rows 1, 5, 9 only."""
-    from mha_app.present import enlarge
+    from mha_app.frame.present import enlarge
 
     tokens = [f"t{i}" for i in range(11)]
     tr, _, _ = example(h=8, d_model=128, n=11)
@@ -544,7 +544,7 @@ def test_a_projectors_screen_with_text_and_a_formula_still_names_every_row_and_k
     and formula the scores take at most figure_height("scores") px, every row still named and the keys' names in
     two level lines (no tilted labels taller than the rows); the plane there drops its legend and second title line,
     which the screen's text says."""
-    from mha_app.present import enlarge, figure_height
+    from mha_app.frame.present import enlarge, figure_height
     from mha_core.figures.inside import PlaneSize
 
     tokens = [f"t{i}" for i in range(11)]
@@ -560,7 +560,7 @@ def test_a_projectors_screen_with_text_and_a_formula_still_names_every_row_and_k
 
 def _flops(d_model: int, h: int, kv: int | None = None, n: int = 11):
     """The lesson's "Multiply-adds of each step" for n tokens, h heads (sharing kv K/V heads: a third series)."""
-    from mha_app.cost_table import step_names
+    from mha_app.copy.cost import step_names
     from mha_core.figures.lesson import flops_figure
 
     one, many = mc.cost.attention_flops(n, n, d_model, 1), mc.cost.attention_flops(n, n, d_model, h)
@@ -571,7 +571,7 @@ def _flops(d_model: int, h: int, kv: int | None = None, n: int = 11):
 def test_a_projectors_legend_too_wide_for_one_row_has_a_row_for_each_entry_under_the_title():
     """Was (read6b L1): lesson screen 10 in presentation mode with SmolLM2: the three entries of "Multiply-adds of
     each step" wrapped into three rows drawn over the title's second line (the margin kept room for one row)."""
-    from mha_app.present import FIGURE_FONT, enlarge
+    from mha_app.frame.present import FIGURE_FONT, enlarge
 
     fig = enlarge(_flops(576, 9, 3))                       # SmolLM2: 9 query heads share 3 K/V heads
     layout, entries = fig["layout"], [t["name"] for t in fig["data"]]

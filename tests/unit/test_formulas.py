@@ -60,7 +60,7 @@ def test_a_switched_off_head_is_written_into_the_output_formula():
 def test_shared_kv_heads_write_the_scores_product_with_the_kv_heads_index():
     """Was (read6b S2): "Step 2: scores Q_i K_iᵀ" and "weights × V_i" in the cost table and the cost chart's rows with
     9 query heads on 3 K/V heads (SmolLM2), where K_i for i = 4…9 does not exist; the formulas said K_⌈i/3⌉."""
-    from mha_app.cost_table import cost_rows, step_names
+    from mha_app.copy.cost import cost_rows, step_names
     from mha_core.teaching.notation import score_product
 
     shared = [row["step"] for row in cost_rows(11, 11, 576, 9, False, n_kv_heads=3)]

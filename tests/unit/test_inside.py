@@ -464,8 +464,8 @@ def test_plane_names_never_overlap_and_the_chosen_query_is_always_named(case, he
 def test_plane_names_stay_apart_on_the_default_sentence():
     """read2 found "on/mat", "The/was", "sat/tired" printed on top of each other (lesson screen 12, head 1, the last
     query); the app's own example, as the lesson draws it."""
-    from mha_app.example import build_example
-    from mha_app.settings import Spec
+    from mha_app.state.example import build_example
+    from mha_app.state.settings import Spec
 
     ex = build_example(Spec())
     fig = inside_figures.qk_plane_figure(mc.qk_plane(ex.trace, 0), ex.tokens, len(ex.tokens) - 1)
@@ -480,8 +480,8 @@ def test_plane_names_stay_apart_on_the_default_sentence():
 def test_plane_names_every_key_the_query_leans_on_and_keeps_its_ranges_to_the_points(size):
     """read3, lesson screen 12: "9 names would overlap: hover their points" hid the cluster the query's lines go to,
     10 tired (its largest weight) among them, and the x axis ran from -6 to 5 for points within -1.5 .. 1.2."""
-    from mha_app.example import build_example
-    from mha_app.settings import Spec
+    from mha_app.state.example import build_example
+    from mha_app.state.settings import Spec
 
     ex = build_example(Spec())
     query = len(ex.tokens) - 1

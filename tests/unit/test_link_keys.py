@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mha_app import url
-from mha_app.settings import FIELDS, Settings, control, to_url
+from mha_app.state import url
+from mha_app.state.settings import FIELDS, Settings, control, to_url
 
 # Values that links carried before the keys, and the key each one means now.
 OLD_SPELLINGS = [

@@ -1,5 +1,5 @@
-"""What the browser is sent to draw a heatmap as SVG (mha_app.matrix.matrix_data): the figure's own cells, labels
-and titles, as JSON without NaN, in the colours of the theme asked for; user text as typed."""
+"""What the browser is sent to draw a heatmap as SVG (mha_app.components.matrix.matrix_data): the figure's own cells,
+labels and titles, as JSON without NaN, in the colours of the theme asked for; user text as typed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mha_core as mc
-from mha_app.matrix import matrix_data
+from mha_app.components.matrix import matrix_data
 from mha_core.figures import PALETTES, heatmap, themed, value_mix_figure
 
 

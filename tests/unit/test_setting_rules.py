@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import mha_core as mc
-from mha_app import url
-from mha_app.example import build_example
-from mha_app.settings import Settings, Spec, View, closest_head_count, head_options
+from mha_app.state import url
+from mha_app.state.example import build_example
+from mha_app.state.settings import Settings, Spec, View, closest_head_count, head_options
 from mha_core.attention.config import head_split_problem
 
 

@@ -6,10 +6,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from mha_app.lesson import SCREENS
-from mha_app.settings import Settings, default, to_url
-from mha_app.text import plain, quote
-from mha_app.url import check
+from mha_app.copy.lesson import SCREENS
+from mha_app.copy.markup import plain, quote
+from mha_app.state.settings import Settings, default, to_url
+from mha_app.state.url import check
 
 
 def check_query_params(params: dict) -> list[str]:

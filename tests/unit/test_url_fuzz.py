@@ -1,7 +1,6 @@
-"""Crafted links (crafted_links.py) through mha_app.url.check alone, many of them: every value it cannot use is named
-in a warning, every value it keeps is the one the link gave unless a warning names it, and what it keeps passes the
-check again unchanged. app/test_links_fuzz.py runs a few of these links through the whole app.
-"""
+"""Crafted links (crafted_links.py) through mha_app.state.url.check alone, many of them: every value it cannot use is
+named in a warning, every value it keeps is the one the link gave unless a warning names it, and what it keeps passes
+the check again unchanged. app/test_links_fuzz.py runs a few of these links through the whole app."""
 
 from __future__ import annotations
 
@@ -10,8 +9,8 @@ import re
 from hypothesis import find, given, settings
 
 from crafted_links import links, named, parsed, valid_values
-from mha_app.settings import FIELDS
-from mha_app.url import check
+from mha_app.state.settings import FIELDS
+from mha_app.state.url import check
 
 # A check is cheap next to a run of the whole app: six times the profile's examples (300 by default, 6,000 under
 # `thorough`).

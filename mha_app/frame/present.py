@@ -1,0 +1,188 @@
+"""Presentation mode (present=1 in the link): large type, the sidebar collapsed, no top navigation, and the lesson
+(pages/lesson.py) one screen at a time, each screen its own link (screen=N).
+
+app.py reads the link before anything else (st.set_page_config collapses the sidebar only there); the link's
+values are checked later, with every other setting, by url.check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import streamlit as st
+
+from mha_app.copy.lesson import SCREENS
+from mha_app.state import url
+from mha_app.state.settings import Settings
+from mha_core.figures.base import SUBTITLE
+
+LESSON_SCRIPT = "pages/lesson.py"
+
+# Large type for a projector, sized in rem so Streamlit's own elements scale with it. A constant: no user text here.
+LARGE_TYPE = """<style>
+html { font-size: 20px; }
+[data-testid="stMainBlockContainer"] { max-width: 1500px; padding-top: 4rem; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.4; }
+h1 { font-size: 2.1rem !important; padding-bottom: 0.5rem !important; }
+.katex { font-size: 1.25em; }
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.4rem !important; }
+</style>"""
+FIGURE_FONT = 18   # px: every text of a plotly figure in presentation mode, at least (ticks, axis names, notes)
+FIGURE_TITLE_FONT = 22
+FIGURE_HEIGHT = 480  # px at most, so that a screen's figure fits under its text
+PLANE_TOP = 160  # px: enlarge's top margin for a two-line title over a legend in a row
+TITLE_ROOM = 48  # px: enlarge's top margin for a one-line title
+LEGEND_ROW = 35  # px: one row of a legend above the plot, at FIGURE_FONT
+# px: the most a legend above the plot takes in one row; wider, it wraps, so it is drawn one entry a row (read6b:
+# three entries wrapped into three rows over a title's second line). A 1024-px projector's figures are wider.
+LEGEND_WIDTH = 700
+CHAR_EM = 0.6  # a character's width in em, at most (Arial, Helvetica: about 0.5 on average): the legend's estimate
+# The most a screen's figure may take where its text and formula leave less than FIGURE_HEIGHT above the fold of a
+# 1280 x 800 projector (read3: the scores' last rows and keys, and the plane's query, were below it).
+SCREEN_FIGURE_HEIGHT = {"scores": 350, "plane": 380}
+
+
+def requested() -> bool:
+    """Whether the link asks for presentation mode (a value that is not on or off is explained by url.check)."""
+    return "present" in st.query_params and url.parse("present", st.query_params["present"]) is True
+
+
+def large_type() -> None:
+    st.html(LARGE_TYPE)
+
+
+def scroll_to_top(screen: int) -> None:
+    """Show a new screen from its title: Streamlit keeps the scroll position of the screen before.
+
+    The script is a constant but for the screen number, which makes each one a new element that runs again.
+    """
+    st.html(f'<script>/* screen {int(screen)} */ document.querySelector(\'[data-testid="stMain"]\')'
+            "?.scrollTo({top: 0});</script>", unsafe_allow_javascript=True)
+
+
+def figure_height(screen: str) -> int:
+    """The most a figure may take on this screen (its name in mha_app.copy.lesson.SCREENS), in px."""
+    return SCREEN_FIGURE_HEIGHT.get(screen, FIGURE_HEIGHT)
+
+
+def enlarge(fig, height: int = FIGURE_HEIGHT) -> dict:
+    """A figure (a figure dict, or a go.Figure, made one) with fonts large enough to read from the back of a room:
+    the title FIGURE_TITLE_FONT px, every other text at least FIGURE_FONT px, and at most `height` px tall. Each
+    axis, colour bar, note and cell's numbers gets its size written out: layout.font alone is not enough, as
+    Streamlit's chart theme sizes the ticks and axis names itself (15 px at this page's type) and a figure sizes
+    its notes and numbers itself."""
+    if not isinstance(fig, dict):
+        fig = fig.to_plotly_json()
+    layout = fig["layout"]
+    layout["height"] = min(layout.get("height") or height, height)
+    layout["font"] = _sized(layout.get("font"))
+    title = layout.setdefault("title", {})
+    title["font"] = _sized(title.get("font"), FIGURE_TITLE_FONT)
+    two_lines = SUBTITLE in title.get("text", "")
+    title["text"] = title.get("text", "").replace(SUBTITLE, SUBTITLE.replace("12px", f"{FIGURE_FONT}px"))
+    legend = layout.get("legend", {})
+    # a legend in a row goes above the plot: under it, it ran into the ticks
+    above = legend.get("orientation") == "h" and layout.get("showlegend", True)
+    rows = _legend_rows(fig) if above else 0
+    margin = layout.setdefault("margin", {})
+    title_room = PLANE_TOP - LEGEND_ROW if two_lines else TITLE_ROOM
+    margin["t"] = max(margin.get("t") or 0, title_room + LEGEND_ROW * rows)  # the title's lines, then the legend's
+    if rows > 1:  # the title in the middle of its own room over the legend's rows, not of the whole margin (plotly's)
+        title.update(yref="container", y=1 - title_room / 2 / layout["height"], yanchor="middle")
+    _keys_in_two_lines(fig)
+    _every_row(fig, height)
+    for name, part in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            part["tickfont"] = _sized(part.get("tickfont"))
+            part["title"] = {**part.get("title", {}), "font": _sized(part.get("title", {}).get("font"))}
+    bars = [part["colorbar"] for name, part in layout.items() if name.startswith("coloraxis") and "colorbar" in part]
+    for bar in bars + [trace["colorbar"] for trace in fig["data"] if "colorbar" in trace]:
+        bar["tickfont"] = _sized(bar.get("tickfont"))
+        bar["title"] = {**bar.get("title", {}), "font": _sized(bar.get("title", {}).get("font"))}
+    for note in layout.get("annotations", []):
+        note["font"] = _sized(note.get("font"))
+    if "legend" in layout:
+        layout["legend"]["font"] = _sized(legend.get("font"))
+        if above:
+            layout["legend"].update(x=0, xanchor="left", y=1, yanchor="bottom", orientation="h" if rows == 1 else "v")
+    for trace in fig["data"]:
+        if "text" in trace or "texttemplate" in trace:
+            trace["textfont"] = _sized(trace.get("textfont"))
+        if trace.get("type") == "bar":
+            trace["constraintext"] = "both"  # a number no larger than its bar: uniformtext below hides a shrunk one
+    layout["uniformtext"] = dict(minsize=FIGURE_FONT, mode="hide")  # a number that fits a bar only when shrunk: hidden
+    return fig
+
+
+def _legend_rows(fig: dict) -> int:
+    """The rows a legend above the plot takes: 1 where its entries fit LEGEND_WIDTH side by side (each a symbol of
+    about 40 px and its name), else one row for each entry, as enlarge then draws it."""
+    names = [re.sub(r"<[^>]+>", "", trace["name"]) for trace in fig["data"]
+             if trace.get("name") and trace.get("showlegend", True) and trace.get("type", "scatter") != "heatmap"]
+    width = sum(40 + CHAR_EM * FIGURE_FONT * len(name) for name in names)
+    return 1 if width <= LEGEND_WIDTH else len(names)
+
+
+ROW_PX = FIGURE_FONT  # a row of a matrix needs this much height to carry its own label
+AXIS_ROOM = 90  # px under the plot for the keys' names (two lines, see _keys_in_two_lines) and the axis's title
+
+
+def _every_row(fig: dict, height: int = FIGURE_HEIGHT) -> None:
+    """Name every row of a matrix (plotly's automatic ticks skip rows when labels are large), growing the figure up
+    to `height` to give each row ROW_PX; a matrix with more rows than that keeps plotly's thinned labels."""
+    layout = fig["layout"]
+    axes = {}
+    for trace in fig["data"]:
+        name = "yaxis" + trace.get("yaxis", "y")[1:]
+        axis = layout.get(name, {})
+        if trace.get("type") == "heatmap" and axis.get("type") == "category" and trace.get("y") is not None:
+            low, high = axis.get("domain", [0, 1])
+            axes[name] = layout["margin"]["t"] + AXIS_ROOM + len(trace["y"]) * ROW_PX / (high - low)  # px needed
+    if axes and max(axes.values()) <= height:
+        layout["height"] = max(layout["height"], int(max(axes.values())))
+        for name in axes:
+            layout[name].update(tickmode="linear", tick0=0, dtick=1)
+
+
+TOKEN_LABEL = re.compile(r"\d+ ")  # a token's axis label, "7 because" (figures.base.token_labels)
+
+
+def _keys_in_two_lines(fig: dict) -> None:
+    """A matrix's key names ("7 because") as two level lines, position over token: tilted at the projector's size
+    they took more height than the matrix's rows (read3, lesson screen 3). Small multiples keep plotly's thinned,
+    tilted names: a narrow panel has no room for every key's."""
+    layout = fig["layout"]
+    if sum(trace.get("type") == "heatmap" for trace in fig["data"]) != 1:
+        return
+    for trace in fig["data"]:
+        axis = layout.get("xaxis" + trace.get("xaxis", "x")[1:], {})
+        labels = trace.get("x")
+        if trace.get("type") == "heatmap" and axis.get("type") == "category" and labels is not None \
+                and all(isinstance(t, str) and TOKEN_LABEL.match(t) for t in labels) and "ticktext" not in axis:
+            axis.update(tickmode="array", tickvals=list(labels), tickangle=0,
+                        ticktext=[t.replace(" ", "<br>", 1) for t in labels])
+
+
+def _sized(font: dict | None, size: int = FIGURE_FONT) -> dict:
+    """A plotly font at least `size` px, its other settings (colour, family) kept."""
+    font = dict(font or {})
+    font["size"] = max(font.get("size") or 0, size)
+    return font
+
+
+def screen_url(settings: Settings, base: str, screen: int, n: int, present: bool = True) -> str:
+    """The link that opens `screen` (1-based) of the lesson on this example (n query tokens), in presentation mode
+    by default."""
+    view = dataclasses.replace(settings.view, screen=screen, present=present)
+    return Settings(settings.spec, view).share_url(base, n)
+
+
+def go_to(screen: int) -> None:
+    """Button callback: show another screen; the link in the address bar follows."""
+    st.query_params["screen"] = str(max(1, min(screen, len(SCREENS))))
+
+
+def leave() -> None:
+    """Button callback: back to the app with its sidebar and navigation."""
+    st.query_params.pop("present", None)

@@ -1,0 +1,308 @@
+"""What app.py runs before every page: the link's check, the sidebar controls, the example, the share link, exports.
+
+Every control is bound to the URL under its setting's name, and takes its label, help and bounds from the field in
+settings.py. The result, `Settings` and the `Example` they describe, is left in the session for the page (see
+toolkit.view).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mha_app.copy.example import describe, device_label
+from mha_app.copy.markup import quote
+from mha_app.copy.models import model_text, sentence_help, token_gloss
+from mha_app.frame.about import footer
+from mha_app.run import compute
+from mha_app.state import url
+from mha_app.state.sentences import examples
+from mha_app.state.settings import (
+    PRETRAINED,
+    RANDOM,
+    Settings,
+    Spec,
+    View,
+    closest_head_count,
+    control,
+    default,
+    head_options,
+    view_defaults,
+)
+from mha_app.state.snippets import settings_json
+from mha_app.ui import widgets
+from mha_app.ui.charts import image_format
+from mha_app.ui.questions import new_page_run
+from mha_core import ConfigError, divisors
+from mha_core.analysis.export import trace_npz
+from mha_core.pretrained import ModelNotInstalledError
+from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
+
+INPUT_CAPTIONS = ["your own words", "n random vectors",
+                  f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}, its own small whole-number weights "
+                  "(not random): check by hand",
+                  "two sentences: a translating decoder writes one while it reads the other (cross-attention)"]
+PAIR_SOURCE = "The source sentence: keys and values"
+PAIR_SOURCE_HELP = ("Cross-attention: the keys and values come from this sentence, the source that a translating "
+                    "decoder reads; the queries come from the sentence being written from it, below.")
+
+
+def check_link() -> None:
+    """On a session's first run, drop or fix the link's unusable values before any widget reads them; warn in words.
+
+    Widgets bound to the URL read it on their first run only, so the fixed link is applied by one rerun.
+    """
+    if "url_warnings" not in st.session_state:
+        params = {name: st.query_params.get_all(name) for name in st.query_params}
+        problems, kept = url.check(params)
+        st.session_state.url_warnings = problems
+        if kept != {name: values[-1] for name, values in params.items() if len(values) == 1}:
+            st.query_params.from_dict(kept)
+            st.rerun()
+    for problem in st.session_state.url_warnings:
+        st.warning(problem, icon=":material/warning:")
+
+
+def _head_count(sb, d_model: int) -> int:
+    options = head_options(d_model)
+    old = st.session_state.get("h")
+    if old is not None and old not in options:
+        st.session_state.h = closest_head_count(d_model, old)
+        sb.info(f"h = {old} does not divide d_model = {d_model}, so h is now {st.session_state.h}.")
+    return sb.selectbox(
+        control("h").label, options, index=options.index(closest_head_count(d_model, default("h"))), key="h",
+        bind=widgets.BIND, help=f"Only head counts that divide d_model = {d_model} are offered: each head gets "
+                                "d_model / h dimensions.")
+
+
+def _kv_heads(sb, h: int) -> int:
+    """The key/value heads (a divisor of h, h first); 0 in the spec when it equals h (plain multi-head attention)."""
+    options = divisors(h)[::-1]
+    old = st.session_state.get("kv_heads")
+    if old is not None and old == st.session_state.get("kv_heads_for_h") and old != h:
+        st.session_state.kv_heads = h  # plain attention (kv = the old h) stays plain when h changes
+    elif old is not None and old not in options:
+        st.session_state.kv_heads = h
+        sb.info(f"{old} key/value heads do not divide h = {h}, so each query head has its own again.")
+    st.session_state.kv_heads_for_h = h
+    kv = sb.selectbox(control("kv_heads").label, options, index=0, key="kv_heads", bind=widgets.BIND,
+                      help=control("kv_heads").help + f" Only divisors of h = {h} work.")
+    if kv == h:
+        sb.caption("One key/value head per query head: plain multi-head attention.")
+    else:
+        sb.caption(f"{h} query heads share {kv} key/value head{'s' if kv > 1 else ''}: {h // kv} query heads each.")
+    return 0 if kv == h else int(kv)
+
+
+# The first choice of weights when the input is the tiny example, whose weights are set by hand, not drawn at random.
+TINY_WEIGHTS = {RANDOM: "hand-set weights (the tiny example)"}
+
+
+def model_captions(tiny: bool = False) -> list[str]:
+    """One line under each choice of weights: what it is, or, for a model not installed here, how to add it."""
+    lines = ["small whole numbers chosen by hand, to check with pencil and paper" if tiny else
+             "any sizes; the patterns mean nothing"]
+    for card in PRETRAINED.values():
+        lines.append(model_text(card.name).about if card.installed() else
+                     f"not installed here; add it with `{card.install}`")
+    return lines
+
+
+def not_installed(card) -> None:
+    """Say that a chosen model is missing and how to add it, then stop the page (the sidebar stays usable)."""
+    st.info(f"**{card.name}** is not installed on this server. Add it with one command, then reload the page:",
+            icon=":material/download:")
+    st.code(card.install, language="bash")
+    st.stop()
+
+
+def experiment_controls(sb, card, input_mode: str, heads: int, layer: int) -> dict:
+    """The experiments on heads: the score scaling, switched-off heads, and a planted head (Spec values)."""
+    d = Spec()
+    sb.header("Experiments")
+    values = dict(scale=d.scale, plant=d.plant, plant_head=d.plant_head, strength=d.strength)
+    if card:
+        effect = "the next token it predicts" if card.kind == "decoder" else "its sentence vector"
+        sb.caption(f"With {card.name}: switch heads off and see what that does to the later layers and to "
+                   f"{effect}. It keeps the 1/√d_k scaling it was trained with. Planting a head (its heads are "
+                   "shown as trained), another number of key/value heads (its own are fixed) and cross-attention "
+                   "(it reads one text) need random weights.")
+    else:
+        values["scale"] = widgets.choice(sb, "scale", "radio", horizontal=True)
+    where = f" (in layer {layer}, the one on view)" if card else ""
+    values["ablate"] = widgets.multiselect(sb, "ablate", list(range(1, heads + 1)), placeholder="no head is off")
+    if values["ablate"]:
+        sb.caption(f"Switched off{where}: head{'s' if len(values['ablate']) > 1 else ''} "
+                   f"{', '.join(map(str, values['ablate']))}. Step 4 shows what changed.")
+    if not card:
+        values["plant"] = widgets.select(sb, "plant", list(control("plant").choices))
+        if values["plant"] != d.plant:
+            values["plant_head"] = widgets.select(sb, "plant_head", list(range(1, heads + 1)))
+            values["strength"] = float(widgets.slider(sb, "strength", step=0.5))
+    return values
+
+
+def _use_example(model: str) -> None:
+    if st.session_state.example:
+        st.session_state.text = examples(model)[st.session_state.example]
+
+
+def spec_controls() -> tuple[Spec, int]:
+    """Draw the controls that decide the computation; return the spec they hold and the chosen layer."""
+    sb, d = st.sidebar, Spec()
+    sb.header("Model")
+    tiny = widgets.current("input") == "tiny"  # the input is chosen below; the tiny example brings its own weights
+    model = widgets.choice(sb, "model", "radio", captions=model_captions(tiny), labels=TINY_WEIGHTS if tiny else None)
+    card = Spec(model=model).card
+    layer = View.layer
+    if card:
+        layer = widgets.select(sb, "layer", list(range(1, card.n_layers + 1)),
+                        help=f"{card.name} has {card.n_layers} layers; the step-through pages show this layer's "
+                             "attention.")
+    sb.header("Input")
+    input_mode = "sentence" if card else widgets.choice(sb, "input", "radio", captions=INPUT_CAPTIONS)
+    text, n = d.text, d.n
+    if card:
+        if st.session_state.get("example") not in (None, *examples(model)):  # another model's example
+            st.session_state.example = None
+        sb.selectbox("Example sentences", list(examples(model)), index=None, key="example",
+                     placeholder="Pick an example…", on_change=_use_example, args=(model,),
+                     help="Fills the sentence box; you can edit it afterwards.")
+    text_q = d.text_q
+    if input_mode in ("sentence", "pair"):  # in pair mode, in reading order: the source, then what is written from it
+        text = widgets.text(sb, "text", PAIR_SOURCE if input_mode == "pair" else None,
+                            help=PAIR_SOURCE_HELP if input_mode == "pair" else sentence_help(Spec(model=model)))
+    if input_mode == "pair":
+        text_q = widgets.text(sb, "text_q")
+    elif input_mode == "random":
+        n = widgets.number(sb, "n")
+    d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
+    if card:
+        kv = f", h_kv = {card.n_kv_heads} key/value heads" if card.n_kv_heads != card.n_heads else ""
+        sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}{kv})."
+                   + (f" {model_text(card.name).weights_short}" if model_text(card.name).weights_short else ""))
+    elif input_mode == "tiny":
+        t = TINY_CONFIG
+        sb.caption(f"The tiny example fixes d_model = {t.d_model} and h = {t.n_heads} (d_k = {t.d_k}).")
+    else:
+        d_model = widgets.number(sb, "d_model")
+        h = _head_count(sb, d_model)
+        sb.caption(f"Each head works in d_k = d_model / h = {d_model} / {h} = {d_model // h} dimensions.")
+        kv_heads = _kv_heads(sb, h)
+    seed, pe, causal, pad = d.seed, d.pe, d.causal, d.pad
+    if card:
+        sb.caption(model_text(card.name).masks)
+    else:
+        if input_mode != "tiny":
+            seed = widgets.number(sb, "seed")
+        if input_mode in ("sentence", "pair"):
+            pe = widgets.checkbox(sb, "pe")
+        else:  # no position signal to add: shown unticked, and the link's own choice kept for the sentence input
+            sb.checkbox(control("pe").label, False, key="pe_none", disabled=True, help=NO_POSITIONS[input_mode])
+        sb.header("Masks")
+        if Spec(input=input_mode).allows(causal=True):
+            causal = widgets.checkbox(sb, "causal")
+        else:
+            st.session_state.causal = False
+            widgets.checkbox(sb, "causal", disabled=True, help="Cross-attention reads the whole other sentence, so "
+                                                               "there is no causal mask here.")
+        pad = widgets.number(sb, "pad", **({"help": "Blocks the last keys (of the source sentence) for every query, "
+                                                    "as padding is blocked in a batch: filler ([PAD] tokens added to "
+                                                    "make texts the same length)."} if input_mode == "pair" else {}))
+    heads = Spec(model=model, input=input_mode, h=int(h)).heads
+    experiments = experiment_controls(sb, card, input_mode, heads, int(layer))
+    backend = widgets.choice(sb, "backend", "radio", horizontal=True)
+    spec = Spec(model=model, input=input_mode, text=text, n=int(n), d_model=int(d_model), h=int(h), seed=int(seed),
+                pe=bool(pe), causal=bool(causal), pad=int(pad), backend=backend, text_q=text_q,
+                kv_heads=kv_heads, **experiments)
+    for problem in spec.problems():  # a control's value that the others rule out (padding every token): say so
+        st.warning(problem.message, icon=":material/warning:")
+    return spec.normalised(), int(layer)
+
+
+def view_controls(layer: int, example, spec: Spec | None = None) -> View:
+    """The selected head and query token, in the sidebar so they persist across pages (and in the URL)."""
+    sb = st.sidebar
+    sb.header("Focus")
+    defaults = view_defaults(spec or Spec(), example.n)
+    for name, value in defaults.items():  # a head or query left at its default follows it (a planted head, ...)
+        old = st.session_state.get(f"{name}_default", value)
+        if old != value and st.session_state.get(name, old) == old:
+            st.session_state[name] = value
+        st.session_state[f"{name}_default"] = value
+    options = list(range(1, example.cfg.n_heads + 1))
+    head = widgets.select(sb, "head", options, index=options.index(min(defaults["head"], options[-1])))
+    first = defaults["query"]
+    wanted = st.session_state.get("query") or url.parse("query", st.query_params.get("query", str(first)))
+    if wanted is not None and wanted > example.n:
+        st.session_state.query = example.n
+        sb.info(f"Query token {wanted} is past the last token, so `query` is now {example.n}.")
+    query = widgets.number(sb, "query", 1, example.n, start=first)
+    token = example.tokens[query - 1]
+    gloss = token_gloss(spec or Spec(), example.tokens, query - 1)
+    sb.caption(f"Query token {query}: {quote(token)}" + (f" ({gloss})" if gloss else ""))
+    return View(layer=layer, head=int(head), query=int(query), **page_settings())
+
+
+# Settings without a sidebar widget: a page's own control, drawn later in the run (stage, zoom_query, zoom_key,
+# compare, preset, seq_len, batch, the tiny model's task, task_h, task_d_model, task_seed; key, set by its page's
+# callback), or a link and the lesson's buttons (present, screen).
+PAGE_SETTINGS = ("stage", "zoom_query", "zoom_key", "compare", "key", "preset", "seq_len", "batch", "present",
+                 "screen", "task", "task_h", "task_d_model", "task_seed")
+
+
+def page_settings() -> dict:
+    """The page settings' values: the page widget's (from its last run), else the link's (checked), else the default."""
+    values = {}
+    for name in PAGE_SETTINGS:
+        value = st.session_state.get(name)
+        if value is None and name in st.query_params:
+            value = url.parse(name, st.query_params[name])
+        values[name] = default(name) if value is None else value
+    return values
+
+
+def share_and_export(settings: Settings, example, page_path: str) -> None:
+    base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
+    with st.sidebar:
+        st.header("Share")
+        st.caption(f"Computed with {settings.spec.backend} on **{device_label(example.trace.device)}**.")
+        st.caption("This link reopens exactly this view (copy button on the right):")
+        link = settings.share_url(base, example.n)
+        st.code(link, language=None, wrap_lines=True)
+        st.header("Export")
+        st.download_button("Trace (.npz, every intermediate)", lambda: trace_npz(example.trace, example.tokens),
+                           file_name="mha_trace.npz", mime="application/octet-stream", width="stretch",
+                           on_click="ignore")
+        st.download_button("Settings (.json)", settings_json(settings.values(), link), file_name="mha_settings.json",
+                           mime="application/json", width="stretch", on_click="ignore", key="settings_json")
+        image_format()
+
+
+NO_POSITIONS = {  # why the positional encoding is off, for each input that has none
+    "random": "Off: with random input, X is random numbers, with no position signal added. Choose the sentence "
+              "input to add one.",
+    "tiny": "Off: the tiny example's X is written by hand, with no position signal added. Choose the sentence input "
+            "to add one.",
+}
+
+
+def prepare(page_path: str) -> None:
+    """Run before the page: the link's check, the controls, the example, and the share link."""
+    new_page_run()
+    check_link()
+    spec, layer = spec_controls()
+    if spec.card and not spec.card.installed():
+        not_installed(spec.card)
+    try:
+        example = compute.example(spec, layer)
+    except ModelNotInstalledError:
+        not_installed(spec.card)
+    except ConfigError as err:
+        st.error(str(err), icon=":material/block:")
+        footer()
+        st.stop()
+    settings = Settings(spec, view_controls(layer, example, spec))
+    st.session_state.view = (settings, example)
+    st.caption(describe(settings, example))
+    share_and_export(settings, example, page_path)
+    footer()

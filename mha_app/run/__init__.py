@@ -1,0 +1,1 @@
+"""What each script run gets from Streamlit: its settings and example, the cached computations, the page's theme."""

@@ -1,0 +1,35 @@
+"""Page layout pieces: lazy tabs and expanders, a zoom window's start, the link to the next step."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from mha_app.ui import widgets
+from mha_core import figures
+
+
+def tabs(labels: list[str], key: str) -> list:
+    """st.tabs whose hidden tabs compute nothing: put a tab's content under `if tab.open:`. Choosing a tab reruns
+    the page (Streamlit's lazy tabs), so a first load and every change compute and draw the open tab alone."""
+    return st.tabs(labels, key=key, on_change="rerun")
+
+
+def expander(label: str, key: str, container=st, **kwargs):
+    """A collapsed st.expander whose content is computed only while it is open: put it under `if box.open:`.
+    Opening it reruns the page (Streamlit's lazy expanders)."""
+    return container.expander(label, key=key, on_change="rerun", **kwargs)
+
+
+def zoom_start(container, name: str, count: int) -> int:
+    """A zoom window's first row or column (zoom_query, zoom_key), 1..count, bound to the URL; a value past the last
+    row or column (a shorter text since) moves to the last one."""
+    wanted = st.session_state.get(name) or int(st.query_params.get(name, 1))  # the link's (checked), on a first run
+    if wanted > count:
+        st.session_state[name] = count
+        container.info(f"The zoom window's start, {wanted}, is past the last one, {count}; it starts at {count}.")
+    return widgets.number(container, name, 1, count, step=figures.ZOOM)
+
+
+def next_step(page: str, label: str) -> None:
+    st.divider()
+    st.page_link(page, label=f"Next: {label} →", icon=":material/arrow_forward:")
