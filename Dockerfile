@@ -9,7 +9,7 @@ ARG TORCH_VERSION=2.13.0
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 
 # MALLOC_ARENA_MAX: glibc gives threads their own memory arenas, and Streamlit runs each session's script in a
-# thread; with two arenas the server held 40 to 70 MB less with 20 sessions open (README, Performance).
+# thread; with two arenas the server held 40 to 70 MB less with 20 sessions open (benchmarks/README.md).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \

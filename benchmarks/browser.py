@@ -1,4 +1,4 @@
-"""How fast the app feels in a real browser: every row of issue 19's targets table (and issue 11's), cold start, and
+"""How fast the app feels in a real browser: every speed target (and the bytes of a rerun at any n), cold start, and
 two references measured in the same run, with PASS or MISS for each target.
 
 Run from the repository root:  python -m benchmarks.browser  [--rows default,n2048,...] [--quick]
@@ -23,7 +23,7 @@ What is measured
   "ready" = navigation start -> the first animation frame from which the app stays idle for 500 ms: the script has
   finished (Streamlit's data-test-script-state = notRunning, websocket CONNECTED), no element is stale or still
   loading (stSkeleton), no spinner or running indicator, every plotly chart on the page drawn, and the page shows the
-  case's settings. On step 2 a fresh session first sees the prediction question (issue 18): its main figure, the
+  case's settings. On step 2 a fresh session first sees the prediction question: its main figure, the
   attention explorer, waits for an answer. So "ready" is that page as a new student gets it, and "main figure" =
   navigation start -> the explorer drawn and the app idle (500 ms), with "Reveal the answer" clicked in the page as
   soon as it can be (the app idle, the button there): the first drawn view, compared with BertViz's. "first figure"
@@ -37,8 +37,8 @@ What is measured
   a new example and the later ones come from the caches (every change is in the notes). Each change is split in two
   with Chromium's own network timestamps (DevTools protocol): "server" = the websocket frame with the rerun request
   leaves the browser -> the last frame of the rerun arrives; "browser" = the rest. "bytes per rerun" = the websocket
-  payload received during the change; it passes only if every rerun stays within 2 MB (issue 11).
-- explorer (issue 19): in the attention explorer, a head key (2, 1, ...), a click on a query row, a stage button and,
+  payload received during the change; it passes only if every rerun stays within 2 MB.
+- explorer: in the attention explorer, a head key (2, 1, ...), a click on a query row, a stage button and,
   on the trained models, its layer picker: from the key or pointer press (as the page sees it) to the first frame in
   which the explorer has drawn the new view. The server is not waited for: these views are answered in the browser
   (a layer whose carrier has not arrived, or that comes from the server, is waited for; the changes start once the
@@ -49,7 +49,7 @@ What is measured
   the address it prints as soon as the server answers: launch -> first figure, and -> ready (overview page).
 - floor (the reference for our stack): the same cold start, a first load and a rerun of a bare Streamlit page with
   one plotly heatmap and one selectbox, with the app's .streamlit/config.toml. First loads are judged against
-  1.25 x its first load (issue 19).
+  1.25 x its first load.
 - BertViz 1.4.1 (the reference tool, optional: `pip install -e ".[bench]"`, and npm): head_view (its default: layer
   1, all 12 heads) on the attention weights of our engine's run of all-MiniLM-L6-v2 on the same texts, served from a
   local HTTP server; its scripts (require.js 2.3.6, d3 5.7.0, jQuery, which BertViz loads from a CDN) come from the
@@ -97,9 +97,9 @@ LOAD_TIMEOUT_MS = 90_000
 CHANGE_TIMEOUT_MS = 60_000
 MINILM = "all-MiniLM-L6-v2"
 SMOLLM2 = "SmolLM2-135M-Instruct"
-MAX_RERUN_BYTES = 2_000_000  # issue 11: bytes sent per rerun <= 2 MB at any n
-FLOOR_FACTOR = 1.25          # issue 19: a first load within 1.25 x the bare-Streamlit floor's, measured in this run
-EXPLORER_TARGET = 0.1        # issue 19: head, query, stage (and a MiniLM layer) <= 100 ms, click to drawn
+MAX_RERUN_BYTES = 2_000_000  # bytes sent per rerun <= 2 MB at any n
+FLOOR_FACTOR = 1.25          # a first load within 1.25 x the bare-Streamlit floor's, measured in this run
+EXPLORER_TARGET = 0.1        # head, query, stage (and a MiniLM layer) <= 100 ms, click to drawn
 REVEAL = "Reveal the answer"  # the prediction question's button (mha_app.ui.questions.predict)
 
 # What "the page shows value v" means, as a JS expression with {v}; window.__idle() is always part of it.
@@ -764,7 +764,7 @@ class Table:
 
 
 def targets(table: Table) -> list[str]:
-    """Every target of issues 19 and 11 that this run measured: the median, its reference, PASS or MISS."""
+    """Every target that this run measured: the median, its reference, PASS or MISS."""
     lines = [f"{'target':<74} {'median':>8} {'limit':>8}  result  reference"]
 
     def row(what: str, value: float | None, limit: float | None, reference: str = "", unit: str = "s") -> None:
@@ -778,17 +778,16 @@ def targets(table: Table) -> list[str]:
     floor = med(("floor",))
     for case in CASES:
         for kind in ("head", "query", "stage"):
-            row(f"19: explorer {kind}, click to drawn: {case.name}", med(("explorer", kind, case.key)),
+            row(f"explorer {kind}, click to drawn: {case.name}", med(("explorer", kind, case.key)),
                 EXPLORER_TARGET)
-        row(f"19: explorer layer, click to drawn: {case.name}", med(("explorer", "layer", case.key)), case.layer_target)
-        issue = "19" if case.key == "default" else "11"
-        row(f"{issue}: sidebar {case.control}, click to drawn: {case.name}", med(("control", case.key)), case.target)
-        if ("bytes", case.key) in table.samples:  # issue 11: every rerun, not the median
-            row(f"11: bytes of every sidebar rerun: {case.name}", max(table.samples[("bytes", case.key)]),
+        row(f"explorer layer, click to drawn: {case.name}", med(("explorer", "layer", case.key)), case.layer_target)
+        row(f"sidebar {case.control}, click to drawn: {case.name}", med(("control", case.key)), case.target)
+        if ("bytes", case.key) in table.samples:  # every rerun, not the median
+            row(f"bytes of every sidebar rerun: {case.name}", max(table.samples[("bytes", case.key)]),
                 MAX_RERUN_BYTES, unit="MB")
         if case.load_vs_floor and floor is not None:
             reference = f"{FLOOR_FACTOR} x floor ({floor:.3f} s)"
-            row(f"19: first load, ready (the page a new student sees): {case.name}", med(("load", case.key)),
+            row(f"first load, ready (the page a new student sees): {case.name}", med(("load", case.key)),
                 FLOOR_FACTOR * floor, reference)
             row(f"    first load, main figure (Reveal at once): {case.name}", med(("main", case.key)),
                 FLOOR_FACTOR * floor, reference)
@@ -796,7 +795,7 @@ def targets(table: Table) -> list[str]:
         for ours, theirs, what in ((("main", key), ("bertviz", "load", tokens), "first drawn view"),
                                    (("explorer", "layer", key), ("bertviz", "layer", tokens), "layer change")):
             bertviz = med(theirs)
-            row(f"19: faster than BertViz 1.4.1 head_view, {tokens} tokens: {what}", med(ours), bertviz,
+            row(f"faster than BertViz 1.4.1 head_view, {tokens} tokens: {what}", med(ours), bertviz,
                 f"BertViz {bertviz:.3f} s" if bertviz is not None else "")
         for kind, what in (("load", "first drawn view"), ("layer", "layer change")):  # like for like: two pages
             bertviz = med(("bertviz", kind, tokens))
@@ -935,7 +934,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, tokens in sorted({(case.model, case.tokens) for case in CASES if case.tokens and case.key in rows}):
         print(f"The {tokens}-token text for {name}: {json.dumps(text_of(name, tokens))}")
     print("\n".join(table.notes))
-    print("\nTargets (19: issue 19, 11: issue 11; times: the median; bytes: every rerun):")
+    print("\nTargets (times: the median; bytes: every rerun):")
     print("\n".join(targets(table)))
     profiled = [case for case in CASES if case.key in rows and case.key in ("default", "n512")]
     if profiled and not args.no_profile:

@@ -8,9 +8,9 @@ Targets: all-MiniLM-L6-v2 loads in <= 2 s in a fresh process and adds <= 200 MB 
 loads in <= 5 s and adds <= 300 MB; a forward pass (every layer's attention trace and hidden state kept) takes
 <= 2x the reference on the same text, for both.
 
-SmolLM2 holds its layers in their 4-bit blocks and widens each to float32 as a run reaches it (issue 22). The way
-before, every layer held in float32, is measured beside it in the same run ("f32 held": the same model with each
-layer widened once at load and held as before, each matrix C-contiguous (out_features, in_features); in fresh
+SmolLM2 holds its layers in their 4-bit blocks and widens each to float32 as a run reaches it. The other
+layout, every layer held in float32, is measured beside it in the same run ("f32 held": the same model with each
+layer widened once at load and held, each matrix C-contiguous (out_features, in_features); in fresh
 processes too) with the target: a forward pass <= 1.10x that. The widened weights are gguf's numbers bit for bit;
 the hidden states differ from the f32-held run's in the last bits only, because the widened matrices are held in
 W^T's order (blocks.py) and OpenBLAS sums some rows of x @ W^T in another order then: the largest difference,
@@ -46,7 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 2.0
-TARGET_WIDENING = 1.10  # SmolLM2's forward, 4-bit held and widened per layer, against float32 held (issue 22)
+TARGET_WIDENING = 1.10  # SmolLM2's forward, 4-bit held and widened per layer, against float32 held
 TOKEN_COUNTS = (16, 128)
 # Words that are one token each (a word piece for MiniLM, " word" for SmolLM2), so that texts have exact lengths.
 WORDS = "the keys that the man who lives next door lost yesterday are on the table and the cat sat on the mat".split()
@@ -64,7 +64,7 @@ t1 = time.perf_counter()
 before = rss_mb()
 t2 = time.perf_counter()
 model = pretrained.{loader}()
-if {f32_held}:  # every layer widened to float32 once and held, as before issue 22; the 4-bit layers let go
+if {f32_held}:  # every layer widened to float32 once and held; the 4-bit layers let go
     model = dataclasses.replace(model, layer_weights=tuple(w.widened() for w in model.layer_weights))
     pretrained.{loader}.cache_clear()
 t3 = time.perf_counter()
@@ -137,7 +137,7 @@ def measure(fns: dict, rounds: int, settle: float, block: float) -> dict[str, li
 
 
 def float32_held(model):
-    """The model as before issue 22: every layer widened once and held in float32, each matrix C-contiguous
+    """The model with every layer widened once and held in float32, each matrix C-contiguous
     (out_features, in_features) as gguf's dequantize gives it (a run of the 4-bit model widens into W^T's order)."""
     import numpy as np
 
@@ -196,7 +196,7 @@ def run_bench(name: str, args) -> list[tuple[bool, str]]:
 
     model = getattr(pretrained, bench.loader)()
     ref_load_s, reference = load_reference(name, model)
-    # The layout before issue 22, for comparison in this run: the same layers, each widened once and held in float32.
+    # The float32-held layout, for comparison in this run: the same layers, each widened once and held in float32.
     held = float32_held(model) if bench.packed else None
 
     print(f"{bench.title}: mha_core.pretrained against {bench.reference}, float32, CPU")
@@ -207,7 +207,7 @@ def run_bench(name: str, args) -> list[tuple[bool, str]]:
     if held is not None:
         before = fresh_process_stats(bench, args.fresh, f32_held=True)
         before_mb = max(f["added_mb"] for f in before)
-        print(f"  the same with every layer held in float32 (before issue 22): {before_mb:.1f} MB, after a "
+        print(f"  the same with every layer held in float32: {before_mb:.1f} MB, after a "
               f"{model.max_tokens}-token run: {max(f['after_max_mb'] for f in before):.1f} MB; the layers now hold "
               f"{sum(w.nbytes for w in model.layer_weights) / 2**20:.1f} MB")
     print(f"reference, for comparison: loading it {ref_load_s:.3f} s")

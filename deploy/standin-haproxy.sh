@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A local stand-in for the official `haproxy:2.6` image, for a machine that reaches no image registry (as
-# ../shared/tools/image-check.sh stands in for `python:3.11-slim`): Debian bookworm's haproxy 2.6 on a minimal
+# A local stand-in for the official `haproxy:2.6` image, for a machine that reaches no image registry (as the image
+# check's Debian base stands in for `python:3.11-slim`): Debian bookworm's haproxy 2.6 on a minimal
 # debootstrap root, run as the official image runs it: as the `haproxy` user, `haproxy -W -db -f
 # /usr/local/etc/haproxy/haproxy.cfg` (compose.yaml mounts deploy/haproxy.cfg there), stopped by SIGUSR1.
 # Tagged docker.io/library/haproxy:2.6, so that `podman-compose -f deploy/compose.yaml up` finds it and pulls nothing.

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from mha_app.copy.markup import quote
+from mha_app.copy.by_hand import MAX_SUBTRACTED, WHOLE_ROW, cell_header, intro, rope_caption, shared_kv
 from mha_app.run.view import view
 from mha_app.sections.by_hand import row_table, scaled_latex, show_worked, worked
 from mha_app.ui.asides import symbols
@@ -19,15 +19,7 @@ tr, cfg = ex.trace, ex.cfg
 st.title("One attention weight, by hand")
 untrained_note(settings)
 token_spelling(settings.spec)
-st.markdown(
-    "Every number in the attention matrix comes from four small steps: multiply the query's and the key's numbers "
-    "pair by pair and add them up (the dot product), scale the sum, take the exponential of every score in the "
-    "row, and divide by their total (softmax). Pick a cell and follow it. "
-    + ("In the tiny example every number is small enough to check with pencil and paper."
-       if settings.spec.input == "tiny" and not settings.spec.card else
-       "For numbers small enough to check with pencil and paper, choose random weights, then the *tiny* input, in "
-       "the sidebar: the tiny example brings its own small hand-set weights in place of the random ones.")
-)
+st.markdown(intro(tiny=settings.spec.input == "tiny" and not settings.spec.card))
 head, query, key = pick_cell(settings, ex)
 if predict("cell_weight"):
     cell = worked(ex, head, query, key)
@@ -35,17 +27,14 @@ if predict("cell_weight"):
              r"q_t = Q_{%d}[t],\; k_s = K_{%d}[s]"
              % (scaled_latex(r"q_t \cdot k_s", cfg), query + 1, key + 1, head + 1, cell.kv_head + 1))
     if cfg.group_size > 1:
-        st.caption(f"Query head {head + 1} reads K/V head {cell.kv_head + 1}, which it shares with "
-                   f"{cfg.group_size - 1} other query head{'s' if cfg.group_size > 2 else ''}.")
+        st.caption(shared_kv(head + 1, cell.kv_head + 1, cfg.group_size))
     if cfg.rope_theta is not None:
-        st.caption(f"q and k are the rotated ones (RoPE, Step 1b): the query turned by the angle of position "
-                   f"{query + 1}, the key by that of position {key + 1}.")
-    st.header(f"Query {query + 1} {quote(ex.tokens[query])} and key {key + 1} {quote(ex.keys[key])}")
-    st.caption("Each score has the row's largest score subtracted before e^: that divides every e^ of the row by "
-               "the same number, so the weights do not change, and no e^ can grow too large for the computer.")
+        st.caption(rope_caption(query + 1, key + 1))
+    st.header(cell_header(query + 1, ex.tokens[query], key + 1, ex.keys[key]))
+    st.caption(MAX_SUBTRACTED)
     show_worked(cell, ex)
     st.header("The whole row")
-    st.caption("Softmax needs every score of the row: the attention weight of one key depends on all the others.")
+    st.caption(WHOLE_ROW)
     row_table(cell, ex.keys)
     plot(figures.query_weights_figure(tr, head, query, ex.tokens, ex.key_tokens), key="row")
 symbols("t", "s", "c", "q_t, k_s, v_s", "d_k", notation.score_symbol(cfg.scale), "M", "\\alpha_{ts}")

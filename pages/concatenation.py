@@ -3,6 +3,7 @@
 import numpy as np
 import streamlit as st
 
+from mha_app.copy.steps import CONCAT_COLOURS, concat_check, concat_heads_off, concat_intro
 from mha_app.run.view import view
 from mha_app.ui.asides import code_for_step, symbols
 from mha_app.ui.charts import plot
@@ -16,26 +17,18 @@ tr, cfg = ex.trace, ex.cfg
 n, h, d_v = tr.heads.shape[1], cfg.n_heads, cfg.d_k
 
 st.title("Step 3 · Concatenate the heads")
-st.markdown(
-    f"Each of the {h} heads produced one output row per token, of d_v = {d_v} numbers (d_v, the width of the "
-    "values, equals d_k here). Concatenation places the heads' outputs side by side, token by token. Nothing is "
-    "added or mixed: every column still belongs to exactly one head."
-)
+st.markdown(concat_intro(h, d_v))
 off = settings.spec.ablate
 if predict("concat_width"):
     if off:
-        st.info(f"Switched off: head{'s' if len(off) > 1 else ''} {', '.join(map(str, off))}. Each head's output "
-                "is multiplied by its head-mask factor (0 for those, 1 for the others) as it goes in, so their "
-                "columns of the concatenation are zero.", icon=":material/block:")
+        st.info(concat_heads_off(off), icon=":material/block:")
     plot(figures.concat_figure(tr, ex.tokens), key="concat")
-    st.caption("The head's number above each block, in that head's colour, and the block's frame say which head; a "
-               "cell's colour is its value.")
+    st.caption(CONCAT_COLOURS)
     st.latex(r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{%d}) \in \mathbb{R}^{%d\times(%d\cdot%d)}"
              r" = \mathbb{R}^{%d\times%d}" % (h, n, h, d_v, n, h * d_v))
     gate = np.ones(h) if tr.head_mask is None else tr.head_mask
     same = all(np.array_equal(tr.concat[:, i * d_v:(i + 1) * d_v], tr.heads[i] * gate[i]) for i in range(h))
-    st.caption(f"Check: columns (i−1)·d_v+1 … i·d_v of the concatenation equal head i"
-               f"{' times its head-mask factor' if off else ''} exactly: **{same}**.")
+    st.caption(concat_check(same, bool(off)))
     with (box := expander("Each head's output on its own", key="heads_box")):
         if box.open:
             plot(figures.per_head_figure(tr.heads, ex.tokens, "head"), key="heads")

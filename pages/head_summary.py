@@ -4,7 +4,18 @@ import math
 
 import streamlit as st
 
-from mha_app.copy.models import how_pages_count, pattern_caption, summary_intro, summary_reading
+from mha_app.copy.models import (
+    NO_REPEATS,
+    how_pages_count,
+    induction_found,
+    induction_none,
+    kind_help,
+    no_queries_note,
+    pattern_caption,
+    split_title,
+    summary_intro,
+    summary_reading,
+)
 from mha_app.run import compute
 from mha_app.run.view import view
 from mha_app.sections import experiments, inside
@@ -32,19 +43,15 @@ st.markdown(summary_intro(parts))
 experiments.model_ablation_note(settings)
 rows = compute.head_summary(settings.spec, ex.layer)
 if all(math.isnan(r["entropy"]) for r in rows):
-    st.info("This text has no token to average over: " + ("the first token is left out as a query (it can only "
-            "look at itself)" if parts.kind == "decoder" else f"only {parts.start} and {parts.end}, which are left "
-            "out as queries") + ". Type a longer text in the sidebar.", icon=":material/short_text:")
+    st.info(no_queries_note(parts), icon=":material/short_text:")
 counts = kind_counts(rows, parts)
 for col, (kind, count) in zip(st.columns(len(counts)), counts.items(), strict=True):
-    col.metric(f"heads: {kind}", f"{count} of {len(rows)}", help=f"{kind.capitalize()}: {KIND_MEANINGS[kind]}.")
+    col.metric(f"heads: {kind}", f"{count} of {len(rows)}", help=kind_help(kind, KIND_MEANINGS[kind]))
 metric = st.radio("Show", parts.stat_columns, format_func=parts.labels.get, horizontal=True, key="summary_metric")
 plot(figures.head_summary_figure(summary_array(rows, metric), metric, parts), key="summary")
 
 layer = settings.view.layer
-plot(figures.head_split_figure([r for r in rows if r["layer"] == layer - 1],
-                               f"Layer {layer} (chosen in the sidebar): where each head's attention goes (each bar "
-                               "sums to 1)", parts), key="split")
+plot(figures.head_split_figure([r for r in rows if r["layer"] == layer - 1], split_title(layer), parts), key="split")
 
 
 def cell(value: float) -> float | None:
@@ -65,17 +72,10 @@ if "induction" in parts.extra:
     pairs = len(induction_pairs(run.tokens, parts.special)[0])
     best = top_heads(rows, "induction", INDUCTION_MIN_SCORE)
     if not pairs:
-        st.info("Nothing in this text repeats (past the token just before), so no head has an induction score. "
-                "Choose *Repeated phrase* under *Example sentences* in the sidebar.", icon=":material/repeat:")
+        st.info(NO_REPEATS, icon=":material/repeat:")
     elif best:
-        g = ex.cfg.group_size
-        named = ", ".join(f"layer {r['layer'] + 1} head {r['head'] + 1}" + (f" (K/V {r['head'] // g + 1})" if g > 1
-                          else "") + f": {r['induction']:.2f}" for r in best)
-        st.success(f"On this text, {pairs} tokens were seen before. The heads with the highest induction score (the "
-                   f"mean weight each puts on the token that followed the earlier copy): {named}. Open one in the "
-                   "step-through below and look at the rows of the repeat.", icon=":material/repeat:")
+        st.success(induction_found(pairs, best, ex.cfg.group_size), icon=":material/repeat:")
     else:
-        st.info(f"On this text, {pairs} tokens were seen before, but no head puts more than {INDUCTION_MIN_SCORE} of "
-                "its weight on the token that followed the earlier copy.", icon=":material/repeat:")
+        st.info(induction_none(pairs, INDUCTION_MIN_SCORE), icon=":material/repeat:")
 inside.weight_and_contribution(settings, ex, parts, rows)
 open_head_in_step_through(len(run.layers), ex.cfg.n_heads, settings)

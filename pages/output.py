@@ -3,8 +3,8 @@
 import numpy as np
 import streamlit as st
 
-from mha_app.copy.markup import readable
 from mha_app.copy.notes import bias_note
+from mha_app.copy.steps import contributions_check, output_intro
 from mha_app.run.view import view
 from mha_app.sections import decoder, experiments
 from mha_app.ui.asides import code_for_step, reproduce_in_pytorch, symbols
@@ -21,12 +21,7 @@ tr, cfg, w = ex.trace, ex.cfg, ex.weights
 n, h, d_v, d_model = tr.heads.shape[1], cfg.n_heads, cfg.d_k, cfg.d_model
 
 st.title("Step 4 · Project back to d_model with W_O")
-st.markdown(
-    "The last matrix, **W_O**, is where the heads finally meet. Because the concatenation is split into head "
-    f"blocks of d_v = {d_v} columns, W_O splits into blocks of {d_v} rows, one per head: the output is the sum of "
-    f"each head's output times its own block of W_O{', plus the bias b_O' if cfg.bias else ''}. Without W_O the "
-    "heads would only sit next to each other; with it, every output number can draw on all heads."
-)
+st.markdown(output_intro(d_v, cfg.bias))
 revealed = predict("w_o_size")
 if revealed:
     contributions = head_contributions(tr, w)
@@ -50,8 +45,7 @@ if revealed:
             plot(figures.contributions_figure(contributions, tr.output, ex.tokens, bias=cfg.bias), key="contrib")
             bias = 0 if w.b_O is None else w.b_O
             gap = float(np.abs(contributions.sum(axis=0) + bias - tr.output).max())
-            st.caption(f"Check: the sum of the head contributions{' plus b_O' if cfg.bias else ''} differs from the "
-                       f"output by at most {readable(gap)} (rounding only).")
+            st.caption(contributions_check(gap, cfg.bias))
             plot(figures.input_output_figure(tr.x, tr.output, ex.tokens, ex.key_tokens is not None), key="io")
 decoder.next_token_section(settings, ex, "The model's prediction for the next token")
 experiments.ablation_results(settings, ex)

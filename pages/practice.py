@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from mha_app.copy.practice import COST_LINK, INTRO, SOURCE_BOX, answer_label, source_line
 from mha_app.run.view import view
 from mha_app.ui.asides import symbols
 from mha_app.ui.charts import plot
@@ -13,10 +14,7 @@ from mha_core.teaching.published import preset
 
 settings, ex = view()
 st.title("Practice: the numbers of real models")
-st.markdown(
-    "Work each number out from the sizes given (pencil, paper, a calculator), type it in and check it. Every "
-    "question has a hint and the worked answer. Choose another model for new questions."
-)
+st.markdown(INTRO)
 shape = preset(setting_widget("preset"))
 st.latex(r"\text{%s:}\quad d_{model} = %s,\; h = %d,\; h_{kv} = %d,\; L = %d \text{ layers}"
          % (shape.name, cost.latex_count(shape.d_model), shape.n_heads, shape.n_kv_heads, shape.n_layers))
@@ -32,9 +30,9 @@ for number, q in enumerate(practice_questions(shape), start=1):
     with st.container(border=True):
         st.markdown(f"**{number}.** {q.prompt}")
         left, right = st.columns([3, 1], vertical_alignment="bottom")
-        label = "Your answer" + (f" ({q.unit})" if q.unit else "")
-        value = left.number_input(label, min_value=0 if q.whole else 0.0, value=None, step=1 if q.whole else 0.01,
-                                  format=None if q.whole else "%.3f", key=f"answer_{q.key}")
+        value = left.number_input(answer_label(q.unit), min_value=0 if q.whole else 0.0, value=None,
+                                  step=1 if q.whole else 0.01, format=None if q.whole else "%.3f",
+                                  key=f"answer_{q.key}")
         right.button("Check", key=f"check_{q.key}", on_click=_check, args=(q.key,), width="stretch")
         checked = st.session_state.get(f"checked_{q.key}", "unchecked")
         if checked != "unchecked" and checked == value:
@@ -45,7 +43,7 @@ for number, q in enumerate(practice_questions(shape), start=1):
         with st.expander("Worked answer"):
             st.markdown(q.worked)
 
-with st.expander("Source of these sizes (it gives some answers away: open it after the questions)"):
-    st.caption(f"Source: {shape.source}")
+with st.expander(SOURCE_BOX):
+    st.caption(source_line(shape.source))
 
-st.page_link("pages/cost.py", label="The cost of heads: where these formulas come from", icon=":material/calculate:")
+st.page_link("pages/cost.py", label=COST_LINK, icon=":material/calculate:")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from mha_app.copy.models import input_source
 from mha_app.copy.notes import bias_note
+from mha_app.copy.steps import INPUT_X_TITLE, INPUT_Y_TITLE, projection_caption, projection_code_note, projection_intro
 from mha_app.run.view import view
 from mha_app.sections import decoder, experiments
 from mha_app.ui.asides import code_for_step, symbols
@@ -22,20 +23,7 @@ Y, m = ("Y", len(ex.keys)) if cross else ("X", n)
 j = "i" if kv == h else "j"
 
 st.title("Step 1 · Project the input into Q, K and V for every head")
-st.markdown(
-    f"Each token is a row of X with **{d_model}** numbers. Three projection matrices turn "
-    + ("X into queries (what a token is looking for), and Y into keys (what it offers to be found by) and values "
-       "(what it passes on once found). " if cross else
-       "X into queries (what a token is looking for), keys (what it offers to be found by) and values (what it "
-       "passes on once found). ")
-    + (f"Each matrix has h · d_k = {h} · {d_k} = {h * d_k} columns, and head *i* owns its own block of {d_k} of "
-       f"them: the same input, {h} different views of it." if kv == h else
-       f"W_Q has h · d_k = {h} · {d_k} = {h * d_k} columns, one block of {d_k} per query head; W_K and W_V have "
-       f"only {kv} · {d_k} = {kv * d_k}, one block per key/value head, each shared by {g} query heads.")
-    + (f" The queries come from X, the sentence being written; the keys and values from Y, the source sentence "
-       f"({m} tokens)." if cross else "")
-    + (" Then every query and key is turned by its position (RoPE, Step 1b below)." if cfg.rope_theta else "")
-)
+st.markdown(projection_intro(d_model, h, d_k, kv, cross, m, rope=cfg.rope_theta is not None))
 experiments.heads_off_caption(settings, "queries, keys and values")
 if predict("q_shape"):
     shown = tabs(["W_Q → Q_i", f"W_K → K_{j}", f"W_V → V_{j}"], key="projection_tab")
@@ -57,8 +45,7 @@ if predict("q_shape"):
              + (r",\quad Y \in \mathbb{R}^{%d\times%d}" % (m, d_model) if cross else ""))
     if kv != h:
         st.caption(notation.kv_head_rule(h, g))
-    st.caption(f"{bias_note(ex)} PyTorch stores each matrix transposed, as (out_features, in_features), and "
-               f"computes x @ W.T{' + b' if cfg.bias else ''}; the figures show W the way the formula uses it.")
+    st.caption(projection_caption(bias_note(ex), cfg.bias))
 untrained_note(settings)
 token_spelling(settings.spec)
 symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", "d_v", "d", "c",
@@ -69,18 +56,15 @@ symbols("X", *(["Y", "m"] if cross else []), "n", "d_{model}", "h", "i", "d_k", 
 with (box := expander("The input X: where its rows come from", key="input_box")):
     if box.open:
         st.caption(input_source(settings.spec, ex.layer))
-        plot(figures.input_figure(tr.x, ex.tokens, **({"title": "Input X (queries): one row per token"} if cross
+        plot(figures.input_figure(tr.x, ex.tokens, **({"title": INPUT_X_TITLE} if cross
                                                       else {})), key="X")
         if cross:
-            plot(figures.input_figure(tr.x_kv, ex.keys, title="Input Y (keys and values): one row per token"), key="Y")
+            plot(figures.input_figure(tr.x_kv, ex.keys, title=INPUT_Y_TITLE), key="Y")
 experiments.cross_attention_note(ex)
 if kv != h:
     with (box := expander("Grouped-query attention: query heads share keys and values", key="kv_box")):
         if box.open:
             experiments.kv_sharing(ex)
 decoder.rope_section(settings, ex)
-code_for_step(1, ("Here `x_kv` is Y, the source sentence (cross-attention). " if cross else
-                 "Here `x_kv` is X itself (self-attention). ")
-              + (f"`cfg.rope_theta` = {cfg.rope_theta:g}, so the rotation ran." if cfg.rope_theta else
-                 "`cfg.rope_theta` is None: no rotation, q and k are the projections themselves."))
+code_for_step(1, projection_code_note(cross, cfg.rope_theta))
 next_step("pages/attention.py", "Step 2: attention per head")

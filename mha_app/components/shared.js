@@ -1,4 +1,5 @@
 // Helpers every component's script shares (mha_app/components/__init__.py puts this file in front of each).
+/* exported download, lut, wrap, labelEvery */  // what the components' scripts take from here (eslint.config.mjs)
 
 // Save a blob as a file named `name`, as a download link does.
 function download(blob, name) {
@@ -26,6 +27,9 @@ function lut(stops) {  // 256 RGB entries, linear between the stops (as plotly i
   }
   return out;
 }
+
+// Every k-th label: the smallest k that gives labels `room` px tall (or wide) on cells `cell` px apart room to fit.
+const labelEvery = (cell, room) => Math.max(1, Math.ceil(room / cell));
 
 // A text in lines of at most `width` px, broken at spaces: a title in a narrow column.
 function wrap(measurer, s, width, size, bold = false) {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mha_app.copy.words import count, verb
 from mha_core.analysis.head_stats import CONTENT, MIXED, POSITIONAL, SINK, SPECIAL, Parts
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 
@@ -307,3 +308,79 @@ def summary_reading(parts: Parts) -> str:
         f"*{CONTENT.capitalize()}*: the weight goes to other words; that may be a content pattern (linking related "
         "words) or attention spread over the whole sentence. A low entropy means focused, a high one broad, and the "
         "head's heatmap on the attention page shows which words it links.\n\n" + CAVEATS)
+
+
+# --- The model view ----------------------------------------------------------------------------------------------
+
+def model_view_title(n_heads: int | None) -> str:
+    """The model view's title: the model's count of heads (None before a trained model is chosen)."""
+    return f"Model view: all {n_heads} heads" if n_heads else "Model view: every head of a model"
+
+
+def model_view_intro(name: str, n_layers: int, n_heads: int, kv_heads: int, dark: str, darker: str) -> str:
+    """What the grid of small squares shows, and what to look for in this model's heads (dark, darker: the theme's
+    words for more weight)."""
+    shared = (f" (here {n_heads} query heads share {kv_heads} key/value heads: the heads of one group stand "
+              "together, under a label that names their K/V head)" if kv_heads != n_heads else "")
+    return (f"A trained transformer runs attention {n_layers} times, once per layer, each time with "
+            f"{count(n_heads, 'head')}{shared}. Below, each small square is one head's attention weights on your text "
+            f"(rows: the token that asks, columns: the token it looks at; {darker} = more weight). Training decides "
+            f"where each head's weight goes: {model_text(name).patterns.format(dark=dark)}. Hover over a square for "
+            "its tokens and numbers, or see one layer large, with its tokens, below.")
+
+
+def outlined_caption(layer: int, head: int, how: str) -> str:
+    """Under the grid: which head is outlined, then how the page counts (`how`, from how_pages_count)."""
+    return f"Outlined: layer {layer}, head {head}, the one the step-through pages show. {how}"
+
+
+def layer_large_caption(group_size: int, group_rows: bool) -> str:
+    """Above the chosen layer drawn large (group_rows: each row of panels is one key/value group)."""
+    return ("The layer chosen in the sidebar (or below), with its tokens on the axes: big enough for a projector."
+            + (f" Each row of panels is one key/value group of {group_size} query heads." if group_rows else ""))
+
+
+def layer_grid_title(layer: int, n_heads: int) -> str:
+    return f"Layer {layer}: all {n_heads} heads (rows: queries, columns: keys)"
+
+
+# --- The head summary's notes --------------------------------------------------------------------------------------
+
+def no_queries_note(parts: Parts) -> str:
+    """When the text has no token to average over as a query."""
+    why = ("the first token is left out as a query (it can only look at itself)" if parts.kind == "decoder" else
+           f"only {parts.start} and {parts.end}, which are left out as queries")
+    return f"This text has no token to average over: {why}. Type a longer text in the sidebar."
+
+
+def kind_help(kind: str, meaning: str) -> str:
+    """The help of a kind's count: the kind and what it means (head_stats.KIND_MEANINGS)."""
+    return f"{kind.capitalize()}: {meaning}."
+
+
+def split_title(layer: int) -> str:
+    return f"Layer {layer} (chosen in the sidebar): where each head's attention goes (each bar sums to 1)"
+
+
+NO_REPEATS = ("Nothing in this text repeats (past the token just before), so no head has an induction score. Choose "
+              "*Repeated phrase* under *Example sentences* in the sidebar.")
+
+
+def _seen_before(pairs: int) -> str:
+    return f"On this text, {count(pairs, 'token')} {verb(pairs, 'was', 'were')} seen before"
+
+
+def induction_found(pairs: int, best: list[dict], group_size: int) -> str:
+    """The heads with the highest induction score (rows of head_stats.top_heads, 0-based layer and head)."""
+    named = ", ".join(f"layer {r['layer'] + 1} head {r['head'] + 1}"
+                      + (f" (K/V {r['head'] // group_size + 1})" if group_size > 1 else "") + f": {r['induction']:.2f}"
+                      for r in best)
+    return (f"{_seen_before(pairs)}. The {verb(len(best), 'head', 'heads')} with the highest induction score (the mean "
+            f"weight each puts on the token that followed the earlier copy): {named}. Open one in the step-through "
+            "below and look at the rows of the repeat.")
+
+
+def induction_none(pairs: int, min_score: float) -> str:
+    """When tokens repeat but no head's induction score reaches min_score."""
+    return (f"{_seen_before(pairs)}, but no head puts more than {min_score} of its weight on the token that followed "
+            "the earlier copy.")

@@ -1,4 +1,5 @@
-"""Notes about the weights on view: what random weights mean, what the biases are."""
+"""Notes about the weights on view (what random weights mean, what the biases are, how to switch to a trained
+model) and the notices the pages share."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mha_app.copy.words import a
 from mha_core.pretrained import MODELS
 
 if TYPE_CHECKING:
@@ -37,3 +39,24 @@ def bias_note(example: Example) -> str:
                 "weights start their biases at 0, as nn.MultiheadAttention does.")
     return ("Random weights start their biases at 0, as nn.MultiheadAttention does; the planted head's part of b_Q "
             "was solved for with its queries, so it is not 0.")
+
+
+NEEDS_TRAINED = "This page shows a trained model."  # why offer_line is shown on a page of a trained model
+
+
+def switch_label(model: str) -> str:
+    """The button that switches the weights to `model`."""
+    return f"Switch to {model}"
+
+
+def offer_line(why: str, trained: list[tuple[str, str]], sidebar: bool = True) -> str:
+    """`why` a trained model is needed and how to choose one of `trained` (name, kind: "encoder", "decoder");
+    sidebar=False: the sidebar is hidden (presentation mode), so only the buttons below are offered."""
+    names = " or ".join(f"**{name}** ({a(kind)})" for name, kind in trained)
+    return (f"{why} Choose {names}"
+            + (" under *Weights* in the sidebar, or use the button." if sidebar else " with its button below."))
+
+
+def zoom_moved(wanted: int, last: int) -> str:
+    """A zoom window asked to start at `wanted`, past the `last` row or column: it starts at the last one."""
+    return f"The zoom window's start, {wanted}, is past the last one, {last}; it starts at {last}."

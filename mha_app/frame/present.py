@@ -34,12 +34,12 @@ FIGURE_HEIGHT = 480  # px at most, so that a screen's figure fits under its text
 PLANE_TOP = 160  # px: enlarge's top margin for a two-line title over a legend in a row
 TITLE_ROOM = 48  # px: enlarge's top margin for a one-line title
 LEGEND_ROW = 35  # px: one row of a legend above the plot, at FIGURE_FONT
-# px: the most a legend above the plot takes in one row; wider, it wraps, so it is drawn one entry a row (read6b:
-# three entries wrapped into three rows over a title's second line). A 1024-px projector's figures are wider.
+# px: the most a legend above the plot takes in one row; wider, plotly wraps it over the title's second line, so it
+# is drawn one entry a row. A 1024-px projector's figures are wider.
 LEGEND_WIDTH = 700
 CHAR_EM = 0.6  # a character's width in em, at most (Arial, Helvetica: about 0.5 on average): the legend's estimate
 # The most a screen's figure may take where its text and formula leave less than FIGURE_HEIGHT above the fold of a
-# 1280 x 800 projector (read3: the scores' last rows and keys, and the plane's query, were below it).
+# 1280 x 800 projector: there, the scores' last rows and keys, and the plane's query, would fall below it.
 SCREEN_FIGURE_HEIGHT = {"scores": 350, "plane": 380}
 
 
@@ -150,8 +150,8 @@ TOKEN_LABEL = re.compile(r"\d+ ")  # a token's axis label, "7 because" (figures.
 
 def _keys_in_two_lines(fig: dict) -> None:
     """A matrix's key names ("7 because") as two level lines, position over token: tilted at the projector's size
-    they took more height than the matrix's rows (read3, lesson screen 3). Small multiples keep plotly's thinned,
-    tilted names: a narrow panel has no room for every key's."""
+    they take more height than the matrix's rows. Small multiples keep plotly's thinned, tilted names: a narrow panel
+    has no room for every key's."""
     layout = fig["layout"]
     if sum(trace.get("type") == "heatmap" for trace in fig["data"]) != 1:
         return

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from mha_app.copy import sidebar as say
 from mha_app.copy.example import describe, device_label
-from mha_app.copy.markup import quote
 from mha_app.copy.models import model_text, sentence_help, token_gloss
 from mha_app.frame.about import footer
 from mha_app.run import compute
@@ -37,13 +37,7 @@ from mha_core.analysis.export import trace_npz
 from mha_core.pretrained import ModelNotInstalledError
 from mha_core.teaching.presets import TINY_CONFIG, TINY_TOKENS
 
-INPUT_CAPTIONS = ["your own words", "n random vectors",
-                  f"{len(TINY_TOKENS)} tokens, d_model {TINY_CONFIG.d_model}, its own small whole-number weights "
-                  "(not random): check by hand",
-                  "two sentences: a translating decoder writes one while it reads the other (cross-attention)"]
-PAIR_SOURCE = "The source sentence: keys and values"
-PAIR_SOURCE_HELP = ("Cross-attention: the keys and values come from this sentence, the source that a translating "
-                    "decoder reads; the queries come from the sentence being written from it, below.")
+INPUT_CAPTIONS = say.input_captions(len(TINY_TOKENS), TINY_CONFIG.d_model)
 
 
 def check_link() -> None:
@@ -67,11 +61,10 @@ def _head_count(sb, d_model: int) -> int:
     old = st.session_state.get("h")
     if old is not None and old not in options:
         st.session_state.h = closest_head_count(d_model, old)
-        sb.info(f"h = {old} does not divide d_model = {d_model}, so h is now {st.session_state.h}.")
+        sb.info(say.head_count_changed(old, d_model, st.session_state.h))
     return sb.selectbox(
         control("h").label, options, index=options.index(closest_head_count(d_model, default("h"))), key="h",
-        bind=widgets.BIND, help=f"Only head counts that divide d_model = {d_model} are offered: each head gets "
-                                "d_model / h dimensions.")
+        bind=widgets.BIND, help=say.head_count_help(d_model))
 
 
 def _kv_heads(sb, h: int) -> int:
@@ -82,35 +75,28 @@ def _kv_heads(sb, h: int) -> int:
         st.session_state.kv_heads = h  # plain attention (kv = the old h) stays plain when h changes
     elif old is not None and old not in options:
         st.session_state.kv_heads = h
-        sb.info(f"{old} key/value heads do not divide h = {h}, so each query head has its own again.")
+        sb.info(say.kv_heads_changed(old, h))
     st.session_state.kv_heads_for_h = h
     kv = sb.selectbox(control("kv_heads").label, options, index=0, key="kv_heads", bind=widgets.BIND,
-                      help=control("kv_heads").help + f" Only divisors of h = {h} work.")
-    if kv == h:
-        sb.caption("One key/value head per query head: plain multi-head attention.")
-    else:
-        sb.caption(f"{h} query heads share {kv} key/value head{'s' if kv > 1 else ''}: {h // kv} query heads each.")
+                      help=say.kv_heads_help(control("kv_heads").help, h))
+    sb.caption(say.kv_heads_caption(h, kv))
     return 0 if kv == h else int(kv)
 
 
-# The first choice of weights when the input is the tiny example, whose weights are set by hand, not drawn at random.
-TINY_WEIGHTS = {RANDOM: "hand-set weights (the tiny example)"}
+TINY_WEIGHTS = {RANDOM: say.TINY_WEIGHTS}
 
 
 def model_captions(tiny: bool = False) -> list[str]:
     """One line under each choice of weights: what it is, or, for a model not installed here, how to add it."""
-    lines = ["small whole numbers chosen by hand, to check with pencil and paper" if tiny else
-             "any sizes; the patterns mean nothing"]
+    lines = [say.random_weights_caption(tiny)]
     for card in PRETRAINED.values():
-        lines.append(model_text(card.name).about if card.installed() else
-                     f"not installed here; add it with `{card.install}`")
+        lines.append(model_text(card.name).about if card.installed() else say.not_installed_caption(card.install))
     return lines
 
 
 def not_installed(card) -> None:
     """Say that a chosen model is missing and how to add it, then stop the page (the sidebar stays usable)."""
-    st.info(f"**{card.name}** is not installed on this server. Add it with one command, then reload the page:",
-            icon=":material/download:")
+    st.info(say.not_installed_text(card.name), icon=":material/download:")
     st.code(card.install, language="bash")
     st.stop()
 
@@ -121,18 +107,12 @@ def experiment_controls(sb, card, input_mode: str, heads: int, layer: int) -> di
     sb.header("Experiments")
     values = dict(scale=d.scale, plant=d.plant, plant_head=d.plant_head, strength=d.strength)
     if card:
-        effect = "the next token it predicts" if card.kind == "decoder" else "its sentence vector"
-        sb.caption(f"With {card.name}: switch heads off and see what that does to the later layers and to "
-                   f"{effect}. It keeps the 1/√d_k scaling it was trained with. Planting a head (its heads are "
-                   "shown as trained), another number of key/value heads (its own are fixed) and cross-attention "
-                   "(it reads one text) need random weights.")
+        sb.caption(say.trained_experiments_caption(card.name, card.kind == "decoder"))
     else:
         values["scale"] = widgets.choice(sb, "scale", "radio", horizontal=True)
-    where = f" (in layer {layer}, the one on view)" if card else ""
     values["ablate"] = widgets.multiselect(sb, "ablate", list(range(1, heads + 1)), placeholder="no head is off")
     if values["ablate"]:
-        sb.caption(f"Switched off{where}: head{'s' if len(values['ablate']) > 1 else ''} "
-                   f"{', '.join(map(str, values['ablate']))}. Step 4 shows what changed.")
+        sb.caption(say.heads_off_caption(values["ablate"], layer if card else None))
     if not card:
         values["plant"] = widgets.select(sb, "plant", list(control("plant").choices))
         if values["plant"] != d.plant:
@@ -156,8 +136,7 @@ def spec_controls() -> tuple[Spec, int]:
     layer = View.layer
     if card:
         layer = widgets.select(sb, "layer", list(range(1, card.n_layers + 1)),
-                        help=f"{card.name} has {card.n_layers} layers; the step-through pages show this layer's "
-                             "attention.")
+                        help=say.layer_help(card.name, card.n_layers))
     sb.header("Input")
     input_mode = "sentence" if card else widgets.choice(sb, "input", "radio", captions=INPUT_CAPTIONS)
     text, n = d.text, d.n
@@ -165,28 +144,27 @@ def spec_controls() -> tuple[Spec, int]:
         if st.session_state.get("example") not in (None, *examples(model)):  # another model's example
             st.session_state.example = None
         sb.selectbox("Example sentences", list(examples(model)), index=None, key="example",
-                     placeholder="Pick an example…", on_change=_use_example, args=(model,),
-                     help="Fills the sentence box; you can edit it afterwards.")
+                     placeholder=say.EXAMPLE_PLACEHOLDER, on_change=_use_example, args=(model,),
+                     help=say.EXAMPLE_HELP)
     text_q = d.text_q
     if input_mode in ("sentence", "pair"):  # in pair mode, in reading order: the source, then what is written from it
-        text = widgets.text(sb, "text", PAIR_SOURCE if input_mode == "pair" else None,
-                            help=PAIR_SOURCE_HELP if input_mode == "pair" else sentence_help(Spec(model=model)))
+        text = widgets.text(sb, "text", say.PAIR_SOURCE if input_mode == "pair" else None,
+                            help=say.PAIR_SOURCE_HELP if input_mode == "pair" else sentence_help(Spec(model=model)))
     if input_mode == "pair":
         text_q = widgets.text(sb, "text_q")
     elif input_mode == "random":
         n = widgets.number(sb, "n")
     d_model, h, kv_heads = d.d_model, d.h, d.kv_heads
     if card:
-        kv = f", h_kv = {card.n_kv_heads} key/value heads" if card.n_kv_heads != card.n_heads else ""
-        sb.caption(f"{card.name} fixes d_model = {card.d_model} and h = {card.n_heads} (d_k = {card.d_k}{kv})."
-                   + (f" {model_text(card.name).weights_short}" if model_text(card.name).weights_short else ""))
+        sb.caption(say.model_sizes_caption(card.name, card.d_model, card.n_heads, card.d_k, card.n_kv_heads,
+                                             model_text(card.name).weights_short))
     elif input_mode == "tiny":
         t = TINY_CONFIG
-        sb.caption(f"The tiny example fixes d_model = {t.d_model} and h = {t.n_heads} (d_k = {t.d_k}).")
+        sb.caption(say.tiny_sizes_caption(t.d_model, t.n_heads, t.d_k))
     else:
         d_model = widgets.number(sb, "d_model")
         h = _head_count(sb, d_model)
-        sb.caption(f"Each head works in d_k = d_model / h = {d_model} / {h} = {d_model // h} dimensions.")
+        sb.caption(say.d_k_caption(d_model, h))
         kv_heads = _kv_heads(sb, h)
     seed, pe, causal, pad = d.seed, d.pe, d.causal, d.pad
     if card:
@@ -197,17 +175,14 @@ def spec_controls() -> tuple[Spec, int]:
         if input_mode in ("sentence", "pair"):
             pe = widgets.checkbox(sb, "pe")
         else:  # no position signal to add: shown unticked, and the link's own choice kept for the sentence input
-            sb.checkbox(control("pe").label, False, key="pe_none", disabled=True, help=NO_POSITIONS[input_mode])
+            sb.checkbox(control("pe").label, False, key="pe_none", disabled=True, help=say.NO_POSITIONS[input_mode])
         sb.header("Masks")
         if Spec(input=input_mode).allows(causal=True):
             causal = widgets.checkbox(sb, "causal")
         else:
             st.session_state.causal = False
-            widgets.checkbox(sb, "causal", disabled=True, help="Cross-attention reads the whole other sentence, so "
-                                                               "there is no causal mask here.")
-        pad = widgets.number(sb, "pad", **({"help": "Blocks the last keys (of the source sentence) for every query, "
-                                                    "as padding is blocked in a batch: filler ([PAD] tokens added to "
-                                                    "make texts the same length)."} if input_mode == "pair" else {}))
+            widgets.checkbox(sb, "causal", disabled=True, help=say.NO_CAUSAL_PAIR)
+        pad = widgets.number(sb, "pad", **({"help": say.PAD_PAIR_HELP} if input_mode == "pair" else {}))
     heads = Spec(model=model, input=input_mode, h=int(h)).heads
     experiments = experiment_controls(sb, card, input_mode, heads, int(layer))
     backend = widgets.choice(sb, "backend", "radio", horizontal=True)
@@ -235,11 +210,11 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     wanted = st.session_state.get("query") or url.parse("query", st.query_params.get("query", str(first)))
     if wanted is not None and wanted > example.n:
         st.session_state.query = example.n
-        sb.info(f"Query token {wanted} is past the last token, so `query` is now {example.n}.")
+        sb.info(say.query_changed(wanted, example.n))
     query = widgets.number(sb, "query", 1, example.n, start=first)
     token = example.tokens[query - 1]
     gloss = token_gloss(spec or Spec(), example.tokens, query - 1)
-    sb.caption(f"Query token {query}: {quote(token)}" + (f" ({gloss})" if gloss else ""))
+    sb.caption(say.query_caption(query, token, gloss))
     return View(layer=layer, head=int(head), query=int(query), **page_settings())
 
 
@@ -265,8 +240,8 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
     base = (st.context.url or f"http://localhost:8501/{page_path}").split("?")[0]
     with st.sidebar:
         st.header("Share")
-        st.caption(f"Computed with {settings.spec.backend} on **{device_label(example.trace.device)}**.")
-        st.caption("This link reopens exactly this view (copy button on the right):")
+        st.caption(say.computed_with(settings.spec.backend, device_label(example.trace.device)))
+        st.caption(say.SHARE_LINK)
         link = settings.share_url(base, example.n)
         st.code(link, language=None, wrap_lines=True)
         st.header("Export")
@@ -276,14 +251,6 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
         st.download_button("Settings (.json)", settings_json(settings.values(), link), file_name="mha_settings.json",
                            mime="application/json", width="stretch", on_click="ignore", key="settings_json")
         image_format()
-
-
-NO_POSITIONS = {  # why the positional encoding is off, for each input that has none
-    "random": "Off: with random input, X is random numbers, with no position signal added. Choose the sentence "
-              "input to add one.",
-    "tiny": "Off: the tiny example's X is written by hand, with no position signal added. Choose the sentence input "
-            "to add one.",
-}
 
 
 def prepare(page_path: str) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from mha_app.copy.by_hand import engine_check, fewer_decimals
 from mha_app.state.example import Example
 from mha_app.ui.charts import plot
+from mha_app.ui.layout import table_height
 from mha_core.figures import token_labels
 from mha_core.figures.lesson import dot_product_figure
 from mha_core.teaching.worked import DECIMALS, WorkedCell, fmt, latex_lines, same_to, work_cell
@@ -30,15 +32,12 @@ def show_worked(cell: WorkedCell, ex: Example, figure: bool = True) -> None:
         st.latex(line)
     sd, wd = cell.score_decimals, cell.weight_decimals
     same = same_to(cell.score, cell.engine_score, sd) and same_to(cell.weight, cell.engine_weight, wd)
-    message = (f"The engine's own cell: score {fmt(cell.engine_score, sd)}, weight {fmt(cell.engine_weight, wd)}; "
-               f"by hand: {fmt(cell.score, sd)} and {fmt(cell.weight, wd)}.")
     if same:
-        st.success(message + " The same to the last digit shown.", icon=":material/check_circle:")
+        st.success(engine_check(cell, same), icon=":material/check_circle:")
     else:
-        st.error(message + " They differ.", icon=":material/error:")
+        st.error(engine_check(cell, same), icon=":material/error:")
     if min(sd, wd) < DECIMALS:
-        st.caption(f"Shown to fewer than {DECIMALS} decimals where the engine's float32 arithmetic (numbers kept to "
-                   f"about 7 significant digits) rounds the {DECIMALS}th decimal the other way.")
+        st.caption(fewer_decimals(DECIMALS))
 
 
 def row_table(cell: WorkedCell, tokens: list[str]) -> None:
@@ -49,4 +48,4 @@ def row_table(cell: WorkedCell, tokens: list[str]) -> None:
         "e^(z_ts − max)": [fmt(e) for e in cell.exps],
         "attention weight α_ts": [fmt(w) for w in cell.weights],
         "note": ["◀ this cell" if j == cell.key else "blocked" if cell.blocked[j] else "" for j in range(len(tokens))],
-    }, hide_index=True, height=min(420, 35 * len(tokens) + 38))
+    }, hide_index=True, height=table_height(len(tokens), cap=420))

@@ -3,7 +3,8 @@ and test the claims about heads as experiments.
 
 Finished runs and experiments are kept once for the whole server (a shared link shows its run at once), and only one
 training or experiment runs at a time on a server (BUSY): a second student is told so instead of slowing both.
-The numbers come from mha_core.training, the figures from mha_core.figures.training; this module lays them out.
+The numbers come from mha_core.training, the figures from mha_core.figures.training, the words from
+mha_app.copy.heads_learn; this module lays them out.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from mha_app.copy.markup import quote
+from mha_app.copy import heads_learn as texts
+from mha_app.copy.heads_learn import BUSY_MESSAGE
 from mha_app.run import compute
 from mha_app.state.cache import BoundedCache, read_only
 from mha_app.state.sentences import DECODER_SENTENCES, EXAMPLE_SENTENCES
 from mha_app.state.settings import Spec
 from mha_app.ui.charts import plot
+from mha_app.ui.layout import table_height
 from mha_app.ui.notices import token_spelling
 from mha_app.ui.pickers import setting_widget
 from mha_core import ConfigError
@@ -50,11 +53,6 @@ MAX_RUNS = 48                      # a run at the largest sizes holds ~3 MB of c
 RUNS = BoundedCache(MAX_RUNS, 256 * 2**20)
 EXPERIMENTS = BoundedCache(16, 64 * 2**20)
 BUSY = threading.Lock()            # one training or experiment at a time on this server
-BUSY_MESSAGE = ("Another student is training a model on this server right now. Trainings run one at a time so that "
-                "each takes seconds, not minutes: try again in a few seconds. A run someone has finished shows at "
-                "once.")
-# Sources, as cited in running text.
-ELHAGE, OLSSON, MICHEL = "Elhage et al. 2021", "Olsson et al. 2022", "Michel et al. 2019"
 
 
 @dataclass(frozen=True)
@@ -110,21 +108,14 @@ def progress_bar(what: str):
     bar = st.progress(0.0, text=what)
 
     def update(done: int, total: int, loss: float | None = None) -> None:
-        note = f" (held-out loss {loss:.3f})" if loss is not None else ""
-        bar.progress(min(done / total, 1.0) if total else 1.0, text=f"{what}: {done} of {total}{note}")
+        bar.progress(min(done / total, 1.0) if total else 1.0, text=texts.progress_text(what, done, total, loss))
     return update
 
 
 # --- The page's sections ------------------------------------------------------------------------------------------
 
 def intro() -> None:
-    st.markdown(
-        "Nobody tells a transformer what its heads should do: each head starts with random weights, and training "
-        "by gradient descent shapes it (step after step, every weight is nudged a little in the direction that "
-        "makes the model's answers less wrong). Here you train a tiny transformer yourself, in seconds, on this "
-        "server's CPU: two layers of attention heads and nothing else (no feed-forward blocks, like the toy models "
-        f"in which {ELHAGE} and {OLSSON} found induction heads), on a task whose answer is known. Then you watch "
-        "each head's attention form, and compare it with the same kind of head in two real models.")
+    st.markdown(texts.INTRO)
 
 
 def controls() -> Choice:
@@ -139,18 +130,10 @@ def controls() -> Choice:
         d_model = int(setting_widget("task_d_model"))
     with right:
         seed = int(setting_widget("task_seed"))
-    st.markdown(f"**{task.title}.** {task.rule} Example: {quote(' '.join(task.example), 80)} "
-                f"({task.n_tokens} tokens, a vocabulary of {len(task.vocab)}).")
+    st.markdown(texts.task_line(task.title, task.rule, task.example, task.n_tokens, len(task.vocab)))
     same = {parameter_count(len(task.vocab), task.n_tokens, 2, k, d_model, task.positions) for k in HEAD_COUNTS}
     total = parameter_count(len(task.vocab), task.n_tokens, 2, h, d_model, task.positions)
-    st.caption(f"{h} head{'s' if h > 1 else ''} of d_k = {d_model} / {h} = {d_model // h} dimensions in each of 2 "
-               f"layers; {total:,} learned numbers in all, and "
-               + ("the same count for 1, 2, 4 or 8 heads at this d_model (counted by mha_core.cost): splitting d_model "
-                  "into heads costs no parameters." if len(same) == 1 else "the count depends on h.")
-               + " Positions are " + ("learned" if task.positions == "learned" else
-                                      "sinusoidal (the fixed sine waves of Vaswani et al. 2017)") + " for this task"
-               + (": its rule is about fixed places (the first token, the list before the separator)."
-                  if task.positions == "learned" else ": its rule is a shift (one back), the same at every position."))
+    st.caption(texts.sizes_caption(h, d_model, total, len(same) == 1, task.positions == "learned"))
     return Choice(task.name, h, d_model, seed)
 
 
@@ -158,30 +141,22 @@ def training(choice: Choice) -> TrainingRun | None:
     """The run of this choice: at once when the server has it, else the untrained model and a Train button."""
     run = RUNS.peek(choice.key)
     task = TASKS[choice.task]
-    st.markdown("Training nudges every weight, step after step, to lower the *loss*: the cross-entropy of the right "
-                "answers (minus the logarithm of the probability the model gives the right answer: 0 when it is sure "
-                f"and right), averaged over the set P of positions that have one, on a fresh batch of {BATCH} random "
-                "sequences at each step. The nudges are made by Adam (Kingma & Ba 2015), a form of gradient descent "
-                "that gives each weight its own step size, from how that weight's slope has been changing. Each "
-                "position sees only itself and the tokens before it.")
+    st.markdown(texts.loss_intro(BATCH))
     st.latex(r"L = -\frac{1}{|P|} \sum_{t \in P} \log p_\theta(y_t \mid x_1, \dots, x_t)")
     if run is None:
         before = _untrained(choice)
         example = list(task.example)
         plot(tfig.patterns_through_training(before.attentions(example)[None], example, [0], [before.accuracy]),
              key="untrained")
-        st.caption("Before training, with this seed's random weights: every head spreads its attention almost evenly "
-                   "over the tokens it may see, and the model is right about as often as a guess (held-out "
-                   "accuracy: the share of right answers on sequences it never trained on).")
-        if asked(f"Train ({task.steps} steps, a few seconds)", "train", type="primary",
+        st.caption(texts.UNTRAINED)
+        if asked(texts.train_label(task.steps), "train", type="primary",
                  icon=":material/model_training:"):
-            callback = progress_bar(f"Training on the {choice.task} task, step")
+            callback = progress_bar(texts.training_progress(choice.task))
             run = exclusive(lambda: _train(choice.task, choice.h, choice.d_model, choice.seed, callback))
         if run is None:
-            st.caption("The same settings and seed always give the same run, so a shared link reproduces it.")
+            st.caption(texts.SAME_SEED)
             return None
-    st.caption(f"Trained in {run.seconds:.1f} s on this server, with seed {run.seed}; kept for everyone, so a link "
-               "to these settings shows it at once.")
+    st.caption(texts.trained_caption(run.seconds, run.seed))
     return run
 
 
@@ -197,60 +172,40 @@ def show_run(run: TrainingRun) -> None:
     solved = run.steps_to_solve
     left, middle, right = st.columns(3)
     left.metric("Held-out accuracy at the end", f"{run.accuracy:.1%}",
-                help="The share of answers right on sequences the model never trained on.")
+                help=texts.ACCURACY_HELP)
     middle.metric(f"Steps until {SOLVED:.0%} right", "not reached" if solved is None else f"{solved}")
     right.metric("Training time", f"{run.seconds:.1f} s")
     plot(tfig.loss_figure(run.losses, run.checkpoint_steps, [c.loss for c in run.checkpoints],
                           [c.accuracy for c in run.checkpoints]), key="loss")
-    st.caption("The loss is the cross-entropy of the right answers: about ln(vocabulary) = "
-               f"{np.log(len(task.vocab)):.2f} when the model guesses, 0 when it is sure and right.")
+    st.caption(texts.loss_caption(np.log(len(task.vocab))))
 
-    st.markdown("**The model on the example** (a blank answer: the rule gives none at that position):")
+    st.markdown(texts.EXAMPLE_TABLE)
     answers = task.answers(task.encode(tokens)[None])[0]
     predicted = run.predict(tokens)
     rows = {"token": tokens, "answer": ["" if a < 0 else task.vocab[a] for a in answers],
             "the model says": [p if a >= 0 else "" for p, a in zip(predicted, answers, strict=True)],
             "right?": ["" if a < 0 else "✓" if p == task.vocab[a] else "✗"
                        for p, a in zip(predicted, answers, strict=True)]}
-    # One row per position: a row per field ran 17 columns wide and was cut at the page's edge (read2). Every row
-    # shows (35 px each, with the header), so none hides behind a scroll bar.
+    # One row per position: a row per field would run 17 columns wide, past the page's edge. Every row
+    # shows, so none hides behind a scroll bar.
     st.dataframe({"position": list(range(1, len(tokens) + 1)), **rows}, hide_index=True,
-                 height=35 * (len(tokens) + 1) + 3)
+                 height=table_height(len(tokens)))
 
     st.header("Each head's attention, from random to trained")
-    st.markdown("Move the slider under the figure through training. At step 0 the weights are random and every head "
-                "spreads its attention almost evenly over the tokens it may see (the causal mask hides later ones); "
-                "watch where each head's attention settles.")
+    st.markdown(texts.PATTERNS_INTRO)
     attentions, history = _patterns(run, tokens)
     plot(tfig.patterns_through_training(attentions, tokens, run.checkpoint_steps,
                                         [c.accuracy for c in run.checkpoints]), key="patterns")
     for statistic, values in history.items():
         plot(tfig.score_history_figure(values, run.checkpoint_steps, PARTS.labels[statistic],
                                        share=statistic != "entropy"), key=f"history_{statistic}")
-        st.caption(_statistic_note(statistic))
+        st.caption(texts.STATISTIC_NOTES[statistic])
 
 
 def _statistics(task) -> tuple[str, ...]:
     """The head statistics shown over training: the task's own, and for induction first the previous-token share
     (the layer-1 head that the induction head reads)."""
     return ("prev", "induction") if task.statistic == "induction" else (task.statistic,)
-
-
-def _statistic_note(statistic: str) -> str:
-    notes = {
-        "prev": "The previous-token share: the mean weight each query gives the token just before it (the same "
-                "statistic as on the head summary page).",
-        "first": "The first-token share: the mean weight each query gives the first token of the sequence.",
-        "induction": "The induction score: for each token seen before, the weight on the token that followed its "
-                     "earlier copy, averaged (the same statistic as on the head summary page). The full induction "
-                     "circuit needs a layer-1 head that looks at the previous token (the chart above): the induction "
-                     "head of layer 2 finds the earlier copy by the token that came before each key. The two curves "
-                     "need not rise in that order: a head can gain some score before the circuit is complete.",
-        "entropy": "Sorting needs neither a previous-token nor an induction head: each output position looks up the "
-                   "next larger number in the list. The chart shows each head's entropy in bits instead: high when "
-                   "it spreads its attention, falling as it learns to look at one number.",
-    }
-    return notes[statistic]
 
 
 def _patterns(run: TrainingRun, tokens: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -267,28 +222,16 @@ def real_heads(run: TrainingRun) -> None:
     kind = {"induction": (SMOLLM2, REPEATED_PHRASE, "induction", head_stats.INDUCTION_MIN_SCORE),
             "prev": (MINILM, SENTENCE, "prev", head_stats.DOMINANT_MIN_SHARE)}.get(run.task.statistic)
     if kind is None:
-        st.markdown("Real models have induction heads and previous-token heads too. Choose the *induction* or "
-                    "the *previous* task to see your model's head beside theirs.")
+        st.markdown(texts.NO_REAL_KIND)
         return
     name, text, statistic, threshold = kind
     card = MODELS[name]
     scores = head_scores(run, statistic)
     layer, head = strongest_head(scores, statistic)
     label = PARTS.labels[statistic]
-    if statistic == "induction":
-        st.markdown(
-            f"Induction heads were first described in models like yours ({ELHAGE}); {OLSSON} found them in every "
-            f"large language model they looked at. Here is your strongest one beside the strongest of {card.name}'s "
-            f"{card.n_layers * card.n_heads} heads, on a repeated phrase: the same stripe, one place less than the "
-            "phrase's length to the left of the diagonal (each token of the repeat looks at the token that followed "
-            "its earlier copy), and the same statistic.")
-    else:
-        st.markdown(
-            f"Many trained models have heads that look at the previous token (Voita et al. 2019 found them in "
-            f"translation models; Clark et al. 2019 in BERT). Here is yours beside the strongest of {card.name}'s "
-            f"{card.n_layers * card.n_heads} heads, with the same statistic.")
+    st.markdown(texts.real_heads_intro(statistic, card.name, card.n_layers * card.n_heads))
     if not card.installed():
-        st.info(f"{card.name} is not installed on this server; add it with `{card.install}`.")
+        st.info(texts.not_installed(card.name, card.install))
         return
     spec = Spec(model=name, text=text)
     try:
@@ -307,39 +250,31 @@ def real_heads(run: TrainingRun) -> None:
     panels += [(f"{name} ({value:.2f})", model_run.layers[r["layer"]].weights[r["head"]], model_run.tokens)
                for name, value, r in zip(names[1:], values[1:], top, strict=True)]
     token_spelling(spec)  # the real model's tokens are on the panels' axes
-    plot(tfig.head_patterns_figure(panels, f"Your strongest head beside {card.name}'s strongest ({label} in "
-                                           "brackets)"), key="real_heads")
+    plot(tfig.head_patterns_figure(panels, texts.real_heads_title(card.name, label)), key="real_heads")
     if not top:
-        st.caption(f"No head of {card.name} has a {label} above {threshold} on this text.")
+        st.caption(texts.no_strong_head(card.name, label, threshold))
     plot(tfig.score_bars_figure(names, values, label, [head_colour(k) for k in range(len(names))]),
          key="score_bars")
     parts = head_stats.parts_for(compute.pretrained_model(name))
-    how = ("Its heads and yours are measured the same way." if parts.kind == "decoder" else
-           f"The statistic is the same for its heads and yours; {card.name} is an encoder, so the tokens its "
-           f"tokenizer adds ({parts.start} and {parts.end}) are counted apart, as on the head summary page.")
-    st.caption(f"{card.name} reads: {quote(text, 120)}. {how} The head summary page lists every head of both models.")
+    st.caption(texts.real_reads(card.name, text, parts.kind == "decoder", parts.start, parts.end))
 
 
 def claims(choice: Choice) -> None:
     """The seed texts' claims, as experiments over several seeds."""
     st.header("The claims, tested")
-    st.markdown("Texts about multi-head attention make two claims you can test here, each over "
-                f"{len(SEEDS)} seeds, that is {len(SEEDS)} trainings from different random starting weights and "
-                "batches (the band shows the lowest and the highest run, the line their mean).")
+    st.markdown(texts.claims_intro(len(SEEDS)))
     _heads_claim(choice)
     _pruning_claim(choice)
 
 
 def _heads_claim(choice: Choice) -> None:
-    st.subheader("Are several narrow heads better than one wide head?")
-    st.markdown(
-        f"At d_model = {choice.d_model}, h heads of d_k = d_model / h have exactly the parameters of one head of "
-        f"d_model. Train the induction task with 1, 2, 4 and 8 heads, {len(SEEDS)} seeds each, and compare.")
+    st.subheader(texts.HEADS_CLAIM)
+    st.markdown(texts.heads_claim_intro(choice.d_model, len(SEEDS)))
     key = ("heads", "induction", choice.d_model)
     result: HeadComparison | None = EXPERIMENTS.peek(key)
     if result is None:
         total = len(HEAD_COUNTS) * len(SEEDS)
-        if asked(f"Run it ({total} trainings, about a minute; runs already done are reused)", "run_heads"):
+        if asked(texts.run_heads_label(total), "run_heads"):
             callback = progress_bar("Training")
             result = exclusive(lambda: EXPERIMENTS.get(key, lambda: read_only(compare_heads(
                 "induction", HEAD_COUNTS, SEEDS, choice.d_model, train_fn=_cached_train, callback=callback))))
@@ -347,8 +282,7 @@ def _heads_claim(choice: Choice) -> None:
             return
     plot(tfig.head_comparison_figure(result.heads, result.d_model, result.final_loss, result.accuracy,
                                      result.steps_to_solve, result.steps), key="heads_claim")
-    st.caption(f"Every head count has {result.parameters[0]:,} attention parameters per layer. "
-               + heads_verdict(result))
+    st.caption(heads_verdict(result))
 
 
 def heads_verdict(result: HeadComparison) -> str:
@@ -356,18 +290,8 @@ def heads_verdict(result: HeadComparison) -> str:
     accuracy = result.accuracy.mean(axis=1)                                    # (heads,)
     unsolved = np.isnan(result.steps_to_solve).sum(axis=1)                     # (heads,)
     steps = np.where(np.isnan(result.steps_to_solve), result.steps, result.steps_to_solve).mean(axis=1)
-    rows = [f"{h} head{'s' if h > 1 else ''}: {a:.1%} right, {SOLVED:.0%} after {s:.0f} steps on average"
-            + (f" ({u} run{'s' if u > 1 else ''} never got there)" if u else "")
-            for h, a, s, u in zip(result.heads, accuracy, steps, unsolved, strict=True)]
-    fastest, best = result.heads[int(np.argmin(steps))], result.heads[int(np.argmax(accuracy))]
-    one_is_enough = accuracy[0] >= SOLVED and fastest == 1
-    verdict = (
-        "Here one wide head per layer is enough, and learns fastest: each layer of this task needs one kind of "
-        "head (a previous-token head, then an induction head). More heads pay off when a layer must follow several "
-        f"relations at once; even in trained translation models, {MICHEL} found that many layers can be cut to "
-        "one head at test time." if one_is_enough else
-        f"Here {best} heads reach the best accuracy and {fastest} the fastest solution, at the same parameters.")
-    return "; ".join(rows) + ". " + verdict
+    return texts.heads_verdict(list(result.heads), accuracy.tolist(), steps.tolist(), unsolved.tolist(), SOLVED,
+                               result.parameters[0])
 
 
 def _cached_train(task: str, n_layers: int, n_heads: int, d_model: int, steps, seed: int) -> TrainingRun:
@@ -377,20 +301,14 @@ def _cached_train(task: str, n_layers: int, n_heads: int, d_model: int, steps, s
 
 
 def _pruning_claim(choice: Choice) -> None:
-    st.subheader("Can most heads be switched off?")
-    st.markdown(
-        f"{MICHEL} found that many heads of a trained model can be removed with little loss. Rank the heads by "
-        "importance, switch them off one at a time, least important first, and watch the accuracy. Two rankings: "
-        f"{MICHEL}'s, the size of the loss's gradient with respect to a gate ξ_i on head i's output (how fast the "
-        "loss changes when ξ_i is turned a little from 1; normalised in each layer, as their code does), and the "
-        "plain loss when the head alone is switched off.")
+    st.subheader(texts.PRUNING_CLAIM)
+    st.markdown(texts.PRUNING_INTRO)
     st.latex(r"\mathrm{head}_i \to \xi_i \, \mathrm{head}_i, \qquad I_i = \mathbb{E}_x \left| "
              r"\frac{\partial L(x)}{\partial \xi_i} \right|_{\xi = 1}")
     key = ("prune", choice.task, choice.h, choice.d_model)
     curves = EXPERIMENTS.peek(key)
     if curves is None:
-        if asked(f"Run it on your model's task ({len(SEEDS)} trainings, seeds {', '.join(map(str, SEEDS))})",
-                 "run_prune"):
+        if asked(texts.prune_label(SEEDS), "run_prune"):
             callback = progress_bar("Training")
 
             def compute_curves():
@@ -403,29 +321,26 @@ def _pruning_claim(choice: Choice) -> None:
     if curves is not None:
         total = 2 * choice.h
         plot(tfig.pruning_figure({IMPORTANCES[m]: [(c.kept, c.accuracy) for c in runs] for m, runs in curves.items()},
-                                 "held-out accuracy", f"{TASKS[choice.task].title}: heads switched off, least "
-                                 "important first", total), key="prune_tiny")
+                                 "held-out accuracy", texts.prune_title(TASKS[choice.task].title), total),
+             key="prune_tiny")
         spared = {IMPORTANCES[m]: _removable([c.accuracy for c in runs], runs[0].kept, lambda a: a >= SOLVED)
                   for m, runs in curves.items()}
-        st.caption(f"Of the {total} heads, this many can be switched off while every run still gets {SOLVED:.0%} "
-                   "right: " + "; ".join(f"{n} by {name}" for name, n in spared.items()) + ".")
+        st.caption(texts.prune_caption(total, spared, SOLVED))
     _smollm2_pruning()
 
 
 def _smollm2_pruning() -> None:
     card = MODELS[SMOLLM2]
-    st.markdown(f"The same on {card.name}, all {card.n_layers * card.n_heads} heads, measured by the loss of "
-                f"predicting each next token of this text: {quote(PRUNING_TEXT, len(PRUNING_TEXT))}")
+    st.markdown(texts.smollm2_pruning_intro(card.name, card.n_layers * card.n_heads, PRUNING_TEXT))
     if not card.installed():
-        st.info(f"{card.name} is not installed on this server; add it with `{card.install}`.")
+        st.info(texts.not_installed(card.name, card.install))
         return
     key = ("prune", SMOLLM2)
     curves = EXPERIMENTS.peek(key)
     if curves is None:
-        if not asked("Run it on SmolLM2 (each head switched off alone, then in order: under a minute)",
-                     "run_prune_smollm2"):
+        if not asked(texts.SMOLLM2_PRUNE_LABEL, "run_prune_smollm2"):
             return
-        callback = progress_bar("Switching off each head alone, layer")
+        callback = progress_bar(texts.SMOLLM2_PROGRESS)
 
         def compute_curves():
             subject = SmolLM2Heads(compute.pretrained_model(SMOLLM2))
@@ -437,13 +352,11 @@ def _smollm2_pruning() -> None:
             return
     total = card.n_layers * card.n_heads
     plot(tfig.pruning_figure({IMPORTANCES[m]: [(c.kept, c.loss)] for m, c in curves.items()},
-                             "next-token loss over the text", f"{card.name}: heads switched off, least important "
-                             "first", total), key="prune_smollm2")
+                             "next-token loss over the text", texts.prune_title(card.name), total),
+         key="prune_smollm2")
     full = next(iter(curves.values())).loss[0]
     spared = {IMPORTANCES[m]: _removable([c.loss], c.kept, lambda loss: loss <= 1.1 * full) for m, c in curves.items()}
-    st.caption(f"With every head the loss is {full:.2f}. It stays within 10% of that with this many of the {total} "
-               "heads switched off: " + "; ".join(f"{n} by {name}" for name, n in spared.items()) + " (counted at the "
-               "points drawn). One text and one model: no seeds here, so no band.")
+    st.caption(texts.smollm2_prune_caption(full, total, spared))
 
 
 def _removable(curves: list[np.ndarray], kept: np.ndarray, good) -> int:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from urllib.parse import urlencode
 
+from mha_app.copy import links
 from mha_app.copy.example import RANDOM_WEIGHTS
 from mha_app.copy.lesson import SCREENS
 from mha_core import divisors, figures
@@ -209,39 +210,29 @@ class Spec:
             found.append(Problem(name, message, fixed))
             spec = replace(spec, **{name: fixed})
 
-        card, weights = self.card, (f"{self.card.name}'s trained weights" if self.card else
-                                    "the tiny example's fixed weights")
+        card = self.card
         if not self.sizes_fixed and (problem := head_split_problem(self.d_model, self.h, APP_MAX_HEADS)):
             fixed = closest_head_count(self.d_model, self.h)
-            broke("h", f"{problem} Using h = {fixed} instead.", fixed)
+            broke("h", links.head_count_fixed(problem, fixed), fixed)
         if spec.kv_heads and spec.sizes_fixed:
-            own = ("one key/value head per query head" if not card or card.n_kv_heads == card.n_heads else
-                   f"their own {card.n_kv_heads} key/value heads, each shared by {card.n_heads // card.n_kv_heads} "
-                   "query heads")
-            broke("kv_heads", f"The number of key/value heads applies to random weights; {weights} have {own}, so "
-                              "it was ignored.", 0)
+            n_kv = card.n_kv_heads if card else spec.heads  # the tiny example: one per query head
+            broke("kv_heads", links.kv_heads_ignored(card.name if card else None, spec.heads, n_kv), 0)
         elif spec.kv_heads and (problem := kv_split_problem(spec.h, spec.kv_heads)):
-            broke("kv_heads", f"{problem} Using one key/value head per query head (plain multi-head attention).", 0)
+            broke("kv_heads", links.kv_heads_fixed(problem), 0)
         if card and spec.scale != SCALES[0]:
-            broke("scale", f"Switching the scaling off applies to random weights; {card.name} was trained with the "
-                           "1/√d_k scaling and keeps it (the attention page compares both anyway).", SCALES[0])
+            broke("scale", links.scale_kept(card.name), SCALES[0])
         if card and spec.plant != PLANTS[0]:
-            broke("plant", f"Planting a head applies to random weights; {card.name}'s heads are shown as trained.",
-                  PLANTS[0])
+            broke("plant", links.plant_ignored(card.name), PLANTS[0])
         if spec.plant_head > spec.heads:
-            broke("plant_head", f"Head {spec.plant_head} cannot be planted: there are only {spec.heads} heads; "
-                                "planting head 1.", 1)
+            broke("plant_head", links.plant_head_missing(spec.plant_head, spec.heads), 1)
         if spec.ablate and max(spec.ablate) > spec.heads:
             kept = tuple(i for i in spec.ablate if i <= spec.heads)
-            broke("ablate", f"Head {max(spec.ablate)} cannot be switched off: there are only {spec.heads} heads; "
-                  + (f"switching off {to_url(kept)} only." if kept else "no head is switched off."), kept)
+            broke("ablate", links.ablate_missing(max(spec.ablate), spec.heads, kept), kept)
         if spec.input == "pair" and spec.causal:
-            broke("causal", "A causal mask hides later tokens of the same sequence; in cross-attention the queries "
-                            "read another sequence, which a decoder sees whole. The causal mask is off for two "
-                            "sentences.", False)
+            broke("causal", links.CAUSAL_PAIR, False)
         counts = spec.token_counts()
         if counts and (problem := padding_problem(counts[1], spec.pad)):
-            broke("pad", f"{problem} No padding is used.", 0)
+            broke("pad", links.padding_fixed(problem), 0)
         return found
 
     def allows(self, **values) -> bool:
@@ -298,22 +289,18 @@ class View:
         """The rules between what is shown and what is computed (a normalised spec) that this view breaks."""
         found = []
         if self.head > spec.heads:
-            found.append(Problem("head", f"Head {self.head} does not exist: there are only {spec.heads} heads; showing "
-                                         "head 1.", 1))
+            found.append(Problem("head", links.head_missing(self.head, spec.heads), 1))
         card = spec.card
         if card and self.layer > card.n_layers:
-            found.append(Problem("layer", f"Layer {self.layer} does not exist: {card.name} has only {card.n_layers} "
-                                          "layers; showing layer 1.", 1))
+            found.append(Problem("layer", links.layer_missing(self.layer, card.name, card.n_layers), 1))
         counts = spec.token_counts()
         if counts:
             n, m = counts
             if self.query > n:
-                found.append(Problem("query", f"Query token {self.query} does not exist: there are only {n} tokens; "
-                                              f"showing the last one, {n}.", n))
-            for name, count, what in (("zoom_query", n, "query rows"), ("zoom_key", m, "key columns")):
+                found.append(Problem("query", links.query_missing(self.query, n), n))
+            for name, count, what in (("zoom_query", n, "query row"), ("zoom_key", m, "key column")):
                 if getattr(self, name) > count:
-                    found.append(Problem(name, f"The zoom window cannot start at {getattr(self, name)}: there are "
-                                               f"only {count} {what}; it starts at the last one, {count}.", count))
+                    found.append(Problem(name, links.zoom_missing(getattr(self, name), count, what), count))
         return found
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from mha_app.copy.markup import quote
+from mha_app.copy import links
 from mha_app.state.settings import APP_MAX_TOKENS, DEFAULT_TEXT, FIELDS, Settings, Spec, control, default, to_url
 from mha_core.attention.inputs import token_spans
 
@@ -29,11 +29,7 @@ def _parse_tuple(name: str, raw: str):
             good.add(int(part))
         elif part:
             bad.append(part)
-    problem = None
-    if bad:
-        problem = (f"`{name}` lists {c.what or c.label} by number from {c.lo} to {c.hi}, separated by commas "
-                   f"(e.g. {c.lo},{c.lo + 1}); the link's {', '.join(quote(b) for b in bad[:3])} "
-                   f"{'was' if len(bad) == 1 else 'were'} left out.")
+    problem = links.bad_list(name, c.what or c.label, c.lo, c.hi, bad) if bad else None
     return tuple(sorted(good)) or None, problem
 
 
@@ -50,36 +46,31 @@ def _parse(name: str, raw: str):
     if kind is float:
         what = c.what or c.label
         if not _NUMBER.fullmatch(raw.strip()):
-            return None, f"`{name}` should be a number ({what}), but the link says {quote(raw)}; using the default."
+            return None, links.not_a_number(name, what, raw)
         value = float(raw)
         if not c.lo <= value <= c.hi:  # also catches 1e999, which reads as infinity
-            return None, f"`{name}` = {quote(raw)} is outside {c.lo:g}…{c.hi:g} ({what}); using the default."
+            return None, links.out_of_bounds(name, raw, c.lo, c.hi, what)
         return value, None
     if kind is bool:
         value = BOOLEANS.get(raw.strip().casefold())
         if value is None:
-            return None, (f"`{name}` is on or off ({c.label}): 1 or 0 (also true/false, yes/no, on/off), but the link "
-                          f"says {quote(raw)}; using the default.")
+            return None, links.not_on_off(name, c.label, raw)
         return value, None
     if c.choices:
         value = c.choice(raw)
         if value is None:
-            return None, (f"`{name}` must be one of {', '.join(c.choices)}, but the link says {quote(raw)}; "
-                          "using the default.")
+            return None, links.not_a_choice(name, c.choices, raw)
         return value, None
     if kind is int:
         what = c.what or c.label
         if not _WHOLE_NUMBER.fullmatch(raw.strip()):
-            return None, (f"`{name}` should be a whole number ({what}), but the link says {quote(raw)}; "
-                          "using the default.")
+            return None, links.not_a_number(name, what, raw, whole=True)
         value = int(raw)
         if not c.lo <= value <= c.hi:
-            shown = quote(raw) if len(raw) > 12 else value
-            return None, f"`{name}` = {shown} is outside {c.lo}…{c.hi} ({what}); using the default."
+            return None, links.out_of_bounds(name, raw, c.lo, c.hi, what, value)
         return value, None
     if c.max_chars and len(raw) > c.max_chars:
-        return raw[: c.max_chars], (f"`{name}` in the link is longer than {c.max_chars:,} characters; only the "
-                                    f"first {c.max_chars:,} are used.")
+        return raw[: c.max_chars], links.too_long(name, c.max_chars)
     return raw, None
 
 
@@ -88,9 +79,7 @@ def _cut_to_tokens(name: str, text: str) -> tuple[str, str | None]:
     spans = token_spans(text)
     if len(spans) <= APP_MAX_TOKENS:
         return text, None
-    return text[: spans[APP_MAX_TOKENS - 1][1]], (
-        f"`{name}` in the link has {len(spans):,} tokens, more than the {APP_MAX_TOKENS:,} the app shows; only the "
-        f"first {APP_MAX_TOKENS:,} are used.")
+    return text[: spans[APP_MAX_TOKENS - 1][1]], links.too_many_tokens(name, len(spans), APP_MAX_TOKENS)
 
 
 def _roles_as_now(params: Mapping[str, str | list[str]]) -> dict:
@@ -117,11 +106,10 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
     for name, given in _roles_as_now(params).items():
         raws = [given] if isinstance(given, str) else list(given)
         if name not in FIELDS:
-            problems.append(f"The link has an unknown setting {quote(name)}; it was ignored.")
+            problems.append(links.unknown_setting(name))
             continue
         if len(raws) > 1:
-            problems.append(f"`{name}` appears {len(raws)} times in the link; only the last one, "
-                            f"{quote(raws[-1])}, is used.")
+            problems.append(links.repeated(name, len(raws), str(raws[-1])))
         value, problem = _parse(name, str(raws[-1]))
         if problem:
             problems.append(problem)
@@ -136,7 +124,7 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
     settings = Settings.of(**values)
     for problem in settings.problems():
         if problem.name in values:
-            problems.append(f"`{problem.name}`: {problem.message}")
+            problems.append(links.link_problem(problem.name, problem.message))
             values[problem.name] = problem.fixed
     # A value equal to its field's default is kept too: some defaults depend on other settings (a planted head is
     # shown by default), so the link's explicit choice must stay.

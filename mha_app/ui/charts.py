@@ -9,6 +9,7 @@ import plotly.io as pio
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
+from mha_app.copy.asides import CHART_WORDS, IMAGE_FORMAT_HELP, first_rows
 from mha_app.copy.markup import escape, quote, table_number
 from mha_app.run import theme
 from mha_core.figures import Description, themed
@@ -38,7 +39,7 @@ def plot(fig, key: str | None = None, **select) -> None:
 def chart_words(description: Description | None) -> None:
     """A chart's text alternative and its numbers, collapsed under it."""
     if description is not None and description.rows:
-        with st.expander("This chart in words and numbers", icon=":material/table_view:"):
+        with st.expander(CHART_WORDS, icon=":material/table_view:"):
             chart_table(description)
 
 
@@ -53,7 +54,7 @@ class _Checked(BaseFigure):
     """A finished figure dict, handed to st.plotly_chart as it is.
 
     st.plotly_chart checks a dict again by building a plotly figure object from it (plotly.tools.
-    return_figure_from_figure_or_data), which costs as much as building the figure did (README, Performance) and
+    return_figure_from_figure_or_data), which costs as much as building the figure did (benchmarks/README.md) and
     fails on a figure without traces (the pipeline's boxes); a plotly figure object it takes as checked, by its
     to_dict(). Every figure here was built by figures.* (checked by plotly where built with plotly's objects, by the
     unit tests where built as a dict) and then only recoloured (figures.theme), so it is taken as it is: nothing of
@@ -71,8 +72,7 @@ class _Checked(BaseFigure):
 def image_format() -> None:
     """The format every chart's camera icon saves in: PNG, or SVG (vector: sharp at any size, editable)."""
     st.segmented_control("Charts save as", IMAGE_FORMATS, default=IMAGE_FORMATS[0], required=True, key="image_format",
-                         help="The camera icon over each chart saves it in this format. The attention explorer and "
-                              "the chart of mixing the values on step 2 have a button for each.")
+                         help=IMAGE_FORMAT_HELP)
 
 
 def chart_table(description: Description) -> None:
@@ -85,4 +85,4 @@ def chart_table(description: Description) -> None:
               else escape(v) for i, v in enumerate(row)] for row in rows]
     st.table(pd.DataFrame(cells, columns=header), hide_index=True)
     if len(description.rows) > MAX_TABLE_ROWS:
-        st.caption(f"The first {MAX_TABLE_ROWS} of {len(description.rows)} rows.")
+        st.caption(first_rows(MAX_TABLE_ROWS, len(description.rows)))

@@ -1,11 +1,15 @@
-"""Page layout pieces: lazy tabs and expanders, a zoom window's start, the link to the next step."""
+"""Page layout pieces: lazy tabs and expanders, a table's height, a zoom window's start, the link to the next
+step."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from mha_app.copy.notes import zoom_moved
 from mha_app.ui import widgets
 from mha_core import figures
+
+ROW_PX = 35  # Streamlit's height of a table row, and of its header
 
 
 def tabs(labels: list[str], key: str) -> list:
@@ -20,13 +24,20 @@ def expander(label: str, key: str, container=st, **kwargs):
     return container.expander(label, key=key, on_change="rerun", **kwargs)
 
 
+def table_height(rows: int, cap: int | None = None) -> int:
+    """The height of an st.dataframe that shows its header and `rows` rows without a scroll bar (3 px for its
+    border), at most `cap` px: a longer table scrolls."""
+    height = ROW_PX * (rows + 1) + 3
+    return height if cap is None else min(cap, height)
+
+
 def zoom_start(container, name: str, count: int) -> int:
     """A zoom window's first row or column (zoom_query, zoom_key), 1..count, bound to the URL; a value past the last
     row or column (a shorter text since) moves to the last one."""
     wanted = st.session_state.get(name) or int(st.query_params.get(name, 1))  # the link's (checked), on a first run
     if wanted > count:
         st.session_state[name] = count
-        container.info(f"The zoom window's start, {wanted}, is past the last one, {count}; it starts at {count}.")
+        container.info(zoom_moved(wanted, count))
     return widgets.number(container, name, 1, count, step=figures.ZOOM)
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from mha_app.copy.models import spelling_note
-from mha_app.copy.notes import untrained_line
-from mha_app.copy.words import a
+from mha_app.copy.notes import NEEDS_TRAINED, offer_line, switch_label, untrained_line
 from mha_app.state.example import Example
 from mha_app.state.settings import MODELS, PRETRAINED, Settings, Spec
 
@@ -19,7 +18,7 @@ def untrained_note(settings: Settings) -> None:
     trained = MODELS[1]
     left, right = st.columns([4, 1], vertical_alignment="center")
     left.caption(f":material/casino: {text}")
-    right.button(f"Switch to {trained}", on_click=_switch_to, args=(trained,), key="switch_to_trained",
+    right.button(switch_label(trained), on_click=_switch_to, args=(trained,), key="switch_to_trained",
                  type="tertiary")
 
 
@@ -35,9 +34,7 @@ def offer_trained(why: str, sidebar: bool = True) -> None:
     """`why` a trained model is needed, how to choose one, and a button for each installed one. sidebar=False: the
     sidebar is hidden (presentation mode), so only the buttons are offered."""
     trained = _trained()
-    st.info(f"{why} Choose "
-            + " or ".join(f"**{name}** ({a(PRETRAINED[name].kind)})" for name in trained)
-            + (" under *Weights* in the sidebar, or use the button." if sidebar else " with its button below."))
+    st.info(offer_line(why, [(name, PRETRAINED[name].kind) for name in trained], sidebar))
     switch_buttons()
 
 
@@ -45,7 +42,7 @@ def switch_buttons() -> None:
     """A button for each installed trained model that switches the weights to it (where the sidebar is hidden, the
     way to another model)."""
     for i, name in enumerate(_trained()):
-        st.button(f"Switch to {name}", on_click=_switch_to, args=(name,), type="primary" if not i else "secondary",
+        st.button(switch_label(name), on_click=_switch_to, args=(name,), type="primary" if not i else "secondary",
                   key=f"switch_{i}")
 
 
@@ -57,7 +54,7 @@ def _trained() -> list[str]:
 def needs_pretrained(example: Example):
     """The example's run of a trained model; with random weights, say how to switch and stop the page."""
     if example.run is None:
-        offer_trained("This page shows a trained model.")
+        offer_trained(NEEDS_TRAINED)
         st.stop()
     for note in example.notes:
         st.info(note)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from mha_app.copy.attention import STEP_THROUGH, step_through_link
 from mha_app.state.example import Example
 from mha_app.state.settings import Settings, control
 from mha_app.ui import widgets
@@ -17,14 +18,13 @@ def _pick_head() -> None:
 
 def open_head_in_step_through(n_layers: int, n_heads: int, settings: Settings) -> None:
     """Layer and head pickers (they move the sidebar's selection), and a link to that head's attention page."""
-    st.header("Open one head in the step-through")
+    st.header(STEP_THROUGH)
     left, middle, right = st.columns([1, 1, 2], vertical_alignment="bottom")
     layer, head = settings.view.layer, settings.view.head
     left.selectbox("Layer", list(range(1, n_layers + 1)), index=layer - 1, key="pick_layer", on_change=_pick_head)
     middle.selectbox("Head", list(range(1, n_heads + 1)), index=head - 1, key="pick_head", on_change=_pick_head)
     with right:
-        st.page_link("pages/attention.py", label=f"Step through layer {layer}, head {head}",
-                     icon=":material/open_in_new:")
+        st.page_link("pages/attention.py", label=step_through_link(layer, head), icon=":material/open_in_new:")
 
 
 def _copy(source: str, target: str) -> None:

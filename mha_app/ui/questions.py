@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from mha_app.copy.markup import quote
+from mha_app.copy.questions import NO_ANSWER, WAITS, answered_line, ask_line, not_yet
 from mha_app.run.view import view
 from mha_core.teaching import questions
 
@@ -46,14 +47,13 @@ def predict(kind: str, key: str | None = None) -> bool:
                       ex.cfg.scale, key=min(settings.view.key, len(ex.keys)) - 1)
     state = f"answered_{key or kind}"
     if st.session_state.get(state):  # answered: one line, so that the figure it opens fits on the screen
-        right = "Right! " if st.session_state[state] == "right" else ""
-        st.markdown(f":material/lightbulb: {q.prompt} {right}Answer: {q.answer}")
+        st.markdown(f":material/lightbulb: {answered_line(q.prompt, q.answer, st.session_state[state] == 'right')}")
         if q.why:
             st.caption(q.why)
         return True
     hold_back(q.symbols)
     with st.container(border=True):
-        st.markdown(f":material/lightbulb: **Predict first.** {q.prompt}")
+        st.markdown(f":material/lightbulb: {ask_line(q.prompt)}")
         if q.choices:
             st.pills("Your answer", q.choices, key=f"{state}_given", label_visibility="collapsed")
         else:
@@ -65,10 +65,8 @@ def predict(kind: str, key: str | None = None) -> bool:
                       on_click=_settle, args=(state, "revealed"))
         if st.session_state.get(f"{state}_tried") is not None:
             reason = q.reason(st.session_state.get(f"{state}_given"))
-            st.warning(f"Not yet{': ' + reason if reason else ''}. Try again, or reveal the answer."
-                       if st.session_state[f"{state}_tried"] else "Pick or type an answer first.",
-                       icon=":material/replay:")
-        st.caption("The figure that shows the answer appears once you answer or reveal.")
+            st.warning(not_yet(reason) if st.session_state[f"{state}_tried"] else NO_ANSWER, icon=":material/replay:")
+        st.caption(WAITS)
     return False
 
 

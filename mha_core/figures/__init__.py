@@ -5,7 +5,8 @@ module per family: `steps` (the four steps), `models` (trained models' layers an
 next token), `experiments` (experiments on heads), `lesson` (the classroom pages) and `inside` (inside a head).
 `describe` makes each figure's text alternative from the same arrays (every figure carries one:
 `Description.of(fig)`), and `theme.themed(fig, "dark")` gives a finished figure the dark palette. Every figure
-function is also available here, e.g. `figures.head_grid_figure(trace, tokens)`.
+function is also available here, e.g. `figures.head_grid_figure(trace, tokens)`, which returns a `Figure`: a dict of
+plotly's JSON that a notebook draws as a chart (the others return plotly's go.Figure).
 """
 
 from .base import (
@@ -17,6 +18,7 @@ from .base import (
     SERIES,
     SIGNED_SCALE,
     WEIGHT_SCALE,
+    Figure,
     group_rows,
     head_colour,
     heatmap,
@@ -71,7 +73,7 @@ from .steps import (
 from .theme import themed
 
 __all__ = [
-    "DARK", "Description", "LIGHT", "MORE_LOOKS", "PALETTES", "themed",
+    "DARK", "Description", "Figure", "LIGHT", "MORE_LOOKS", "PALETTES", "themed",
     "HEAD_COLOURS", "SERIES", "MIX_KEYS", "SIGNED_SCALE", "STAGE_TITLES", "WEIGHT_SCALE", "ZOOM", "attention_figure",
     "concat_figure", "contribution_grid_figure", "contribution_size_figure", "contributions_figure",
     "dot_product_figure", "entropy_figure", "flops_figure", "group_rows", "head_colour", "head_grid_figure",

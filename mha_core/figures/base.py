@@ -18,11 +18,12 @@ The colour language, defined here once and used by every figure (each always mea
 Queries are rows and keys are columns in every matrix. A matrix too large to send is pooled first
 (mha_core.analysis.pooling) and every figure that shows block means says so in its title.
 
-Two kinds of figure, both plotly's: the figures of the four steps and every small multiple are plain dicts of
-plotly's JSON ({"data": [trace, ...], "layout": {...}}, built by `figure`, `heatmap` and `panel_grid` below), because
-building plotly's validating objects cost as much as the rest of a rerun; the others are go.Figure objects. Both work
-in a notebook: plotly.io.show(fig) draws a dict as it draws a go.Figure, and go.Figure(fig) turns a dict into one (the
-unit tests build every dict figure that way, so plotly checks each). `layout` and `described` take either kind.
+Two kinds of figure, both plotly's: the figures of the four steps and every small multiple are dicts of plotly's
+JSON ({"data": [trace, ...], "layout": {...}}, made by `figure` below, which `heatmap` and `panel_grid` call), because
+building plotly's validating objects cost as much as the rest of a rerun; the others are go.Figure objects. A figure
+dict is a `Figure`: a plain dict to json and to Streamlit, which a notebook draws as a chart (and `show()`,
+`to_plotly()` give plotly's own); the unit tests build every one as a go.Figure, so plotly checks each. `layout` and
+`described` take either kind.
 
 Figures are built in the light palette; figures.theme.themed gives a finished figure the dark one. The scales were
 built in CAM02-UCS (lightness in even steps, hue and chroma kept inside sRGB) and are checked under simulated
@@ -35,6 +36,7 @@ import html
 from dataclasses import dataclass
 
 import numpy as np
+import plotly.graph_objects as go
 
 from ..analysis.pooling import OVERVIEW_CELLS, finite_or_nan, grid_budget, pool, shown
 
@@ -170,7 +172,7 @@ def cell_text(z: np.ndarray, texts: list[list[str]], axis: dict) -> list[list[st
              for v, t in zip(row, text_row, strict=True)] for row, text_row in zip(z, texts, strict=True)]
 
 
-CELL_FORMAT = "{:.2f}"  # every number printed in a cell: one precision (read2 found "0.000292" beside "3.67")
+CELL_FORMAT = "{:.2f}"  # every number printed in a cell: one precision (never "0.000292" beside "3.67")
 
 
 def cell_numbers(z: np.ndarray, axis: dict, panels: int = 1, fmt: str = CELL_FORMAT, most: int | None = None) -> dict:
@@ -226,9 +228,30 @@ def pooled_note(step: int) -> str:
     return f"  (averages over {step}×{step} blocks)"  # short: a long title is cut at the chart's edge
 
 
-def figure(data: list[dict] | None = None, **layout) -> dict:
-    """A figure as a plain dict of plotly's JSON: its traces (each a dict with its `type`) and its layout."""
-    return {"data": list(data or []), "layout": layout}
+class Figure(dict):
+    """A figure dict of plotly's JSON that draws itself in a notebook: a cell ending in it shows the chart.
+
+    It stays a dict (json, Streamlit and go.Figure read it as one); only showing it builds plotly's object.
+    """
+
+    def to_plotly(self) -> go.Figure:
+        """The same figure as plotly's validated object."""
+        return go.Figure(self)
+
+    def show(self, *args, **kwargs) -> None:
+        """Draw it with plotly's renderers (plotly.io.show's arguments)."""
+        self.to_plotly().show(*args, **kwargs)
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        return self.to_plotly()._repr_mimebundle_(include, exclude, **kwargs)
+
+    def _ipython_display_(self) -> None:
+        self.to_plotly()._ipython_display_()
+
+
+def figure(data: list[dict] | None = None, **layout) -> Figure:
+    """A figure dict of plotly's JSON: its traces (each a dict with its `type`) and its layout."""
+    return Figure(data=list(data or []), layout=layout)
 
 
 def category_axis(title: str = "", **more) -> dict:

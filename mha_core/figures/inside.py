@@ -156,7 +156,7 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
                         if left_off else ""),
                      zeroline=False, range=list(x_range), constrain="domain")
     # Equal units, and the ranges stay those of the points: a wider plot area leaves room at the sides instead of
-    # stretching the x range past the points (read3: -6 .. 5 for points within -1.5 .. 1.2).
+    # stretching the x range past the points (-6 .. 5 for points within -1.5 .. 1.2).
     fig.update_yaxes(title=f"plane axis 2 ({share[1]:.0%} of the spread)", zeroline=False, scaleanchor="x",
                      scaleratio=1, range=list(y_range), constrain="domain")
     reads = f" (keys of K/V head {plane.kv_head + 1})" if group_size > 1 else ""

@@ -18,8 +18,8 @@ from .base import SUBTITLE, TEXT, cell_text, described, dim_labels, heatmap, lay
 
 ONE_HEAD_COLOUR, HEADS_COLOUR = series_colour(2), series_colour(0)  # one wide head, h narrow ones
 MAX_PRINTED_TERMS = 16   # up to this many, every cell prints its number
-# A bar's number goes beside it, at BAR_TEXT px whatever the bar's thickness (inside, plotly shrank it to the bar:
-# read6b, 4 px in 18 thin bars), each bar BAR_PX thick so that the numbers of neighbouring bars never touch, and
+# A bar's number goes beside it, at BAR_TEXT px whatever the bar's thickness (inside, plotly shrinks it to the bar:
+# 4 px in 18 thin bars), each bar BAR_PX thick so that the numbers of neighbouring bars never touch, and
 # the axis BAR_ROOM longer than the longest bar to hold its number.
 BAR_PX, BAR_TEXT, BAR_GAP, BAR_ROOM = 14, 11, 0.2, 1.2
 

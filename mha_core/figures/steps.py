@@ -1,8 +1,8 @@
 """The figures of the four steps: the pipeline, the projections, attention per head, concatenation and W_O.
 
 Pure functions (a trace or arrays in, a figure out) that work in a notebook as in the app, on the colour language of
-figures.base. Every figure here is a plain dict of plotly's JSON (figures.base: building them with plotly's
-validating objects was most of a step page's rerun); plotly.io.show(fig) draws one, go.Figure(fig) makes it an object.
+figures.base. Every figure here is a figures.base.Figure, a dict of plotly's JSON (building them with plotly's
+validating objects was most of a step page's rerun); a notebook draws one, fig.to_plotly() makes it plotly's object.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from .base import (
 # Input, then steps 1-4: the steps are not heads, so greys of the series (a head's colour here read as that head).
 STEP_COLOURS = (MUTED, *(series_colour(k) for k in range(4)))
 # px: a step's main figure, so that it fits under the page's title, text and answered question on a 1280 x 800 screen
-# (one idea per screen, issue 18)
+# (one idea per screen)
 MAIN_HEIGHT = 380
 
 

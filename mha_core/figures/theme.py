@@ -15,7 +15,7 @@ import re
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import PALETTES, Palette, cell_text, rgba
+from .base import PALETTES, Figure, Palette, cell_text, rgba
 
 ROLES = ("background", "text", "muted", "neutral", "pale", "faint", "highlight")
 THEMES = tuple(PALETTES)
@@ -45,9 +45,9 @@ def scale_map(target: Palette) -> dict[tuple[str, ...], tuple[str, ...]]:
     return out
 
 
-def themed(fig: go.Figure | dict, theme: str) -> dict:
-    """A copy of fig in the colours of `theme` ("light" or "dark"), as a plain figure dict (plotly's JSON, which
-    st.plotly_chart, plotly.io.show and go.Figure take); fig itself is left as it is.
+def themed(fig: go.Figure | dict, theme: str) -> Figure:
+    """A copy of fig in the colours of `theme` ("light" or "dark"), as a figure dict (plotly's JSON, which
+    st.plotly_chart, plotly.io.show and go.Figure take, and a notebook draws); fig itself is left as it is.
 
     Plain JSON, not a new go.Figure: validating it again would cost as much as building the figure did. A go.Figure
     comes as its to_plotly_json(), a figure dict (figures.base) as plotly_json's copy. Colours outside the palettes
@@ -108,7 +108,7 @@ def themed(fig: go.Figure | dict, theme: str) -> dict:
                 "colorscale": trace["colorscale"], "cmin": trace["zmin"], "cmax": trace["zmax"],
                 "reversescale": trace.get("reversescale", False)}
             trace["text"] = cell_text(_values(trace["z"]), _plain(trace["text"]), axis)
-    return spec
+    return Figure(spec)
 
 
 # NumPy dtypes plotly.js reads as typed arrays, by the name plotly's JSON gives them.

@@ -93,7 +93,8 @@ def patterns_through_training(attentions: np.ndarray, tokens: list[str], steps: 
         annotation.font = dict(color=head_colour(k % n_heads), size=12)
     fig.update_xaxes(type="category", showticklabels=False)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
-    # Fewer, larger labels (read2: 7 px, turned on end): every k-th token, level, as many as a panel's side holds.
+    # Fewer, larger labels than plotly's (7 px, turned on end): every k-th token, level, as many as a panel's side
+    # holds.
     across, down = every_kth(n, LABEL_ROOM // n_heads), every_kth(n, min(260, 14 * n + 90) // LABEL_PX)
     fig.update_xaxes(showticklabels=True, tickangle=0, tickfont=dict(size=LABEL_FONT), tickmode="array",
                      tickvals=labels[::across], row=n_layers)

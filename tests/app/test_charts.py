@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from mha_app.copy.asides import CHART_WORDS
 from mha_core.figures import base
 from screen import matrices, run_app
 
@@ -32,7 +33,7 @@ def test_every_chart_is_named_by_its_text_alternative(attention):
     assert not at.exception
     charts = at.get("plotly_chart")
     assert charts and all(chart.proto.alt for chart in charts)
-    explorer_words = [e for e in at.expander if e.label == "This chart in words and numbers"][0]
+    explorer_words = [e for e in at.expander if e.label == CHART_WORDS][0]
     assert any("Head 1, query 'The' (1): most weight on" in str(t.value) for t in explorer_words.text), \
         "the explorer's query row, in words"
     for chart in charts:  # the words go to the page, not a second time into the figure
@@ -44,7 +45,7 @@ def test_a_heatmap_drawn_as_svg_is_named_and_has_its_table(mixing):
     assert not at.exception and not at.get("plotly_chart")
     [mix] = matrices(at)
     assert mix["alt"].startswith("Head 1, query 'The' (1): weight α_ts × value v_s for each key s, and their sum")
-    boxes = [e for e in at.expander if e.label == "This chart in words and numbers"]
+    boxes = [e for e in at.expander if e.label == CHART_WORDS]
     assert len(boxes) == 2 and not any(e.proto.expanded for e in boxes), "the heatmap's and the explorer's"
     cells = {str(v) for table in at.table for v in table.value.to_numpy().ravel()}
     assert any("'*'" in c for c in cells), "the table names the keys, user text quoted"
@@ -52,7 +53,7 @@ def test_a_heatmap_drawn_as_svg_is_named_and_has_its_table(mixing):
 
 def test_each_chart_has_its_numbers_in_a_collapsed_table_with_user_text_quoted(attention):
     at = attention["light"]
-    boxes = [e for e in at.expander if e.label == "This chart in words and numbers"]
+    boxes = [e for e in at.expander if e.label == CHART_WORDS]
     assert len(boxes) == len(at.get("plotly_chart")) + 1, "every chart, and the explorer"
     assert all(not e.proto.expanded for e in boxes)
     cells = {str(v) for table in at.table for v in table.value.to_numpy().ravel()}

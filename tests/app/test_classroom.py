@@ -10,9 +10,16 @@ import numpy as np
 import pytest
 
 from helpers import load_pretrained
+from mha_app.copy.by_hand import engine_check, shared_kv
+from mha_app.copy.cost import SINGLE_HEAD
+from mha_app.copy.inside import rollout_untrained
 from mha_app.copy.lesson import SCREENS
+from mha_app.copy.practice import SOURCE_BOX
+from mha_app.copy.questions import ask_line
+from mha_app.copy.steps import concat_heads_off
 from mha_app.frame.present import LARGE_TYPE
 from mha_app.frame.style import COMPACT
+from mha_app.sections.by_hand import worked
 from mha_app.state.settings import MODELS
 from mha_core.pretrained import MODELS as MODELS_BY_NAME
 from screen import as_array, assert_clean, explorer_matrix, figure_titled, figures, run_app, texts
@@ -36,10 +43,8 @@ def scroll(screen: int) -> str:
 
 @pytest.mark.parametrize("page", ["pages/cost.py", "pages/lesson.py"])
 def test_the_chart_under_the_heads_cost_answer_compares_what_the_question_asked(page):
-    """Was (read3 M1, SmolLM2 lesson screen 10): the question counts both sides "with one K/V head per query head"
-    and answers "The same", but the chart under it, "1 head or 9 heads (they differ)", drew the shared K/V heads as
-    "9 heads of d_k = 64". Now the h heads each have their own K/V head, and the sharing is a third series named
-    as such."""
+    """The question counts both sides "with one K/V head per query head" and answers "The same", so the chart under
+    it gives the h heads each their own K/V head, and draws the sharing as a third series named as such."""
     at = run_app({**SMALL, "kv_heads": "2", "screen": "10"}, page)
     assert_clean(at)
     n, d, kv, d_k = 5, 32, 2, 8  # h = 4
@@ -112,7 +117,7 @@ def test_measuring_runs_on_click_only():
     assert all(m.value.endswith("ms") for m in at.metric[:2]) and at.metric[2].value.endswith("×")
     single = run_app({**SMALL, "h": "1"}, "pages/cost.py")
     assert_clean(single)
-    assert any("single head" in i.value for i in single.info)
+    assert SINGLE_HEAD in [i.value for i in single.info]
     assert {"1 head of d_model = 32", "1 head of d_k = 32"} <= set(single.dataframe[1].value.columns)
 
 
@@ -133,6 +138,14 @@ def test_bad_link_values_of_the_classroom_settings_warn_and_fall_back():
 
 # --- one weight by hand -------------------------------------------------------------------------------------
 
+def agrees_with_the_engine(at) -> bool:
+    """The page's check of its cell: the engine's own score and weight beside the worked ones, the same to the digits
+    shown."""
+    ex = at.session_state["view"][1]
+    cell = worked(ex, *(at.selectbox(key=name).value - 1 for name in ("cell_head", "cell_query", "cell_key")))
+    return engine_check(cell, True) in [s.value for s in at.success]
+
+
 def test_by_hand_writes_out_the_tiny_cell_and_matches_the_engine():
     at = run_app({"input": "tiny", "head": "2", "key": "3"}, "pages/by_hand.py")
     assert_clean(at)
@@ -140,7 +153,7 @@ def test_by_hand_writes_out_the_tiny_cell_and_matches_the_engine():
     assert r"q_t \cdot k_s = \sum_{c=1}^{2} q_{t,c}\,k_{s,c} = 1 \times 1 + 0 \times 0 = 1" in lines
     # softmax of the row's scores 0, 1/√2, 1/√2: e^(1/√2) / (1 + 2 e^(1/√2)) = 0.4011
     assert r"\alpha_{ts} = \frac{1}{2.4931} = 0.4011" in lines
-    assert any("The same to the last digit shown" in s.value for s in at.success)
+    assert agrees_with_the_engine(at)
     row = at.dataframe[0].value
     assert list(row["attention weight α_ts"]) == ["0.1978", "0.4011", "0.4011"]
     assert list(row["note"])[2] == "◀ this cell"
@@ -165,7 +178,7 @@ def test_by_hand_pickers_move_the_selection():
 def test_by_hand_on_the_trained_model_and_a_key_past_the_end():
     at = run_app({"model": PRETRAINED, "head": "5", "query": "9"}, "pages/by_hand.py")
     assert_clean(at)
-    assert any("The same to the last digit shown" in s.value for s in at.success)
+    assert agrees_with_the_engine(at)
     short = run_app({"input": "random", "n": "4", "key": "99"}, "pages/by_hand.py")
     assert not short.exception
     assert short.selectbox(key="cell_key").value == 4 and short.query_params["key"] == "4"
@@ -179,8 +192,8 @@ def test_by_hand_in_cross_attention_with_shared_kv_heads_and_no_scaling():
     assert any(r"k_s = K_{2}[s]" in latex.value for latex in at.latex), "query heads 3 and 4 read K/V head 2 of 2"
     assert any(r"\times \mathrm{scale}" in latex.value and r"\times 1 =" in latex.value for latex in at.latex)
     assert not any(r"\sqrt{" in latex.value for latex in at.latex)
-    assert any("The same to the last digit shown" in s.value for s in at.success)
-    assert any("shares with 1 other query head" in c.value for c in at.caption)
+    assert agrees_with_the_engine(at)
+    assert shared_kv(4, 2, 2) in [c.value for c in at.caption]
 
 
 # --- predict, then reveal -----------------------------------------------------------------------------------
@@ -208,11 +221,11 @@ def test_reveal_shows_the_strongest_key_of_the_row_on_click_only():
     ("pages/projection.py", "q_shape", "**5 × 8**"),
     ("pages/concatenation.py", "concat_width", "**32** = h · d_v = 4 · 8, which is d_model = 32 again."),
     ("pages/output.py", "w_o_size", "32 × 32 = **1,024** numbers; with its 32 biases, which the question leaves "
-                                    "aside, 1,056 numbers."),  # was (read4): it ended on the count with biases
+                                    "aside, 1,056 numbers."),  # the count the question asks for comes first
 ])
 def test_every_step_page_asks_before_its_figure(page, kind, answer):
     at = run_app(SMALL, page, answered=False)
-    assert any(m.value.startswith(":material/lightbulb: **Predict first.**") for m in at.markdown)
+    assert any(m.value.startswith(f":material/lightbulb: {ask_line('')}") for m in at.markdown)
     assert not any(answer in m.value for m in at.markdown)
     at.button(key=f"answered_{kind}_reveal").click().run()
     assert_clean(at)
@@ -297,10 +310,12 @@ def test_presentation_steps_through_every_screen_and_back(params):
         # the sidebar is hidden: no screen sends the class there; a trained model is a button away where it matters
         said = " ".join(e.value for kind in ("markdown", "caption", "info", "warning") for e in getattr(at.main, kind))
         assert not re.search(r"sidebar|under \*?Weights", said), (name, said)
+        if name == "concat" and "ablate" in params:  # the step page's sentence for heads zeroed at the concatenation
+            assert concat_heads_off((int(params["ablate"]),)) in texts(at, "caption")
         if name == "grid" and not trained and params.get("input") != "tiny":  # random weights: say how to change
             assert at.main.button(key="switch_0").label.startswith("Switch to ")
         if name == "rollout" and not trained:  # rollout follows a trained model's layers: one layer offers one
-            assert any("follows attention back through the layers of a trained model" in i.value for i in at.info)
+            assert any(rollout_untrained() in i.value for i in at.info)
             assert at.button(key="switch_0").label.startswith("Switch to ")
         else:
             assert at.latex or figures(at)
@@ -367,17 +382,17 @@ def test_presentation_css_never_holds_user_text():
 
 
 def test_practice_keeps_the_source_closed_until_the_questions_are_done():
-    """Was: the source line "h = 8, d_k = d_v = 64" stood open above question 1, which asks for d_k."""
+    """The source line "h = 8, d_k = d_v = 64" stays in a closed expander: question 1 asks for d_k."""
     at = run_app({}, "pages/practice.py")
     shown = [c.value for c in at.caption if "d_k = d_v = 64" in c.value]
     source = at.expander[-1]
-    assert source.label.startswith("Source of these sizes") and not source.proto.expanded
+    assert source.label == SOURCE_BOX and not source.proto.expanded
     assert shown and all(c in [s.value for s in source.caption] for c in shown)
 
 
 @pytest.mark.parametrize("params, bias", [({"screen": "9"}, True), ({"screen": "9", "input": "tiny"}, None)])
 def test_the_w_o_screen_formula_has_the_bias_its_answer_counts(params, bias):
-    """Was: lesson screen 9 wrote MultiHead(X) = Concat(...) W^O while its answer said "plus 128 biases"."""
+    """Lesson screen 9's formula has + b^O exactly when its answer counts the biases."""
     at = run_app(params, "pages/lesson.py", answered=False)
     at.button(key="answered_w_o_size_reveal").click().run()
     formula = next(x.value for x in at.latex if "MultiHead" in x.value)

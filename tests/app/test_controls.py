@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mha_app.copy.steps import torch_check
 from screen import as_array, assert_clean, explorer, explorer_matrix, figure_titled, run_app
 
 
@@ -110,7 +111,7 @@ def test_overview_badge_matches_torch_and_names_the_device(backend):
     at = run_app({"backend": backend})
     assert_clean(at)
     assert at.session_state["view"][1].trace.backend == backend
-    assert any("Checked: PyTorch computes this layer its own way" in c.value for c in at.caption)
+    assert any(c.value.startswith(torch_check(True, 0.0).removesuffix("0).")) for c in at.caption)
     assert any("PyTorch's own multi-head attention layer, torch.nn.MultiheadAttention" in c.value for c in at.caption)
     assert any("on **CPU**" in c.value or "on **GPU (cuda" in c.value for c in at.caption)
 
@@ -180,8 +181,8 @@ def test_plain_attention_stays_plain_when_h_changes_and_changes_back():
 
 @pytest.mark.parametrize("link", [{"input": "random"}, {"input": "random", "pe": "0"}, {"input": "tiny"}])
 def test_positional_encoding_is_off_where_the_input_has_no_positions(link):
-    """Was (read6a S5): with input=random the "Positional encoding" box showed ticked (greyed), though X is random
-    numbers with no position signal."""
+    """With input=random the "Positional encoding" box is unticked and greyed: X is random numbers with no position
+    signal."""
     at = run_app(link, "pages/projection.py")
     assert_clean(at)
     box = next(c for c in at.checkbox if c.label == "Positional encoding")

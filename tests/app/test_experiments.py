@@ -14,6 +14,11 @@ import numpy as np
 import pytest
 
 import mha_core as mc
+from mha_app.copy import experiments as say
+from mha_app.copy import links
+from mha_app.copy.steps import concat_check
+from mha_app.state.settings import control
+from mha_core.teaching.published import preset
 from screen import as_array, assert_clean, explorer, explorer_matrix, figure_titled, figures, run_app, share_link, texts
 
 REAL = "all-MiniLM-L6-v2"
@@ -92,7 +97,7 @@ def test_switched_off_heads_are_zero_columns_of_the_concatenation_and_noted_on_s
     assert_clean(at)
     concat = as_array(figure_titled(at, "Concat(")["data"][0]["z"])
     assert (concat[:, 8:16] == 0).all() and (concat[:, 24:32] == 0).all() and (concat[:, :8] != 0).any()
-    assert any("head-mask factor exactly: **True**" in c.value for c in at.caption)
+    assert concat_check(True, heads_off=True) in [c.value for c in at.caption]
     at.switch_page("pages/attention.py").run()
     assert any("Head 2 is switched off" in i.value for i in at.info)
 
@@ -144,7 +149,7 @@ def test_trained_model_ranking_and_compare_sentence(minilm_run):
     at = run_app({"model": REAL, "text": CAT, "layer": "6"}, "pages/output.py")
     at.button(key="rank").click().run()
     assert_clean(at)
-    turned = as_array(figure_titled(at, "Layer 6, one head off: how far the sentence vector turns")["data"][0]["y"])
+    turned = as_array(figure_titled(at, say.sentence_vector_ranking_title(6))["data"][0]["y"])
     full = minilm_run(CAT).hidden_states[-1].astype(np.float64)
     for i in (0, 7):
         mask = np.ones((6, 12))
@@ -257,7 +262,7 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
     np.testing.assert_allclose(as_array(comparison["data"][1]["z"]), weights[0], atol=1e-5)
     metrics = {m.label: m.value for m in at.metric}
     peak = float(metrics["mean largest weight, without"])  # the label says what the number is: a mean
-    assert any(c.value.startswith("Over all 4 heads and every query of this layer") for c in at.caption)  # read4
+    assert say.scaling_over(4) in [c.value for c in at.caption]
     assert peak == pytest.approx(weights.max(axis=-1).mean(), abs=1e-3)
     at.radio(key="scale").set_value("sqrt_dk").run()
     assert "scale=" not in share_link(at)
@@ -282,7 +287,7 @@ def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
     header = explorer(at)[0]
     assert header["heads"] == 6 and header["group_size"] == 3  # the explorer names K/V head i // 3 + 1
     assert len(grid(at)) == 6 and example(at).trace.k.shape == (2, 6, 8)  # 6 query heads read 2 K/V heads
-    # read3: a group is its row of panels, not its titles' colour (head colours mean heads)
+    # a group is its row of panels, not its titles' colour (head colours mean heads)
     assert "one group: the 3 query heads" in texts(at, "caption") and "colour" not in texts(at, "caption")
     at.switch_page("pages/output.py").run()
     np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
@@ -293,8 +298,8 @@ def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
 
 
 def test_gqa_texts_write_the_scores_with_the_kv_heads_index():
-    """Was (read6b S2): "this layer's raw scores Q_i K_iᵀ" under "Why √d_k?", and a planted head 5 fitted "by
-    $Q_5 K_5^\\top$", with 6 query heads on 2 K/V heads (head 5 reads K/V head 2; there is no K_5)."""
+    """With 6 query heads on 2 K/V heads the scores are Q_i K_jᵀ under "Why √d_k?" and for a planted head 5: head 5
+    reads K/V head 2, and there is no K_5."""
     at = run_app(GQA, "pages/attention.py", opened={"attention_tab": "Why √d_k?"})
     assert any("raw scores Q_i K_jᵀ have a spread" in m.value for m in at.markdown)
     planted = {**GQA, "plant": "previous", "plant_head": "5"}
@@ -310,7 +315,7 @@ def test_gqa_projection_shows_narrow_w_k_and_the_savings():
     d_k = 8
     assert as_array(figure_titled(at, "W_K (48 × 16)")["data"][0]["z"]).shape == (48, 2 * d_k)
     assert figure_titled(at, "h = 6 query heads, h_kv = 2 key/value heads")
-    # read3: the figure joins each query head to its K/V head by a grey line; no colour is shared between them
+    # the figure joins each query head to its K/V head by a grey line; no colour is shared between them
     words = texts(at, "markdown")
     assert "The lines mark the groups" in words and "colours mark" not in words
     metrics = {m.label: m.value for m in at.metric}
@@ -332,10 +337,11 @@ def test_kv_heads_control_offers_the_divisors_of_h_and_resets_when_h_changes():
     assert_clean(at)
     assert "kv_heads=1" in share_link(at)
     assert figure_titled(at, "h = 6 query heads, h_kv = 1 key/value head (multi-query attention")
-    # Was (read7a M2): "(grouped-query attention, Ainslie et al. 2023; Llama 2 70B uses it)" of one K/V head
+    # one K/V head is multi-query attention (Shazeer 2019); Llama 2 70B shares 8 K/V heads, not one
     said = texts(at, "markdown")
-    assert "share **h_kv = 1** key/value head (multi-query attention, Shazeer 2019;" in said
-    assert "Llama 2 70B's 64 query heads share 8)" in said and "Llama 2 70B uses it" not in said
+    llama = preset("llama-2-70b")
+    assert say.kv_sharing_text(6, 1, 8, llama.name, llama.n_heads, llama.n_kv_heads) in said  # d_k = 48 / 6
+    assert (llama.name, llama.n_heads, llama.n_kv_heads) == ("Llama 2 70B", 64, 8) and "Llama 2 70B uses it" not in said
     at.selectbox(key="h").set_value(4).run()
     assert_clean(at)
     assert at.selectbox(key="kv_heads").value in (1, 4)
@@ -379,8 +385,8 @@ def test_pair_input_controls():
 
 
 def test_cross_attention_reads_the_source_first():
-    """Was: the sentence being written (the queries) was the app's English sentence, first on every page, and the
-    source (keys and values) the French one: a decoder producing the first language from the second."""
+    """The source (keys and values) is the English sentence, first on every page, and the sentence being written
+    (the queries) the French one: a decoder produces the second language from the first."""
     at = run_app({"input": "pair", "d_model": "32", "h": "4"}, "pages/overview.py",
                  opened={"overview_tab": "The tokens"})
     ex = example(at)
@@ -402,12 +408,13 @@ def test_cross_attention_reads_the_source_first():
 @pytest.mark.parametrize("params, warnings, fallback", [
     ({"ablate": "2,x", "kv_heads": "abc", "plant": "previous", "strength": "inf", "plant_head": "99", "scale": "sqrt",
       "input": "pair", "causal": "true"},
-     ["`ablate` lists", "`kv_heads` should be a whole number", "`strength` should be a number",
-      "`plant_head` = 99 is outside 1…16", "`scale` must be one of", "causal mask is off"],
+     ["`ablate` lists", links.not_a_number("kv_heads", control("kv_heads").what, "abc", whole=True),
+      "`strength` should be a number", links.out_of_bounds("plant_head", "99", 1, 16, control("plant_head").what, 99),
+      "`scale` must be one of", "causal mask is off"],
      {"ablate": [2], "kv_heads": 8, "plant": "previous", "strength": 4.0, "plant_head": 1, "scale": "sqrt_dk",
       "causal": False}),
     ({"plant": "foo", "kv_heads": "5", "ablate": "9", "plant_head": "9"},
-     ["`plant` must be one of none, previous", "must divide h = 8; 5 does not", "only 8 heads"],
+     [links.not_a_choice("plant", control("plant").choices, "foo"), "must divide h = 8; 5 does not", "only 8 heads"],
      {"plant": "none", "kv_heads": 8, "ablate": []}),
     ({"input": "tiny", "kv_heads": "1", "ablate": "3"}, ["applies to random weights", "only 2 heads"], {"ablate": []}),
     ({"model": REAL, "plant": "previous", "scale": "none", "ablate": "13"},

@@ -1,4 +1,4 @@
-"""The views of issue 21 on their pages, through AppTest: each renders, with this example's numbers (computed here
+"""The views inside the heads on their pages, through AppTest: each renders, with this example's numbers (computed here
 with mha_core from the example the page shows). The numerics themselves are checked in tests/unit/test_inside.py and
 tests/reference/test_inside_reference.py; these tests check the wiring: the right head, query, layer and text.
 """
@@ -10,6 +10,7 @@ import pytest
 
 import mha_core as mc
 from helpers import load_pretrained
+from mha_app.copy import inside as say
 from mha_app.copy.lesson import SCREENS
 from mha_core.analysis import contributions as weighted_norms
 from mha_core.analysis import head_stats
@@ -78,29 +79,32 @@ def test_what_each_key_adds_lists_the_focused_querys_keys(adds):
     tab = next(t for t in at.tabs if t.label == "What each key adds")
     table = tab.dataframe[0].value
     shares = weighted_norms.contribution_shares(mc.contributions(ex.trace, ex.weights))[2, 5]   # head 3, query 6
-    # rounded as the sentence rounds them (read2 copied 0.2685427665710449), every key in the text's order
+    # rounded as the sentence rounds them (3 decimals, not 0.2685427665710449), every key in the text's order
     np.testing.assert_array_equal(table["key"].to_numpy(), np.arange(1, len(ex.keys) + 1))
     np.testing.assert_allclose(table["share"].to_numpy(), shares, atol=5e-4)
     np.testing.assert_allclose(table["weight α_ts"].to_numpy(), ex.trace.weights[2, 5], atol=5e-4)
     numbers = table[["weight α_ts", "‖v_s W^O_i‖", "contribution", "share"]].to_numpy(dtype=float)
     np.testing.assert_array_equal(numbers, np.round(numbers, 3))
-    strongest = int(np.argmax(ex.trace.weights[2, 5]))
+    added = mc.contributions(ex.trace, ex.weights)[2, 5]
     said = " ".join(m.value for m in tab.markdown)
-    assert (f"In head 3, query 6 `{ex.tokens[5]}` puts its largest weight, {ex.trace.weights[2, 5, strongest]:.3f}, "
-            f"on key {strongest + 1}") in said
-    assert f"adds a share of {shares[strongest]:.3f}" in said
-    assert "Kobayashi et al. (2020)" in " ".join(c.value for c in tab.caption)
+    assert say.contribution_sentence(2, 5, ex.tokens, ex.keys, ex.trace.weights[2, 5].astype(np.float64), added,
+                                     shares, switched_off=False) in said
+    assert say.key_adds_caption(2, 5, bool(ex.cfg.bias)) in " ".join(c.value for c in tab.caption)
 
 
 def test_a_switched_off_head_keeps_its_values_and_says_step_3_multiplies_its_output_by_0():
-    """Was (read7a W1): with ablate=2,5 the tab said of head 2 "its values are 0, so it adds nothing" and showed
-    ‖v_s W^O_i‖ = 0 and shares 0; its values are computed as usual and Step 3 multiplies its output by 0."""
+    """With ablate=2,5, head 2's values are computed as usual (its ‖v_s W^O_i‖ are not 0), and the tab says that
+    Step 3 multiplies its output by 0."""
     at = run_app({"ablate": "2,5", "head": "2"}, "pages/attention.py", opened={"attention_tab": "What each key adds"})
     assert not at.exception, [e.value for e in at.exception]
-    _, ex = shown(at)
+    settings, ex = shown(at)
+    query = settings.view.query - 1
     tab = next(t for t in at.tabs if t.label == "What each key adds")
     said = " ".join(m.value for m in tab.markdown)
-    assert "head 2 is switched off: Step 3 multiplies its output by 0" in said and "values are 0" not in said
+    weights, nothing = ex.trace.weights[1, query].astype(np.float64), np.zeros(len(ex.keys))
+    assert say.contribution_sentence(1, query, ex.tokens, ex.keys, weights, nothing, nothing, switched_off=True) \
+        in said
+    assert "values are 0" not in said
     table = tab.dataframe[0].value
     d_k = ex.trace.q.shape[2]
     block = ex.weights.W_O[:, d_k:2 * d_k].astype(np.float64)                       # head 2's block of W_O
@@ -124,10 +128,9 @@ def test_queries_and_keys_as_points_shows_the_focused_head_and_query(plane):
     assert (chosen["x"][0], chosen["y"][0]) == pytest.approx(tuple(plane.queries[5]))
     tab = next(t for t in at.tabs if t.label == "Queries and keys")
     said = " ".join(m.value for m in tab.markdown)
-    assert f"This plane keeps **{plane.explained:.0%}** of the spread" in said
-    assert f"right order for **{plane.order_kept(5):.0%}** of the pairs" in said
-    assert f"right for **{plane.order_kept(5, 'distance'):.0%}** of the pairs" in said
-    assert "Neither reading is exact" in said and "Yeh et al. (2023)" in " ".join(c.value for c in tab.caption)
+    assert not say.whole_space(plane), "d_k = 8: the plane keeps part of the spread, and neither reading is exact"
+    assert say.plane_intro(plane, ex.cfg.d_k) in said and say.plane_reading(plane, 5, ex.tokens) in said
+    assert say.PLANE_MADE + say.SOURCES["plane"] in " ".join(c.value for c in tab.caption)
     scores = figure_titled(at, "Head 3: Scaled scores")
     outline = scores["layout"]["shapes"][-1]
     assert (outline["y0"], outline["y1"], outline["line"]["color"]) == (4.5, 5.5, figure_base.HIGHLIGHT), \
@@ -135,8 +138,8 @@ def test_queries_and_keys_as_points_shows_the_focused_head_and_query(plane):
 
 
 def test_when_the_plane_is_the_whole_space_the_arrow_is_said_to_be_exact():
-    """Was (read6a W4, `input=tiny`, d_k = 2): "This plane keeps 100% of the spread; the rest is lost" and "even the
-    arrow can swap two keys", while the page measured the arrow right for 100 % of the pairs."""
+    """With `input=tiny` (d_k = 2) the plane is the whole space: the page says the arrow is exact and nothing is
+    lost, and along the arrow every pair of keys is in the scores' order."""
     at = run_app({"input": "tiny"}, "pages/attention.py", opened={"attention_tab": "Queries and keys"})
     assert not at.exception, [e.value for e in at.exception]
     _, ex = shown(at)
@@ -164,8 +167,7 @@ def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
     before = next(t for t in fig["data"] if t.get("name") == "keys before RoPE")
     np.testing.assert_allclose(as_array(before["x"]), plane.keys_before_rope[:, 0], rtol=1e-9)
     said = page_text(at)
-    assert "Keys before and after the rotary turn" in said
-    assert f"right for **{plane.order_kept(4, 'distance'):.0%}** of the pairs" in said
+    assert say.ROPE_NOTE in said and say.plane_reading(plane, 4, ex.tokens) in said
 
 
 
@@ -173,24 +175,25 @@ def test_on_smollm2_the_plane_shows_keys_before_and_after_the_rotary_turn():
 @pytest.mark.parametrize(("page", "head", "query"), [("pages/attention.py", 1, 1), ("pages/attention.py", 2, 7),
                                                      ("pages/attention.py", 1, 2), ("pages/lesson.py", 2, 7)])
 def test_the_plane_says_which_reading_did_better_on_this_example(page, head, query):
-    """Was: "Distance is only an approximation" / "only a rough guide" whatever the numbers, while distance put
-    91 % of the pairs in order and the arrow 78 % (SmolLM2, lesson screen 12)."""
+    """The plane says which reading, the arrow or distance, did better on this example, from the share of pairs
+    each puts in order, and never calls distance a rough guide whatever the numbers."""
     params = {"head": str(head), "query": str(query)} | ({"screen": "12"} if page.endswith("lesson.py") else {})
     at = run_app(params, page, opened={"attention_tab": "Queries and keys"})
     _, ex = shown(at)
     plane = mc.qk_plane(ex.trace, head - 1)
     arrow, near = (round(100 * plane.order_kept(query - 1, by)) for by in ("dot", "distance"))
-    verdict = ("the two readings do equally well" if arrow == near else
-               "the arrow does better than distance" if arrow > near else "distance does better than the arrow")
     said = page_text(at)
-    assert f"On this example {verdict}." in said and "rough guide" not in said
+    assert say.better_reading(plane, query - 1) in said and "rough guide" not in said
     assert f"{arrow}%" in said.replace(" %", "%") and f"{near}%" in said.replace(" %", "%")
 
 
 def test_the_lesson_plane_says_what_its_open_circles_are_with_rope():
-    """Was (read4): SmolLM2's lesson screen 12 drew open circles (keys before RoPE) and never said what they were."""
+    """SmolLM2's lesson screen 12 says that its open circles are the keys before RoPE."""
     at = run_app({"model": "SmolLM2-135M-Instruct", "screen": "12"}, "pages/lesson.py")
-    assert "An open circle (○) is a key before its rotary turn (RoPE)" in page_text(at)
+    settings, ex = shown(at)
+    plane = mc.qk_plane(ex.trace, settings.view.head - 1)
+    assert plane.keys_before_rope is not None
+    assert say.plane_in_brief(plane, settings.view.query - 1, ex.tokens) in page_text(at)
 
 
 # --- the trained-model pages -----------------------------------------------------------------------------------------
@@ -206,9 +209,10 @@ def test_the_head_summary_puts_each_heads_share_of_contribution_beside_its_share
     np.testing.assert_allclose(left, weight, rtol=1e-9)
     np.testing.assert_allclose(right, contribution, rtol=1e-9)
     said = page_text(at)
-    assert "What the weight on [CLS] and [SEP] really adds" in said
-    assert (f"**{np.nanmean(weight):.0%}** of its weight on [CLS] and [SEP], but that weight adds "
-            f"**{np.nanmean(contribution):.0%}**") in said
+    parts = head_stats.parts_for(minilm)
+    assert say.parked_tokens(parts) == "[CLS] and [SEP]"
+    assert say.parked_header(parts) in said
+    assert say.parked_sentence(parts, np.nanmean(weight), np.nanmean(contribution)) in said
 
 
 def test_the_model_view_rolls_attention_out_and_says_what_that_assumes(minilm):
@@ -221,10 +225,8 @@ def test_the_model_view_rolls_attention_out_and_says_what_that_assumes(minilm):
     for l in range(6):
         np.testing.assert_allclose(got[l], flow[l], rtol=1e-9)
     said = page_text(at)
-    assert f"position 4 `{run.tokens[3]}` holds {flow[-1, 3, 3]:.0%} of its own token" in said
-    for assumption in ("mean of the heads' attention weights", "**half** of each token", "**multiplied**",
-                       "feed-forward network", "not a measured cause", "Abnar and Zuidema (2020)"):
-        assert assumption in said, assumption
+    assert say.rollout_sentence(flow, run.tokens, 3) in said
+    assert say.ROLLOUT_ASSUMPTIONS in said and say.SOURCES["rollout"] in said
 
 
 # --- the lesson ------------------------------------------------------------------------------------------------------
@@ -252,7 +254,6 @@ def test_the_lesson_ends_with_the_three_views_each_with_its_source(minilm):
 def test_the_rollout_screen_asks_for_a_trained_model_when_the_weights_are_random():
     at = run_app({"screen": str(NEW_SCREENS["rollout"])}, "pages/lesson.py")
     assert not at.exception, [e.value for e in at.exception]
-    assert "Rollout (Abnar and Zuidema 2020) follows attention back through the layers of a trained model: it " \
-           "multiplies the layers' attention weights" in page_text(at), "was: rollout named, never explained"
+    assert say.rollout_untrained() in page_text(at), "rollout explained, not only named"
     assert at.button(key="switch_0").label == "Switch to all-MiniLM-L6-v2"
     assert at.button(key="next").disabled, "the last screen"

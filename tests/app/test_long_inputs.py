@@ -1,4 +1,4 @@
-"""Long inputs (issue 11): at 2048 tokens every page renders within its budget of cells and bytes, and the attention
+"""Long inputs: at 2048 tokens every page renders within its budget of cells and bytes, and the attention
 page's explorer is sent block means and a zoom window of exactly the engine's numbers, checked against attention
 written out here (or against transformers for the trained model), with a causal mask, grouped-query heads and
 cross-attention."""
@@ -13,11 +13,13 @@ import pytest
 import mha_core as mc
 from app_pages import app_pages
 from helpers import load_pretrained
+from mha_app.copy import links
+from mha_app.copy.notes import zoom_moved
 from screen import as_array, explorer, figures, run_app
 
 LONG = {"input": "random", "n": "2048", "d_model": "1024", "h": "16"}
 MAX_CELLS = 250_000        # the architecture's bound on one figure
-MAX_PAGE_BYTES = 2_000_000  # issue 11: bytes sent per rerun, whatever n is
+MAX_PAGE_BYTES = 2_000_000  # the most bytes sent per rerun, whatever n is
 
 
 def explorer_budget(heads: int, n: int, m: int) -> int:
@@ -220,9 +222,12 @@ def test_short_inputs_need_no_zoom_window():
 
 
 @pytest.mark.parametrize(("params", "words", "window"), [
-    ({"zoom_query": "300"}, "cannot start at 300: there are only 100 query rows", [99, 100, 0, 64]),
-    ({"zoom_key": "5000"}, "`zoom_key` = 5000 is outside 1…2048", [0, 64, 0, 64]),
-    ({"zoom_query": "two"}, "`zoom_query` should be a whole number", [0, 64, 0, 64]),
+    ({"zoom_query": "300"}, links.link_problem("zoom_query", links.zoom_missing(300, 100, "query row")),
+     [99, 100, 0, 64]),
+    ({"zoom_key": "5000"}, links.out_of_bounds("zoom_key", "5000", 1, 2048, "the zoom window's first key column", 5000),
+     [0, 64, 0, 64]),
+    ({"zoom_query": "two"}, links.not_a_number("zoom_query", "the zoom window's first query row", "two", whole=True),
+     [0, 64, 0, 64]),
 ])
 def test_bad_zoom_values_in_a_link_get_a_warning(params, words, window):
     at = run_app({"input": "random", "n": "100", "d_model": "32", "h": "2", **params}, "pages/attention.py")
@@ -240,7 +245,7 @@ def test_a_trained_models_zoom_past_its_last_token_moves_to_the_last_one():
     assert not at.exception
     n = at.session_state["view"][1].n
     assert explorer(at)[0]["window"][:2] == [n - 1, n]
-    assert any(f"start, 900, is past the last one, {n}" in i.value for i in at.info), [i.value for i in at.info]
+    assert zoom_moved(900, n) in [i.value for i in at.info], [i.value for i in at.info]
 
 
 def test_the_explorers_data_is_small_enough_to_send():

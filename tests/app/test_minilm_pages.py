@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from app_pages import step_pages
+from mha_app.copy.models import model_text
+from mha_app.copy.sidebar import model_sizes_caption
 from mha_app.state.sentences import EXAMPLE_SENTENCES
 from mha_app.state.settings import default
 from mha_core.pretrained import load_minilm
@@ -67,7 +69,8 @@ def test_real_model_fixes_d_model_and_h_and_hides_random_only_controls():
     at = run_app(REAL)
     keys = {w.key for w in [*at.number_input, *at.selectbox, *at.radio, *at.checkbox]}
     assert "d_model" not in keys and "h" not in keys and "causal" not in keys and "layer" in keys
-    assert any("fixes d_model = 384 and h = 12" in c.value for c in at.caption)
+    sizes = model_sizes_caption(REAL["model"], 384, 12, 32, 12, model_text(REAL["model"]).weights_short)
+    assert any(c.value == sizes for c in at.caption)
 
 
 def test_model_view_shows_all_72_heads_and_opens_one():

@@ -70,10 +70,10 @@ def shows_row(at, row: np.ndarray) -> bool:
 def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     """Nothing on the page states the answer before it is given, the "Symbols on this page" box included.
 
-    Was (read6a S1): before the answer, Step 1's symbols box gave "Q_i, K_i, V_i: … one row per token" and "d_k:
-    the width of one head's queries and keys" (together Q_i's shape), and Step 4's "W^O: … h d_v × d_model".
-    Was (read7a A1-A3): the expander "The code that computed this" could be opened before the answer, and its shape
-    comments and note gave it (Step 1 "# (h, n, d_k)", Step 3 "reshape(n, h * d_k)", Step 4 "(d_model, h·d_k)")."""
+    Before the answer, Step 1's symbols box holds back "Q_i, K_i, V_i: … one row per token" and "d_k: the width of
+    one head's queries and keys" (together Q_i's shape), and Step 4's "W^O: … h d_v × d_model". The expander "The
+    code that computed this" waits too: its shape comments and note give the answer (Step 1 "# (h, n, d_k)", Step 3
+    "reshape(n, h * d_k)", Step 4 "(d_model, h·d_k)")."""
     at = run_app(params, page, answered=False)
     assert not at.exception, at.exception
     example = build_example(Spec(model=params.get("model", "random"), input=params.get("input", "sentence"),
@@ -83,8 +83,7 @@ def test_nothing_gives_the_answer_away_until_it_is_answered(page, kind, params):
     q = questions.ask(kind, example.trace, example.weights, example.tokens, head, query,
                       key=int(params.get("key", 1)) - 1)
     before = shown_text(at)
-    # Was (read7a S3): Step 3's introduction said "In the figure, the head's number above each block ..." while the
-    # figure waited for the answer.
+    # the introduction does not point at the figure while the figure waits for the answer
     assert "In the figure" not in before, "the text points at a figure that is not shown yet"
     for fact in q.facts:
         assert fact not in before, f"{fact!r} gives the answer away before it is asked for"
@@ -112,9 +111,8 @@ COST_ANSWERS = ("does not grow", "do not grow", "does not depend on h", "What gr
 @pytest.mark.parametrize(("page", "params"), [("pages/cost.py", {}), ("pages/cost.py", {"kv_heads": "2"}),
                                               ("pages/lesson.py", {"screen": "10"})])
 def test_the_cost_of_heads_is_not_told_in_words_before_it_is_answered(page, params):
-    """Was: below the waiting question, "What does grow with h: the attention weights" and "The parameters do not
-    grow: … What more heads cost in compute is the memory …", and the overview's tab "What it costs" said
-    "exactly those of one head of full width"."""
+    """Below the waiting question, and on the overview's tab "What it costs", no words tell what grows with h (the
+    attention weights, their memory) and what does not (the parameters, those of one head of full width)."""
     at = run_app(params, page, answered=False)
     before = shown_text(at)
     assert not [words for words in COST_ANSWERS if words in before]

@@ -17,8 +17,27 @@ import pytest
 
 from app_pages import app_pages
 from helpers import run_python
+from mha_app.copy.attention import mask_caption
+from mha_app.copy.by_hand import rope_caption
+from mha_app.copy.cost import rope_note
+from mha_app.copy.decoder import rope_distance_caption
+from mha_app.copy.inside import key_adds_caption
+from mha_app.copy.markup import quote
+from mha_app.copy.models import (
+    BYTE_LEVEL_SPELLING,
+    NO_REPEATS,
+    model_text,
+    model_view_intro,
+    no_queries_note,
+)
+from mha_app.copy.notes import bias_note
+from mha_app.copy.sidebar import model_sizes_caption
+from mha_app.copy.steps import torch_check
 from mha_app.state.sentences import DECODER_SENTENCES
 from mha_core.analysis import head_stats
+from mha_core.analysis.cost import trace_sizes
+from mha_core.attention import rope
+from mha_core.teaching.notation import score_product
 from references import complex_rope
 from screen import (
     as_array,
@@ -84,9 +103,9 @@ def test_sidebar_says_what_the_decoder_is_and_offers_its_own_examples(model):
     at = run_app(SMOL)  # its own run: this test changes the text
     assert at.radio(key="model").value == MODEL
     captions = texts(at, "caption")
-    assert ("fixes d_model = 576 and h = 9 (d_k = 64, h_kv = 3 key/value heads). Its weights here are rounded to 4 "
-            "bits") in captions
-    assert "each token sees only itself and the tokens before it" in captions and "always on" in captions
+    sizes = model_sizes_caption(MODEL, 576, 9, 64, 3, model_text(MODEL).weights_short)
+    assert sizes in captions and "rounded to 4 bits" in sizes
+    assert model_text(MODEL).masks in captions and "always on" in captions
     assert "next token it predicts" in captions  # which experiments this model offers, and why
     keys = {w.key for w in [*at.number_input, *at.selectbox, *at.radio, *at.checkbox]}
     assert not keys & {"d_model", "h", "causal", "pad", "kv_heads", "scale", "plant", "input"}
@@ -103,15 +122,14 @@ def test_overview_checks_the_layer_with_rope_and_grouped_sdpa(pages, model, run)
     # the line a student reads first is in plain words (was "Matches RoPE as complex rotations in torch,
     # F.scaled_dot_product_attention per head, then W_O: max |difference| = …"); how, in an expander below it
     check = next(c.value for c in at.caption if "Checked:" in c.value)
-    assert check.startswith(":material/check_circle: Checked: PyTorch computes this layer its own way and gets the "
-                            "same output, up to rounding (largest difference ")
+    assert check.startswith(torch_check(True, 0.0).removesuffix("0).")), check
     assert not re.search(r"torch|F\.|complex|\|difference\|", check.replace("PyTorch", "")), check
     how = next(e for e in at.expander if e.label == "How it was checked")
     assert "each pair of components is one complex number" in how.caption[0].value
     latex = texts(at, "latex")
     assert r"\mathrm{RoPE}(X\,W^{Q}_i)" in latex and r"K_{\lceil i/3 \rceil}" in latex and "b^" not in latex
     weights = texts(at, "caption")
-    assert "Q4_1" in weights and "Q8_0" in weights and "close to the original's, not equal to it" in weights
+    assert model_text(MODEL).weights in weights
     pipeline = " ".join(a["text"] for a in figure_titled(at, "The pipeline")["layout"]["annotations"])
     assert "RoPE(X W<sup>Q</sup>" in pipeline and "K, V: 3 × (16 × 64)" in pipeline
     shown = as_array(figure_titled(pages("pages/overview.py", overview_tab="The result"), "Input and output")
@@ -137,7 +155,7 @@ def test_overview_explains_the_byte_level_tokens(model):
     assert list(table["token"]) == model.tokenize("Tokenization of 2024 <|im_start|>").tokens
     assert notes["Token"] == "" and "word piece" in notes["ization"] and "next digit" in notes["0"]
     assert "starts a chat message" in notes["<|im_start|>"]
-    assert "Ġ at the start of a token is the space before it" in texts(at, "caption")
+    assert BYTE_LEVEL_SPELLING in texts(at, "caption")
     example = re.search(r"“(In 2024)” → (.*?)\.", texts(at, "caption"))  # the banner's example, as the model splits it
     assert re.findall(r"“(.*?)”", example[2]) == model.tokenize(example[1]).tokens
     assert "byte-level BPE" in at.text_area(key="text").proto.help
@@ -165,7 +183,11 @@ def test_projection_shows_rope_as_its_own_step_with_the_models_numbers(pages, mo
     low = np.tril_indices(P)
     np.testing.assert_allclose(heat[low], (products - unrotated)[low], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(as_array(distance["data"][1]["y"]), products[:, 0], rtol=1e-9)
-    caption = next(c.value for c in at.caption if "placed at every pair of positions" in c.value)
+    rel = rope.relative_scores(trace.q_before_rope[4, 13], trace.k_before_rope[1, key], 1e5, P)
+    caption = rope_distance_caption(5, 14, quote(run.tokens[13]), key + 1, quote(run.tokens[key]),
+                                    trace.weights[4, 13, key], rel.spread, rel.by_distance[13 - key],
+                                    score_product(3, 4), trace.raw_scores(4)[13, key], rel.unrotated)
+    assert caption in texts(at, "caption")
     assert f"their product is {products[13 - key, 0]:.4g}" in caption
     assert f"({float(trace.q[4, 13] @ trace.k[1, key]):.4g})" in caption  # the raw score of Step 2
     assert "`cfg.rope_theta` = 100000" in texts(at, "caption")
@@ -189,16 +211,15 @@ def test_attention_page_shows_the_causal_grouped_heads_of_the_layer(pages, run):
     assert header["heads"] == 9 and header["group_size"] == 3  # the explorer's grid: a row per K/V group
     np.testing.assert_allclose(arrays[f"{view['layer']}/weights"], run.layers[17].weights, atol=1e-6)
     # 16 tokens: the causal mask blocks the 16 · 15 / 2 pairs of a key after its query
-    assert "The mask M blocks 120 of the 256 query–key pairs (M = −∞ there, 0 elsewhere): 120 by the causal mask " \
-           "(every key after its query)." in texts(pages("pages/attention.py", attention_tab="The mask"), "caption")
+    assert mask_caption(120, 120, 0, 16, 16) in texts(pages("pages/attention.py", attention_tab="The mask"), "caption")
     focus = texts(pages("pages/attention.py", attention_tab="How focused?"), "caption")
     assert "log2(m) = log2(16)" in focus and "log2 of the number of keys it may see" in focus
 
 
 def test_what_each_key_adds_names_no_bias_the_model_lacks(pages):
-    """Was (read6b W1): "The bias b_O is added once to the whole output" under SmolLM2, which has no biases."""
+    """SmolLM2 has no biases, so "What each key adds" names no b_O."""
     said = texts(pages("pages/attention.py", attention_tab="What each key adds"), "caption")
-    assert "Query 14 in head 5, every key." in said and "b_O" not in said
+    assert key_adds_caption(4, 13, bias=False) in said and "b_O" not in said
 
 
 def test_attention_mask_stage_is_the_causal_triangle(model):
@@ -214,7 +235,8 @@ def test_concatenation_and_output_are_the_layers_own(pages, run):
     concat = as_array(figure_titled(pages("pages/concatenation.py"), "Concat(head_1, …, head_9)")["data"][0]["z"])
     np.testing.assert_allclose(concat, run.layers[17].concat, atol=1e-6)
     at = pages("pages/output.py")
-    assert "This example has no bias terms" in texts(at, "caption")
+    assert bias_note(at.session_state["view"][1]) in texts(at, "caption")
+    assert at.session_state["view"][1].weights.b_Q is None  # SmolLM2 has no biases
     np.testing.assert_allclose(as_array(figure_titled(at, "Input and output")["data"][1]["z"]),
                                run.layers[17].output, atol=1e-6)
     assert figure_titled(at, "The 5 most likely next tokens")
@@ -245,7 +267,7 @@ def test_switching_heads_off_shows_the_next_token_with_and_without_them(model, r
         last = smollm2_run(INDUCTION, head_mask=alone).hidden_states[-1][-1]
         expected.append(top.probability - model.next_token_probabilities(last)[top.id])
     np.testing.assert_allclose(as_array(ranking["data"][0]["y"]), expected, atol=1e-6)
-    # Was (read6b M2): "head 1 … lowers the probability … most", its bar +0.0074 beside head 3's −0.0274
+    # the head named as changing the probability most is the one with the largest bar, by its size
     most = int(np.argmax(np.abs(expected)))
     said = next(c for c in texts(at, "caption").split("\n") if "changes the probability of the predicted next" in c)
     assert f"switching off head {most + 1} of layer 18" in said and f"by {abs(expected[most]):.4f}" in said
@@ -286,10 +308,11 @@ def test_model_view_shows_all_270_heads_grouped_and_outlines_the_chosen_one(page
     assert "query heads 4–6: K/V head 2" in labels
     words = texts(at, "markdown")
     assert "lower triangle" in words and "attention sink" in words and "induction" in words
-    # read7b M1 (the geometry itself: unit/test_training.py): not "one phrase length to the left"
-    assert "one place less than the phrase's length to the left" in words and "one phrase length" not in words
-    # read3: the colour word is the light page's; a group is a label, not its titles' colour (head colours: heads)
-    assert "a dark first column" in words and "under a label that names their K/V head" in words
+    # one place less than the phrase's length (the geometry itself: unit/test_training.py); the colour word is
+    # the light page's; a group is a label, not its titles' colour (head colours: heads); the words:
+    # unit/test_copy_models.py
+    assert model_view_intro(MODEL, 30, 9, 3, "dark", "darker") in words and "one phrase length" not in words
+    assert "a dark first column" in words
     assert "colour)" not in words
     large = figure_titled(at, "Layer 18: all 9 heads")
     later = np.triu(np.ones((16, 16), bool), 1)
@@ -328,7 +351,7 @@ def test_head_summary_uses_the_decoders_split_and_names_the_induction_heads(page
 def test_head_summary_without_a_repeat_says_how_to_get_one(model):
     at = run_app({"model": MODEL, "text": "The capital of France is"}, "pages/head_summary.py")
     assert_clean(at)
-    assert "Nothing in this text repeats" in texts(at, "info")
+    assert NO_REPEATS in texts(at, "info")
 
 
 # --- links ---------------------------------------------------------------------------------------------------------
@@ -392,12 +415,16 @@ def test_when_the_loader_says_the_model_is_missing_the_page_says_how_to_add_it(m
         compute.pretrained_model.clear()  # the real model again (load_smollm2 keeps it: no second load)
 
 
-# --- the classroom pages (issue 10) with the decoder --------------------------------------------------------------
+# --- the classroom pages (cost, by hand, lesson) with the decoder -------------------------------------------------
 
 def test_cost_by_hand_and_lesson_say_what_the_decoder_does(pages, model, run):
-    assert "RoPE turns every number of Q and K by its position" in texts(pages("pages/cost.py"), "caption")
+    cost_page = pages("pages/cost.py")
+    s = trace_sizes(cost_page.session_state["view"][1].trace)
+    rope = rope_note(s["n"], s["m"], s["d_model"], s["n_heads"], s["n_kv_heads"], rope=True)
+    assert rope and rope in texts(cost_page, "caption")
     at = pages("pages/by_hand.py")
-    assert "q and k are the rotated ones (RoPE, Step 1b)" in texts(at, "caption")
+    cell = (at.selectbox(key="cell_query").value, at.selectbox(key="cell_key").value)
+    assert rope_caption(*cell) in texts(at, "caption")
     assert r"k_s = K_{2}[s]" in texts(at, "latex")  # query head 5 reads key/value head 2
     heads = run_app({**SMOL, "screen": "2"}, "pages/lesson.py")
     assert_clean(heads)
@@ -413,4 +440,4 @@ def test_cost_by_hand_and_lesson_say_what_the_decoder_does(pages, model, run):
 def test_head_summary_of_a_single_token_says_there_is_nothing_to_average(model):
     at = run_app({"model": MODEL, "text": "Hi"}, "pages/head_summary.py")
     assert_clean(at)
-    assert "the first token is left out as a query" in texts(at, "info")
+    assert no_queries_note(head_stats.parts_for(model)) in texts(at, "info")

@@ -1,5 +1,5 @@
 """What the pages say holds in every mode (random weights on a sentence or on random input, the tiny example, the
-trained model): formulas that match what was computed, the words around them, and the texts of issue 8."""
+trained model): formulas that match what was computed, and the words around them."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ import numpy as np
 import pytest
 
 from app_pages import PRETRAINED, trace_pages
+from mha_app.copy.models import input_source
+from mha_app.copy.notes import switch_label, untrained_line
+from mha_app.copy.sidebar import query_caption
+from mha_app.state.settings import Spec
 from mha_core.pretrained import load_minilm
 from modes import MODES as MATRIX
 from screen import as_array, assert_clean, explorer, figure_titled, mosaic_outline, run_app, texts
@@ -33,9 +37,9 @@ def test_step_page_texts_hold_in_every_mode(pages, page, mode):
     assert_clean(at)
     captions = texts(at, "caption")
     # Random weights: the patterns mean nothing, and the trained model is one click away.
-    untrained = "**Random weights**: every number and shape is exact, but the patterns mean nothing" in captions
+    untrained = untrained_line(Spec()) in captions
     assert untrained == (mode in RANDOM_MODES), captions
-    assert (f"Switch to {PRETRAINED}" in [b.proto.label for b in at.button]) == (mode in RANDOM_MODES)
+    assert (switch_label(PRETRAINED) in [b.proto.label for b in at.button]) == (mode in RANDOM_MODES)
     # The attention formula adds M: M is defined on the same page (its formula, or the page's symbols).
     latex = texts(at, "latex")
     if "+ M" in latex:
@@ -87,20 +91,18 @@ def test_overview_counts_the_cost_of_h_heads_against_one(pages, mode):
     assert f"{h} matrices of attention weights of {n} × {n}, {h * n * n:,} numbers in all" in grows, grows
 
 
-@pytest.mark.parametrize("mode, layer, words", [
-    ("sentence", 1, "sinusoidal position signal"), ("random", 1, "random numbers"), ("tiny", 1, "hand-picked"),
-    ("trained", 1, "segment (token-type) embedding, then LayerNorm"),
-    ("trained", 3, "X of layer 3 is the output of layer 2"),
-])
-def test_overview_and_projection_say_where_x_comes_from(pages, mode, layer, words):
+@pytest.mark.parametrize("mode, layer", [("sentence", 1), ("random", 1), ("tiny", 1), ("trained", 1), ("trained", 3)])
+def test_overview_and_projection_say_where_x_comes_from(pages, mode, layer):
+    """Both pages say where the rows of X come from, for the example's spec and layer (the words for each mode:
+    unit/test_copy_models.py)."""
     opened = {"pages/overview.py": {"overview_tab": "The tokens"}, "pages/projection.py": {"input_box": True}}
     for page in ("pages/overview.py", "pages/projection.py"):
         params = {"model": PRETRAINED, "layer": str(layer)} if mode == "trained" else PARAMS[mode]
         at = run_app(params, page, opened=opened[page])
+        settings, ex = at.session_state["view"]
+        assert ex.layer == layer
         captions = texts(at, "caption")
-        assert words in captions, captions
-    if layer > 1:
-        assert "feed-forward" in captions and "residual" in captions
+        assert input_source(settings.spec, layer) in captions, captions
 
 
 def test_the_sentence_box_says_how_each_model_splits_text(pages):
@@ -122,7 +124,7 @@ def test_special_tokens_and_word_pieces_are_explained_where_they_first_appear():
     assert "added at the start" in notes["[CLS]"] and "added at the end" in notes["[SEP]"]
     assert "word piece" in notes["##ization"] and notes["matters"] == ""
     assert "“classification”" in texts(at, "caption") and "“separator”" in texts(at, "caption")
-    assert any("Query token 1: `[CLS]` (special token" in c.value for c in at.caption)
+    assert any(c.value.startswith(query_caption(1, "[CLS]") + " (special token") for c in at.caption)
     plain = run_app(opened={"overview_tab": "The tokens"})
     assert list(plain.dataframe[0].value.columns) == ["position", "token"]
 
@@ -143,7 +145,7 @@ def test_model_view_reads_its_colours_right_and_offers_a_large_layer():
     markdown = texts(at, "markdown")
     assert "darker = more weight" in markdown and "bright" not in markdown and "dark first or last columns" in markdown
     dark = texts(run_app({"model": PRETRAINED, "text": "The cat sat on the mat.", "layer": "2"}, "pages/model_view.py",
-                         context={"theme": "dark"}), "markdown")  # read3: more weight is brighter on the dark page
+                         context={"theme": "dark"}), "markdown")  # more weight is brighter on the dark page
     assert "brighter = more weight" in dark and "bright first or last columns" in dark and "dark" not in dark
     large = figure_titled(at, "Layer 2: all 12 heads")
     run = load_minilm().run("The cat sat on the mat.")
@@ -236,20 +238,18 @@ def words_above_the_figure(at) -> int:
 
 @pytest.mark.parametrize("mode", ["default", "cross-attention", "causal+padding"])
 def test_step_2_keeps_its_title_words_and_figure_to_one_screen(page_run, mode):
-    """Issue 18's rule, "title, at most about 120 words and the main figure on one 1280 x 800 screen", in the modes
-    the browser test does not open: read3 found the cross-attention box (75 words) and the padding paragraph pushing
-    the weights below the window. (The browser measures the default mode: tests/browser/test_pages.py.)"""
+    """One idea per screen, "title, at most about 120 words and the main figure on one 1280 x 800 screen", in the
+    modes the browser test does not open, where the cross-attention box (75 words) and the padding paragraph add
+    words above the weights. (The browser measures the default mode: tests/browser/test_pages.py.)"""
     at = page_run(mode, "pages/attention.py")
     assert words_above_the_figure(at) <= MAX_WORDS
 
 
 def test_smollm2_later_input_is_short_sentences_and_rollout_says_what_the_feed_forward_network_is():
-    """Was (SmolLM2, layer 18, "The tokens"): "That output is layer 17's input plus its attention output (…), plus
-    the feed-forward block, a small network applied to each token on its own, to RMSNorm of that sum (576 → 1,536 →
-    576 numbers per token, SwiGLU: …)", one sentence with nested brackets; and rollout's "It ignores the
-    feed-forward network" used a term no screen introduced."""
+    """SmolLM2's later input ("The tokens", layer 18) is short sentences with no brackets inside brackets, and
+    rollout says what the feed-forward network is when it names it."""
+    from mha_app.copy.inside import rollout_in_brief
     from mha_app.copy.models import FEED_FORWARD, model_text
-    from mha_app.sections.inside import rollout_in_brief
 
     text = model_text("SmolLM2-135M-Instruct").later_input.format(layer=18, previous=17)
     sentences = [s for s in re.split(r"(?<=[.;])\s+(?=[A-Z])", text) if s]

@@ -450,8 +450,7 @@ def test_user_text_stays_text_and_the_explorer_saves_svg_png_and_a_web_page(serv
     svg = Path(download.value.path()).read_text()
     assert download.value.suggested_filename == "attention_head1_weights.svg"
     assert svg.startswith("<svg") and "&lt;" in svg and "<img" not in svg
-    # read3: the grid's panel names took their K/V group's head colour (group 2 in head 2's orange); a group is its
-    # row of panels, and every name is in the text colour
+    # a group is its row of panels, and every panel name is in the text colour, never its K/V group's head colour
     names = re.findall(r'fill="([^"]+)"[^>]*>(head \d+(?: \(K/V \d+\))?)</text>', svg)
     assert len(names) == 8 and {fill for fill, _ in names} == {LIGHT.text}, names
     with page.expect_download() as download:

@@ -104,7 +104,7 @@ def wait_for_heading(page, start: str) -> None:
 
 def next_in_view(page) -> None:
     """A Next button lies wholly inside the 1280 x 800 window as the screen opens (before any Reveal): the presenter
-    never scrolls to move on (read2 found it below the fold from screen 2)."""
+    never scrolls to move on, from screen 2 too."""
     boxes = [b.bounding_box() for b in page.get_by_role("button", name="Next").all()]
     height = page.viewport_size["height"]
     assert any(b and b["y"] >= 0 and b["y"] + b["height"] <= height for b in boxes), (boxes, height)
@@ -132,7 +132,7 @@ def test_presentation_mode_is_large_and_steps_by_button_key_and_link(server, ope
     wait_for_heading(page, "3 · ")
     assert page.evaluate(CHART_TEXT_JS)["smallest"] >= FIGURE_FONT  # the scores: every cell's number, the colour bar
     next_in_view(page)
-    # read3: under the text and the formula, rows 9-11 and every key's name were below the window
+    # under the text and the formula, every row and every key's name lie inside the window
     chart = page.locator('[data-testid="stPlotlyChart"]').first.bounding_box()
     assert chart["y"] + chart["height"] <= page.viewport_size["height"], chart
     rows = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .ytick text')].map(t => t.textContent)")

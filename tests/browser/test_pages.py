@@ -66,8 +66,8 @@ TAB_STRIPS_JS = """() => [...document.querySelectorAll('[role="tablist"]')].map(
   return [list.getBoundingClientRect().right, tabs.map(t => t.innerText),
           Math.max(...tabs.map(t => t.getBoundingClientRect().right))];
 })"""
-# Each table (a canvas grid) wider than its frame: its columns' width and the frame's (read3: a header cut to
-# "parameters per atte" at 1280 px).
+# Each table (a canvas grid) wider than its frame, which would cut a header ("parameters per atte"): its columns'
+# width and the frame's.
 WIDE_TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
     .map(s => [s.scrollWidth, s.clientWidth]).filter(([inner, frame]) => inner > frame + 1)"""
 MATRIX = ".mha-matrix"  # a heatmap drawn as SVG (mha_app.components.matrix), in its component's shadow root
@@ -129,7 +129,7 @@ def test_every_page_renders_and_shows_crafted_text_exactly_as_typed(walk, app_pa
 
 @pytest.mark.parametrize("app_page", [p for p in PAGES if p.step or not p.url_path], ids=lambda p: p.name)
 def test_title_text_and_main_figure_fit_one_screen(walk, app_page):
-    """One idea per screen (issue 18): on 1280 x 800, a step page's title, at most about 120 words and its whole main
+    """One idea per screen: on 1280 x 800, a step page's title, at most about 120 words and its whole main
     figure show without scrolling on the default example, once its question is answered."""
     page = walk(app_page)
     seen = page.evaluate(FIT_JS, MAIN_FIGURE)
@@ -138,7 +138,7 @@ def test_title_text_and_main_figure_fit_one_screen(walk, app_page):
     assert seen["top"] is not None, f"no main figure on {app_page.name}"
     assert seen["bottom"] <= seen["height"], \
         f"{app_page.name}: the main figure runs from {seen['top']:.0f} to {seen['bottom']:.0f} px of {seen['height']}"
-    if app_page.url_path == "attention":  # its tabs, read2: the last ones hid behind a scroll arrow at 1280 px
+    if app_page.url_path == "attention":  # its tabs: none hides behind a scroll arrow at 1280 px
         strips = page.evaluate(TAB_STRIPS_JS)
         assert strips and all(tabs and right <= edge + 1 for edge, tabs, right in strips), strips
 

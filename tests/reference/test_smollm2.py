@@ -31,7 +31,7 @@ CODE = "def add(a, b):\n    return a + b\n\nprint(add(2, 3))"
 LONG = "The quick brown fox jumps over the lazy dog. " * 30  # about 300 tokens: cut to the first 256
 REPEATED = " ".join(["word"] * MAX_SMOLLM2_TOKENS)  # one token, 256 times: the least forgiving input for float32
 PARITY_TEXTS = [CAT, INDUCTION, NUMBERS, UNICODE, CODE, LONG]
-ATTN_TOL = 1e-4    # the bound on every layer's attention weights, end to end
+ATTN_TOL = 1e-4    # the bound on every layer's attention weights, end to end
 HIDDEN_RTOL = 1e-4  # hidden states, relative to each layer's largest |value| (Llama's reach 1e4 on the first token)
 LAYER_TOL = 1e-5   # one layer on the reference's own input
 

@@ -46,8 +46,8 @@ def test_the_two_backends_read_alike():
 
 
 def test_the_shown_code_says_where_it_counts_heads_from_0():
-    """Was (read7a S1): Step 2's code, shown on the attention page, said "query heads g*j ... g*j+g-1 all read
-    key/value head j", counting from 0, beside a page that counts heads from 1 (K/V head j = ⌈i/g⌉)."""
+    """Step 2's code, shown on the attention page, counts heads from 0 ("query heads g*j ... g*j+g-1") and says so,
+    with the page's count from 1 beside it (query head i reads K/V head ⌈i/g⌉)."""
     from mha_core.teaching.source import step_source
 
     comments = " ".join(line.strip("# ") for line in step_source(2).splitlines() if line.strip().startswith("#"))

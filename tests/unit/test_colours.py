@@ -128,9 +128,9 @@ def test_more_weight_is_always_farther_from_the_background(theme, simulation):
 
 @both
 def test_the_words_for_more_weight_say_which_way_the_scale_runs(theme):
-    """read3: "darker = more weight" and "dark first columns" stood on the dark page, where more weight is brighter.
-    The words (figures.base.MORE_LOOKS) follow the scale's lightness (CAM02-UCS J') in each theme, and every trained
-    model's "what to look for" takes its colour word from them."""
+    """On the dark page more weight is brighter, on the light page darker: the words (figures.base.MORE_LOOKS)
+    follow the scale's lightness (CAM02-UCS J') in each theme, and every trained model's "what to look for" takes
+    its colour word from them."""
     from mha_app.copy.models import GENERIC, MODEL_TEXT
 
     stops = THEMES[theme].sequential
@@ -276,7 +276,7 @@ def test_the_first_three_series_colours_stand_out_from_the_page(theme):
 
 
 def test_no_comparison_of_things_that_are_not_heads_uses_a_head_colour():
-    """The figures read2 found in head colours: the 1/√d_k switch, one head against h, MHA / GQA / MQA, the
+    """The figures that compare other things than heads: the 1/√d_k switch, one head against h, MHA / GQA / MQA, the
     pipeline's steps, and the K/V heads of grouped-query attention; each in series colours, never a head's."""
     from test_theme import colours_in
 

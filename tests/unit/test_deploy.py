@@ -2,8 +2,9 @@
 ships them: no network), HAProxy's config checked by HAProxy itself, and every file checked against the Dockerfile
 it deploys (port, user, health check, build arguments), so that none of them can drift from the image.
 
-Building the image and running the stack are not tests (minutes, and podman): ../shared/tools/image-check.sh and
-`python -m benchmarks.load --compose deploy/compose.yaml` do that (README, Deploy).
+Building the image and running the stack are not tests (minutes, and podman): the image check (the Dockerfile
+built with podman, on a machine with no image registry, from a Debian stand-in for `python:3.11-slim`, then run and
+asked for /_stcore/health) and `python -m benchmarks.load --compose deploy/compose.yaml` do that (deploy/README.md).
 """
 
 from __future__ import annotations

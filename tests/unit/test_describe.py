@@ -88,7 +88,7 @@ def test_a_head_planted_on_the_previous_token_is_said_to_follow_that_rule():
 
 
 def test_a_head_planted_on_the_next_token_is_said_to_follow_that_rule():
-    """Was (read6a W2): a clean next-token diagonal summed up as "no single rule"."""
+    """A clean next-token diagonal is summed up as that rule, not as "no single rule"."""
     tr = trace(plant="next")
     w = tr.weights[0].tolist()
     hits = sum(1 for i in range(6) if ranked(w[i])[0] == i + 1 and w[i][i + 1] > sorted(w[i])[-2])
@@ -98,8 +98,7 @@ def test_a_head_planted_on_the_next_token_is_said_to_follow_that_rule():
 
 
 def test_a_tie_is_never_said_to_be_a_winner():
-    """Was (read6a W3): a uniform head (every weight 1/6) summed up as "6 of 6 queries put most weight on the first
-    token"."""
+    """A uniform head (every weight 1/6) is summed up as a tie in every row, with no strongest key."""
     tr = trace(plant="uniform")
     assert max(abs(v - 1 / 6) for v in tr.weights[0].ravel()) < 1e-6  # the engine's weights: a tie in every row
     d = Description.of(F.attention_figure(tr, 0, TOKENS, "weights"))
@@ -116,7 +115,7 @@ def test_the_head_grid_ranks_heads_by_their_mean_largest_weight():
 
 
 def test_cross_attention_grid_says_why_no_key_rule_applies():
-    """Was (read3 S11): "(cross-attention)" in the key-rule column, read as the name of a key."""
+    """In cross-attention the key-rule column says why no position rule applies, in words no one reads as a key."""
     tr = trace()
     d = describe.head_weights(tr.weights, TOKENS, [f"s{j}" for j in range(6)], "Attention weights")
     assert [r[2] for r in d.rows] == ["no position rule: queries and keys come from two sentences"] * 4
@@ -185,16 +184,15 @@ def test_no_text_alternative_carries_a_titles_markup():
 
 
 def test_a_small_bar_keeps_its_digits_in_the_table_as_in_the_sentence():
-    """Was (read5, Heads learn's induction scores): "smallest layer 1, head 1 (2.14e-05)" above a table cell 2.1e-05,
-    the sentence in the computer's notation."""
+    """A small bar keeps its digits in the table as in the sentence, which writes it 2.14 × 10⁻⁵, not 2.14e-05."""
     d = describe.bars(["a", "b", "c", "d", "e", "f", "g"], [0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 2.14e-05], "scores")
     assert "smallest g (2.14 × 10⁻⁵)" in d.alt and "e-05" not in d.alt
     assert dict(d.rows)["g"] == pytest.approx(2.14e-05, rel=1e-9)
 
 
 def test_a_count_keeps_every_digit_in_a_charts_table():
-    """Was (read7b W1, Cost of heads with SmolLM2): "Step 1: queries Q = X W_Q | 3,649,540" in the chart's table, beside
-    the sentence's 3,649,536 = 11 · 576 · 576: six significant digits applied to a count."""
+    """A count keeps every digit in a chart's table, as in the sentence: 3,649,536 = 11 · 576 · 576, never rounded
+    to six significant digits."""
     d = describe.bars(["queries", "keys"], [11 * 576 * 576, 11 * 576 * 192], "multiply-adds")
     assert dict(d.rows) == {"queries": 3_649_536, "keys": 1_216_512}
     g = describe.grouped_bars(["queries"], {"1 head": [11 * 576 * 576], "9 heads": [11 * 576 * 576]}, "multiply-adds")

@@ -81,7 +81,7 @@ def test_scaling_figures_hold_both_softmaxes_of_the_raw_scores():
 def test_the_scaled_spread_is_the_product_of_the_query_and_key_sizes_under_the_footnotes_assumptions():
     """Footnote 4 of Vaswani et al. with variances s_q², s_k² in place of 1: independent numbers with mean 0 give
     Q_i K_iᵀ / √d_k a spread of s_q · s_k. The comparison measures s_q and s_k, so the page can set that prediction
-    beside the measured spread (read3 W2: one explanation for 0.77 and 0.814 alike, no threshold)."""
+    beside the measured spread: one explanation for 0.77 and 0.814 alike, with no threshold."""
     rng = np.random.default_rng(0)
     h, n, d_k, s_q, s_k = 2, 300, 64, 2.0, 0.5
     _, w, cfg = traced()

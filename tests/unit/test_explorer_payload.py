@@ -266,8 +266,8 @@ def test_contribution_shares_are_made_from_sizes_and_row_sums_sent_in_float64():
     expected = direct_shares(trace, w)
     np.testing.assert_allclose(shares, expected, rtol=1e-12, atol=1e-15)
     assert (shares[1] == 0).all(), "the switched-off head adds nothing"
-    # Was (read7a W1): the switched-off head's sizes were sent as 0 ("its values are 0"); they are its real
-    # ‖v_s W^O_i‖, from K/V head 1's values and head 2's block of W_O, and its gate 0 is sent beside them.
+    # the switched-off head's sizes are its real ‖v_s W^O_i‖, from K/V head 1's values and head 2's block of W_O,
+    # and its gate 0 is sent beside them.
     np.testing.assert_array_equal(arrays["1/contributions/gates"], [1.0, 0.0, 0.5, 1.0])
     block = w.W_O[:, 8:16].astype(np.float64)                                     # head 2's d_k = 8 columns
     np.testing.assert_allclose(sizes[1], np.linalg.norm(trace.v[0].astype(np.float64) @ block.T, axis=-1),
@@ -330,7 +330,7 @@ def test_a_payload_with_contributions_stays_bounded():
 
 
 def test_the_weights_title_writes_its_formula_out():
-    """Was: "Attention weights softmax(…)", the "(…)" never filled; now the formula, with M where there is a mask."""
+    """The weights title writes the formula out, with M where there is a mask."""
     def title(**cfg):
         trace, tokens = run(5, **cfg)
         header, _ = read_payload(build_payload({1: trace}, tokens))
@@ -341,8 +341,8 @@ def test_the_weights_title_writes_its_formula_out():
 
 
 def test_the_mask_title_says_what_m_holds_and_leaves_the_drawing_to_the_explorer():
-    """Was (read6a W1): "Mask M: grey = kept (0), blank = blocked (−∞)" above the explorer, which draws an open pair
-    white and a blocked one hatched (its subtitle and legend say so): the title named another figure's drawing."""
+    """The mask title says what M holds; how a pair is drawn (open white, blocked hatched) is the explorer's
+    subtitle and legend."""
     trace, tokens = run(5, causal=True)
     header, _ = read_payload(build_payload({1: trace}, tokens))
     title = next(s["title"] for s in header["stages"] if s["key"] == "mask")
@@ -350,7 +350,7 @@ def test_the_mask_title_says_what_m_holds_and_leaves_the_drawing_to_the_explorer
 
 
 def test_without_scaling_the_scores_button_says_not_scaled():
-    """Was (read7a M3, `scale=none`): the title "Scores Q_i K_iᵀ (not scaled)" above a button "scaled scores"."""
+    """With `scale=none` the scores' button says "not scaled", as its title does."""
     cfg = mc.MHAConfig(16, 4, scale=1.0)
     x = mc.random_input(5, 16, seed=0)
     trace = mc.forward(x, mc.init_weights(cfg, seed=0), cfg)

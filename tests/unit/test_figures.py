@@ -95,8 +95,7 @@ def test_attention_stages(stage):
 
 
 def test_scores_without_scaling_are_not_titled_scaled():
-    """Was (read3 S12, `?scale=none`): "Head 1: Scaled scores Q_i K_iᵀ × 1" on the page that says the scores are not
-    scaled."""
+    """With `?scale=none` the scores' title says "not scaled", as the page does, not "Scaled scores … × 1"."""
     tr, _, cfg = example()
     assert F.attention_figure(tr, 0, TOKENS, "scaled", 1.0).layout.title.text.startswith(
         "Head 1: Scores Q_i K_iᵀ (not scaled)")
@@ -228,7 +227,7 @@ def test_input_and_output_each_have_their_own_centred_labelled_scale():
     assert x_axis.colorbar.x < out_axis.colorbar.x  # each bar beside its own panel
     panels = [a.text for a in fig.layout.annotations]
     assert "output MultiHead(X)" in panels
-    cross = F.input_output_figure(tr.x, tr.output, TOKENS, cross=True)  # was (read5): MultiHead(X) in cross-attention
+    cross = F.input_output_figure(tr.x, tr.output, TOKENS, cross=True)  # two inputs: X and Y
     assert "output MultiHead(X, Y)" in [a.text for a in cross.layout.annotations]
 
 
@@ -281,7 +280,7 @@ def test_small_heatmaps_print_their_numbers_and_large_ones_do_not():
 
 
 def test_head_grid_thins_key_labels_instead_of_dropping_them():
-    """The default MiniLM sentence has 13 tokens: its head grid used to lose every key label beyond 12."""
+    """The default MiniLM sentence has 13 tokens: its head grid thins the key labels rather than drop those past 12."""
     tokens = ["[CLS]", *"abcdefghijk", "[SEP]"]
     cfg = mc.MHAConfig(16, 8)
     tr = mc.forward(mc.random_input(13, 16), mc.init_weights(cfg), cfg)
@@ -455,15 +454,15 @@ def test_value_mix_of_many_keys_names_the_heaviest_and_still_adds_up():
 
 
 def test_value_mix_names_its_query_its_blocked_keys_and_what_a_cell_holds():
-    """read14: the title named no query, a blocked key's row read as a small contribution, the colour bar said
-    "value" (v_s's name in the title), and "V_1" under head 3 did not say it is the K/V head that head 3 reads;
-    read15: a trained model's layer was not named."""
+    """The value mix names its query in the title, marks a blocked key's row "(blocked)" (not a small contribution),
+    titles the colour bar with the cells' own name (α_ts v_s and their sums), says under a grouped head which K/V
+    head it reads, and names a trained model's layer."""
     tr, _, _ = example(n=5, causal=True, pad=1)
     fig = F.value_mix_figure(tr, 2, 1, ["a", "<b>", "c", "d", "e"])
     assert fig.layout.title.text.startswith("Head 3, query '&lt;b&gt;' (2): weight α_ts × value v_s")
     assert list(fig.data[0].y[:-1]) == ["α_ts v_s 1 a", "α_ts v_s 2 &lt;b&gt;", "α_ts v_s 3 c (blocked)",
                                         "α_ts v_s 4 d (blocked)", "α_ts v_s 5 e (blocked)"]  # causal; e is padding
-    assert fig.data[0].colorbar.title.text == "α_ts v_s and<br>their sums"  # read15: the sum row is no α_ts v_s
+    assert fig.data[0].colorbar.title.text == "α_ts v_s and<br>their sums"  # the sum row is no α_ts v_s
     assert fig.data[0].hovertemplate.startswith("%{y}<br>component c of V_i: %{x}<br>= %{z")  # named by its row
     cfg = mc.MHAConfig(16, 4, n_kv_heads=2)
     gqa = mc.forward(mc.random_input(3, 16, seed=1), mc.init_weights(cfg, seed=1), cfg)
@@ -515,7 +514,7 @@ def test_the_kv_cache_chart_ticks_are_sizes_with_units_and_its_bars_are_the_tabl
     assert min(axis.tickvals) <= 3 * shown[0] and max(axis.tickvals) >= shown[-1] / 3  # the ticks span the bars
     published = {(bar.name, x) for bar in fig.data for x, star in zip(bar.x, bar.text, strict=True) if star == "★"}
     assert published == {(r["attention"], r["model"]) for r in table if r["own"]}
-    # read3 L5: the chart in words in the units of the table beside it ("48 MiB"), never unitless GiB decimals
+    # the chart in words in the units of the table beside it ("48 MiB"), never unitless GiB decimals
     words = figures.Description.of(fig)
     base = next(row for row in words.rows if row[0] == "Transformer base")
     assert base[1] == "48 MiB", base  # 6 layers x 2 (K, V) x 4,096 tokens x 512 numbers x 2 bytes = 48 x 2**20 bytes
@@ -524,7 +523,8 @@ def test_the_kv_cache_chart_ticks_are_sizes_with_units_and_its_bars_are_the_tabl
 
 
 def test_cells_print_one_precision_and_a_projector_names_every_row():
-    """read2, lesson screen 3: "0.000292" beside "3.67", and every other query named; screen 2: rows 1, 5, 9 only."""
+    """Every cell prints one precision (never "0.000292" beside "3.67"), and on a projector every row is named
+    (lesson screens 2 and 3)."""
     from mha_app.frame.present import enlarge
 
     tokens = [f"t{i}" for i in range(11)]
@@ -540,8 +540,8 @@ def test_cells_print_one_precision_and_a_projector_names_every_row():
 
 
 def test_a_projectors_screen_with_text_and_a_formula_still_names_every_row_and_key():
-    """read3, lesson screen 3 at 1280 x 800: rows 9-11 and every key's name were below the window. Under its text
-    and formula the scores take at most figure_height("scores") px, every row still named and the keys' names in
+    """Lesson screen 3 at 1280 x 800 keeps every row and every key's name inside the window: under its text and
+    formula the scores take at most figure_height("scores") px, every row still named and the keys' names in
     two level lines (no tilted labels taller than the rows); the plane there drops its legend and second title line,
     which the screen's text says."""
     from mha_app.frame.present import enlarge, figure_height
@@ -569,8 +569,8 @@ def _flops(d_model: int, h: int, kv: int | None = None, n: int = 11):
 
 
 def test_a_projectors_legend_too_wide_for_one_row_has_a_row_for_each_entry_under_the_title():
-    """Was (read6b L1): lesson screen 10 in presentation mode with SmolLM2: the three entries of "Multiply-adds of
-    each step" wrapped into three rows drawn over the title's second line (the margin kept room for one row)."""
+    """A legend too wide for one row (lesson screen 10 in presentation mode with SmolLM2: the three entries of
+    "Multiply-adds of each step") gets a row for each entry, with the top margin to hold them under the title."""
     from mha_app.frame.present import FIGURE_FONT, enlarge
 
     fig = enlarge(_flops(576, 9, 3))                       # SmolLM2: 9 query heads share 3 K/V heads
@@ -585,9 +585,9 @@ def test_a_projectors_legend_too_wide_for_one_row_has_a_row_for_each_entry_under
 
 
 def test_the_numbers_beside_the_cost_bars_keep_a_readable_size_for_every_model():
-    """Was (read6b L2): the numbers inside the 18 bars of "Multiply-adds of each step" with SmolLM2 were about 4 px
-    high: plotly shrinks a number inside a bar to the bar's thickness. Now beside each bar, never shrunk, at least
-    10 px, each bar thick enough that neighbouring numbers do not touch, the axis long enough for the longest's."""
+    """The numbers of "Multiply-adds of each step" go beside each bar, since plotly shrinks a number inside a bar to
+    the bar's thickness: never shrunk, at least 10 px, each bar thick enough that neighbouring numbers do not touch,
+    the axis long enough for the longest's."""
     for fig in (_flops(576, 9, 3), _flops(384, 12), _flops(128, 8), _flops(128, 8, 2)):
         bars = [t for t in fig.data if t.type == "bar"]
         for bar in bars:
@@ -600,9 +600,8 @@ def test_the_numbers_beside_the_cost_bars_keep_a_readable_size_for_every_model()
 
 
 def test_each_tick_letter_means_one_thing_and_is_in_the_symbol_table():
-    """Was: W_Q columns "c1 … c64" (across all heads), W_O rows "r1 …", the value mix "d1 … d16" for a component of
-    V_i, while d also named a dimension of d_model. Now d = a dimension of d_model, c = a component within one
-    head (counted again in each head's block), each in the notation table."""
+    """Each tick letter means one thing: d = a dimension of d_model, c = a component within one head (counted again
+    in each head's block), each in the notation table."""
     from mha_core.teaching import notation
 
     tr, w, _ = example(h=4, d_model=16)                               # d_k = 4

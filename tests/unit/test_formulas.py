@@ -40,8 +40,8 @@ def test_M_is_defined_whether_or_not_anything_is_masked():
 
 
 def test_a_switched_off_head_is_written_into_the_output_formula():
-    """Was (read6a M1, `ablate=2,5`): "output = Concat(head_1, …, head_8) W^O + b^O = Σ_{i=1}^8 head_i W^O_i + b^O"
-    beside heads 2 and 5 whose own outputs are not zero: fed into that formula, they give another output."""
+    """A switched-off head is written into the output formula as 0 · head_i: its own output is not zero, so the
+    plain formula Σ head_i W^O_i + b^O would give another output."""
     cfg = mc.MHAConfig(16, 4, bias=True)
     w, x = mc.init_weights(cfg, seed=0), mc.random_input(5, 16, seed=0)
     off = np.array([1.0, 0.0, 1.0, 1.0])
@@ -58,8 +58,8 @@ def test_a_switched_off_head_is_written_into_the_output_formula():
 
 
 def test_shared_kv_heads_write_the_scores_product_with_the_kv_heads_index():
-    """Was (read6b S2): "Step 2: scores Q_i K_iᵀ" and "weights × V_i" in the cost table and the cost chart's rows with
-    9 query heads on 3 K/V heads (SmolLM2), where K_i for i = 4…9 does not exist; the formulas said K_⌈i/3⌉."""
+    """With 9 query heads on 3 K/V heads (SmolLM2) the cost table and chart write Step 2 with K_j and V_j, as the
+    formulas do (K_⌈i/3⌉): there is no K_i for i = 4…9."""
     from mha_app.copy.cost import cost_rows, step_names
     from mha_core.teaching.notation import score_product
 

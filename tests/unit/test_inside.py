@@ -95,8 +95,8 @@ def test_weighted_transformed_values_summed_over_keys_and_heads_plus_the_bias_ar
 
 
 def test_a_switched_off_head_keeps_its_values_and_only_its_contributions_are_0():
-    """Was (read7a W1): value_sizes multiplied a switched-off head's values by its 0, so the page said "its values
-    are 0" and showed ‖v_s W^O_i‖ = 0; Step 3 multiplies the head's output by 0, not its values."""
+    """Step 3 multiplies a switched-off head's output by 0, not its values: value_sizes keeps its real ‖v_s W^O_i‖
+    and only its contributions are 0."""
     trace, w = CASES["head mask"]()                                 # head 2 (index 1) off, head 4 gated by -2
     d_k = trace.q.shape[2]
     sizes = weighted_norms.value_sizes(trace, w)                    # (h, m)
@@ -347,7 +347,7 @@ def test_plane_figure_joins_the_query_to_its_strongest_keys_by_lines_as_wide_as_
     lines = [t for t in fig.data if t.mode == "lines" and t.legendgroup == "strongest"]
     strongest = np.argsort(-trace.weights[4, query])[:top]
     assert len(lines) == top
-    # Was (read7a S2): the lines were in no legend and no text, so nothing said what they are.
+    # the legend says what the lines are
     assert [t.name for t in lines if t.showlegend is not False] == ["lines: its 3 strongest keys (width = weight)"]
     for line, s in zip(lines, strongest, strict=True):
         assert (line.x[1], line.y[1]) == tuple(plane.keys[s])
@@ -462,8 +462,8 @@ def test_plane_names_never_overlap_and_the_chosen_query_is_always_named(case, he
 
 
 def test_plane_names_stay_apart_on_the_default_sentence():
-    """read2 found "on/mat", "The/was", "sat/tired" printed on top of each other (lesson screen 12, head 1, the last
-    query); the app's own example, as the lesson draws it."""
+    """No two names print on top of each other ("on/mat", "The/was", "sat/tired") on the app's own example, as
+    lesson screen 12 draws it (head 1, the last query)."""
     from mha_app.state.example import build_example
     from mha_app.state.settings import Spec
 
@@ -478,8 +478,8 @@ def test_plane_names_stay_apart_on_the_default_sentence():
 @pytest.mark.parametrize("size", [None, inside.PlaneSize(height=480, top=160, bottom=90, font=18)],
                          ids=["page", "presentation"])
 def test_plane_names_every_key_the_query_leans_on_and_keeps_its_ranges_to_the_points(size):
-    """read3, lesson screen 12: "9 names would overlap: hover their points" hid the cluster the query's lines go to,
-    10 tired (its largest weight) among them, and the x axis ran from -6 to 5 for points within -1.5 .. 1.2."""
+    """Lesson screen 12 names every key the query's lines go to (10 tired, its largest weight, among them) rather
+    than hide names that would overlap, and its x axis stays near the points (within -1.5 .. 1.2, not -6 .. 5)."""
     from mha_app.state.example import build_example
     from mha_app.state.settings import Spec
 

@@ -28,7 +28,7 @@ STEP_4 = ["W^O", "\\mathrm{head}_i", "h", "i", "d_v", "d_{model}", "c", "d"]
 @pytest.mark.parametrize("names", [OVERVIEW, OVERVIEW_GQA, STEP_1, STEP_4, *([key] for key in SYMBOLS)],
                          ids=["overview", "overview-gqa", "step1", "step4", *SYMBOLS])
 def test_a_completed_list_defines_every_name_its_meanings_write(names):
-    """Was (read6a S2): the overview's list wrote α_ts and v_s (head_i) and d_v (W^O) without defining them."""
+    """A completed list defines every name its meanings write: α_ts and v_s (in head_i's), d_v (in W^O's)."""
     listed = complete([symbol(n) for n in names])
     defined = {a for e in listed for a in e.latex.split(", ")}
     for entry in listed:

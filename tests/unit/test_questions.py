@@ -138,7 +138,7 @@ def test_heads_cost_is_counted_from_the_shapes():
     same = 4 * n * 64 * 64 + 2 * n * n * 64  # projections and W_O, then scores and weighted sum, for any h
     q = questions.heads_cost(tr)
     assert q.answer.startswith("**The same**") and f"{same:,} against {same:,}" in q.answer
-    # Was: "Fewer" with 2 K/V heads, a saving of the sharing, asked as if it came from splitting into heads
+    # with 2 K/V heads the question asks about splitting alone, and names the sharing's saving apart
     gqa = questions.heads_cost(_sentence(kv=2)[0])
     assert "one K/V head per query head" in gqa.prompt and "sharing of 2 K/V heads" in gqa.prompt
     assert gqa.answer.startswith("**The same**") and f"{same:,} against {same:,}" in gqa.answer
@@ -151,8 +151,8 @@ def test_heads_cost_is_counted_from_the_shapes():
 
 
 def test_a_tie_is_named_in_position_order():
-    """Was: "11 . and 1 The and 4 on and 8 it …, with weight 0.0909 each (a tie)" for the first query of a head
-    planted to look at the previous token (no previous token: an even row, equal only to rounding)."""
+    """A tie is named in position order: the first query of a head planted on the previous token has none, so its
+    row is even, equal only to rounding, and the answer lists keys 1, 2, … in turn."""
     cfg = mc.MHAConfig(64, 8)
     tokens = mc.tokenize(SENTENCE)
     x = mc.embed(tokens, 64, seed=1)
@@ -166,8 +166,8 @@ def test_a_tie_is_named_in_position_order():
 
 
 def test_keys_that_tie_after_the_strongest_are_named_as_a_tie():
-    """Was (read3 M3): "Answer: 1 The, with weight 0.8452. … Next comes 7 because with 0.0155" on a planted head,
-    whose ten other keys all have (1 − 0.8452) / 10 = 0.0155: one of ten tied keys called the runner-up."""
+    """On a planted head whose ten other keys all have (1 − 0.8452) / 10 = 0.0155, the answer names them as a tie,
+    never one of them as the runner-up."""
     cfg = mc.MHAConfig(128, 8)  # the app's default: d_k = 16 ≥ 11 keys, so the planted rule is met exactly
     tokens = mc.tokenize(SENTENCE)
     x = mc.embed(tokens, 128, seed=1)
@@ -203,7 +203,7 @@ def test_unknown_question_kinds_are_refused():
 
 @pytest.mark.parametrize("mode", EXAMPLES)
 def test_every_wrong_choice_says_what_it_is(mode):
-    """Was: any wrong pick got only "Not yet: try again"; now each wrong choice is told what it is instead."""
+    """Each wrong choice is told what it is, not only "Not yet: try again"."""
     tr, w, tokens = EXAMPLES[mode]()
     for head in (0, tr.weights.shape[0] - 1):
         for query in (0, len(tokens) - 1):
@@ -257,7 +257,7 @@ def _blocked(tr, head, query):
 
 
 def test_the_width_of_shared_keys_and_values_is_a_named_slip():
-    """Was (read6a S4): with 2 K/V heads, 32 (= h_kv · d_v, the width of K or V) on Step 3 got only "Not yet"."""
+    """With 2 K/V heads, the width of K or V (h_kv · d_v) on Step 3 is a named slip, not only "Not yet"."""
     tr, w, _ = _sentence(h=8, kv=2)                      # d_model 64: d_k = 8, K and V 2 · 8 = 16 wide
     kv_width = tr.k.shape[0] * tr.k.shape[2]
     assert kv_width == 16 and tr.concat.shape[1] == 64
@@ -271,7 +271,7 @@ def test_the_width_of_shared_keys_and_values_is_a_named_slip():
 
 
 def test_the_w_o_question_leaves_biases_aside_only_where_there_are_some():
-    """Was (read7b M2, SmolLM2): "How many numbers does W_O hold (its biases left aside)?" of a layer with no biases."""
+    """The W_O question leaves biases aside only where the layer has some (SmolLM2's have none)."""
     for bias in (True, False):
         cfg = mc.MHAConfig(16, 4, bias=bias)
         q = questions.w_o_size(mc.init_weights(cfg, seed=0))

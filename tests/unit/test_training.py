@@ -341,8 +341,8 @@ def test_experiment_figures_draw_the_mean_and_the_spread():
 
 
 def test_the_trained_grid_names_tokens_in_fewer_larger_level_labels():
-    """read2: the 8-panel grid's labels were 7 px and turned on end. Now 12 px, level, every k-th token, and no
-    more across a panel than its width holds (16 tokens in 4 panels of about 175 px: every 4th, 4 labels)."""
+    """The 8-panel grid's labels are 12 px and level, every k-th token, and no more across a panel than its width
+    holds (16 tokens in 4 panels of about 175 px: every 4th, 4 labels)."""
     tokens = list("cozyplanetplanet")                                               # 16 tokens, as the example
     attentions = np.random.default_rng(0).dirichlet(np.ones(16), size=(2, 2, 4, 16))  # (checkpoints, layers, h, n, n)
     fig = tfig.patterns_through_training(attentions, tokens, [0, 600], [0.0, 1.0])
@@ -355,8 +355,8 @@ def test_the_trained_grid_names_tokens_in_fewer_larger_level_labels():
 
 
 def test_the_pruning_text_says_nothing_false_of_shared_key_value_heads():
-    """Was (read6b M3): SmolLM2's heads were measured on "Each head has its own queries, keys and values", shown on
-    the page, while SmolLM2's 9 query heads share 3 K/V heads (its card)."""
+    """The pruning text, shown on the page, says no head has its own keys and values: SmolLM2's heads are measured
+    on it, and its 9 query heads share 3 K/V heads (its card)."""
     from mha_core.pretrained import MODELS
     from mha_core.training.experiments import PRUNING_TEXT
 
@@ -364,12 +364,13 @@ def test_the_pruning_text_says_nothing_false_of_shared_key_value_heads():
     assert card.n_kv_heads < card.n_heads  # the model measured shares its keys and values
     for sentence in PRUNING_TEXT.split(". "):
         assert not ("own" in sentence and re.search(r"\b(keys?|values?)\b", sentence)), sentence
-    assert 140 <= len(PRUNING_TEXT) <= 170  # about the old text's length (154 characters, 35 tokens): comparable
+    assert 140 <= len(PRUNING_TEXT) <= 170  # about 154 characters (35 tokens), the length the pruning is measured on
 
 
 def test_an_induction_stripe_lies_one_place_less_than_a_phrase_length_left_of_the_diagonal(trained):
-    """Was (read7b M1): "a stripe parallel to the diagonal, one phrase length to the left": there lies each token's
-    own earlier copy (a duplicate-token head); an induction head looks at the token that followed it."""
+    """An induction head's stripe lies one place less than a phrase length left of the diagonal: one phrase length
+    back lies each token's own earlier copy (a duplicate-token head); an induction head looks at the token that
+    followed it."""
     run = trained["induction"]
     tokens = list(run.task.example)                                           # "cozyplanetplanet": letters
     phrase = len("planet")                                                    # the repeat's period, 6 tokens

@@ -147,6 +147,6 @@ def test_agreed_decimals_drops_a_digit_only_where_the_numbers_round_apart():
     assert agreed_decimals(0.40115, 0.40115) == 4
     assert agreed_decimals(0.123449999, 0.123450001) == 3
     assert agreed_decimals(0.1, 0.9) == 4  # nothing agrees: keep the full precision, so the difference shows
-    # Was: 4.0000 by hand against the engine's float32 4.0, printed "4" (exact), called different (a head planted
-    # with strength 4, its previous-token cell)
+    # 4.0000 by hand against the engine's float32 4.0 (a head planted with strength 4, its previous-token cell)
+    # agree to the 4 decimals shown
     assert agreed_decimals(4.000000184031369, 4.0) == 4 and same_to(4.000000184031369, 4.0, 4)

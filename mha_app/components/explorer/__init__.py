@@ -26,7 +26,7 @@ comes with the rerun that its choice starts).
 Canvas, not Plotly.js: the time from a head change to the drawn frame, measured in Chromium for the focused matrix
 and the query's bars (benchmarks/explorer_draw.py; n = 64, 512 and 2048, the last two as 171² and 187² block
 means), had medians of 64 to 210 ms with Plotly.react (maxima up to 580 ms) and 15 to 18 ms, one frame, with a
-canvas, in two runs on a shared 2-core machine. The issue's target is 100 ms from the click. Plotly.js would also be
+canvas, in two runs on a shared 2-core machine. The target is 100 ms from the click. Plotly.js would also be
 4.8 MB of JavaScript inside the element's message. The same drawing code writes an SVG file for "Save SVG", and the
 whole explorer, its code and the bytes the page holds, goes into one HTML file that opens with no server
 ("Save the explorer as a web page", standalone.py).
@@ -45,6 +45,7 @@ from mha_app import components
 from mha_app.components.explorer import payload
 from mha_app.components.explorer.standalone import read, standalone_page
 from mha_app.copy import example as example_copy
+from mha_app.copy import explorer as say
 from mha_app.copy.experiments import cross_attention_text, heads_off_text
 from mha_app.copy.markup import plain
 from mha_app.copy.models import input_source, spelling_note
@@ -179,9 +180,7 @@ def zoom_controls(n: int, m: int) -> tuple[int, int, int, int] | None:
     """Where the zoom window lies, by two number inputs, when the matrices are larger than it."""
     if n <= figures.ZOOM and m <= figures.ZOOM:
         return None
-    st.markdown(f"**Zoom window**: up to {figures.ZOOM} × {figures.ZOOM} cells, each the exact number the engine "
-                "computed and every token named, outlined on the head's matrix; hover over a cell for its query and "
-                "key tokens.")
+    st.markdown(say.zoom_intro(figures.ZOOM))
     rows, cols = st.columns(2)
     return figures.zoom_window(n, m, zoom_start(rows, "zoom_query", n), zoom_start(cols, "zoom_key", m))
 
@@ -222,25 +221,9 @@ def web_page(data: bytes, carriers: list, view: dict, description: str, notes: S
     (copy.example.describe); notes: what the page says about it (the app's Markdown, shown as plain text)."""
     header = payload.read_header(data)
     count, held = header["layer_count"], [layer for layer, _ in carriers] or header["layers"]
-    choose = "a head, a query, a stage or a layer" if len(held) > 1 else "a head, a query or a stage"
-    layers = "" if count == 1 else f" This file holds all {count} layers." if len(held) == count else \
-        f" This file holds layer{'s' if len(held) > 1 else ''} {_spans(held)} of {count}; the app has them all."
-    about = [description, f"Step 2 of every head: choose {choose}.{layers}", *map(plain, notes),
-             "Saved from the MHA visualiser: this page opens in any browser, with no server and no internet."]
+    about = [description, say.saved_choices(count, held), *map(plain, notes), say.SAVED_FROM]
     return standalone_page(data, [carrier() for _, carrier in carriers], view, "Attention explorer",
                            [text for text in about if text]).encode()
-
-
-def _spans(layers: list[int]) -> str:
-    """[1, 2, 3, 7] -> "1 to 3 and 7": runs of consecutive layers."""
-    runs: list[list[int]] = []
-    for layer in sorted(layers):
-        if runs and layer == runs[-1][-1] + 1:
-            runs[-1].append(layer)
-        else:
-            runs.append([layer])
-    parts = [f"{run[0]} to {run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def describe_view(settings: Settings, ex) -> None:

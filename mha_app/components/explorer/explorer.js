@@ -84,6 +84,10 @@ const mean6 = v => {
   return decimal(r) || !Number.isFinite(r) ? String(r) : power(r.toExponential());
 };
 
+// The 1-based items in block i of a pooled axis, `step` items a block among `count`: "5–8" (the last one may be
+// shorter: "9–10").
+const blockRange = (i, step, count) => `${i * step + 1}–${Math.min((i + 1) * step, count)}`;
+
 const quoted = t => `“${t.length > 28 ? t.slice(0, 27) + '…' : t}”`;
 const short = t => (t.length > 18 ? t.slice(0, 17) + '…' : t);
 const esc = s => String(s).replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
@@ -444,8 +448,8 @@ class Explorer {
     return !!gates && gates.data[head] === 0;
   }
 
-  offLine(head) {
-    return `head ${head + 1} is switched off: Step 3 multiplies its output by 0, so none of its keys reaches the output`;
+  offLine(head) {  // copy.explorer.head_off
+    return this.payload.header.text.head_off[head];
   }
 
   // One head's matrix at a stage; the mask stage without a mask: every cell open.
@@ -537,7 +541,7 @@ class Explorer {
     ctx.fillStyle = C.background; ctx.fillRect(0, 0, width, height);
     this.regions = [];
     this.paint(new CanvasPainter(ctx, font), width, measurer);
-    this.canvas.dataset.regions = JSON.stringify(this.regions.map(({ info, queryAt, ...r }) => r));
+    this.canvas.dataset.regions = JSON.stringify(this.regions);  // for tests (JSON leaves out info and queryAt, functions)
     this.canvas.setAttribute('role', 'img');
     this.canvas.setAttribute('aria-label', this.describe(v));
     this.draws += 1;
@@ -551,7 +555,7 @@ class Explorer {
   // A layer whose numbers are not here yet: the canvas says so (no other layer's matrix under the new layer's name),
   // at the height it had, so that the page does not jump when they come.
   drawLoading(v) {
-    const text = `Loading layer ${v.layer}…`;
+    const text = this.payload.header.text.loading[v.layer - 1];
     this.root.querySelector('.status').textContent = text;
     const width = Math.max(320, Math.floor(this.root.clientWidth || 800)), height = this.canvas.clientHeight || 300;
     const ctx = this.canvas.getContext('2d'), dpr = window.devicePixelRatio || 1;
@@ -613,9 +617,7 @@ class Explorer {
     const part = h.grid_step > 1 ? (shown === 'weights' ? 'grid' : 'grid/contributions') : shown;
     const mask = h.grid_step > 1 ? 'grid/mask' : 'mask';
     const sample = this.array(part, 0);
-    const pooled = h.grid_step > 1 ? ` (means of ${h.grid_step}×${h.grid_step} blocks)` : '';
-    const top = y + 5 + heading(p, measurer, x, y, width,
-      `All ${h.heads} heads: ${shown === 'weights' ? 'softmax weights' : 'contribution shares'}${pooled}`);
+    const top = y + 5 + heading(p, measurer, x, y, width, h.text.grid[shown]);
     const size = c => {  // [panel width, panel height, rows] with c columns
       const w = (width - (c - 1) * gap) / c;
       return [w, Math.min(2 * w, Math.max(0.3 * w, w * sample.rows / sample.cols)), Math.ceil(h.heads / c)];
@@ -655,17 +657,15 @@ class Explorer {
     const info = h.stages.find(s => s.key === stage);
     const keys = h.key_tokens || h.tokens;
     const labels = (tokens, lo, hi, s, count) => Array.from({ length: count }, (_, i) => s === 1
-      ? `${lo + i + 1} ${short(tokens[lo + i])}` : `${i * s + 1}–${Math.min((i + 1) * s, hi)}`);
+      ? `${lo + i + 1} ${short(tokens[lo + i])}` : blockRange(i, s, hi));
     const rowLabels = labels(h.tokens, r0, r1, step, m.rows), colLabels = labels(keys, c0, c1, step, m.cols);
     const left = Math.min(150, 10 + Math.max(...rowLabels.map(s => measurer.measure(s, 11))));
     const bottom = Math.min(120, 14 + 0.72 * Math.max(...colLabels.map(s => measurer.measure(s, 11))));
     const right = 84;  // the colour bar and its ticks
     let title = `Head ${v.head + 1}: ${info.title}`;  // the scores' title names their product and scale
-    if (zoom) title += `: queries ${r0 + 1}–${r1} × keys ${c0 + 1}–${c1}, every cell exact`;
-    else if (step > 1) title += `  (means of ${step}×${step} blocks)`;
-    const raw = this.payload.header.scale === 1 ? 'not scaled here; before the mask' : 'before the scale and the mask';
-    const sub = stage === 'raw' ? raw : stage === 'mask' ? 'hatched = blocked (M = −∞)' : 'hatched = blocked by the mask';
-    const head = 9 + heading(p, measurer, x, y, width, title, `rows: queries · columns: keys · ${sub}`);
+    if (zoom) title += `: ${h.text.zoom}`;
+    else if (step > 1) title += `  ${h.text.pooled}`;
+    const head = 9 + heading(p, measurer, x, y, width, title, info.note);
     // square cells of at most 40 px where the height allows, else as tall as the height allows
     const cw = Math.min(Math.max(60, width - left - right) / m.cols, 40);
     const ch = Math.min(cw, (zoom ? 520 : most ? Math.max(60, most - head - bottom) : 560) / m.rows);
@@ -686,7 +686,7 @@ class Explorer {
       const [a, b, c, d] = h.window;
       p.stroke(mx + (c / step) * cw, my + (a / step) * ch, ((d - c) / step) * cw, ((b - a) / step) * ch, C.text, 1.5);
     }
-    const er = Math.max(1, Math.ceil(13 / ch)), ec = Math.max(1, Math.ceil(13 / cw));  // every k-th label fits
+    const er = labelEvery(ch, 13), ec = labelEvery(cw, 13);
     for (let i = 0; i < m.rows; i += er) p.text(rowLabels[i], mx - 10, my + (i + 0.5) * ch, { size: 11, align: 'right' });
     for (let j = 0; j < m.cols; j += ec) {
       p.text(colLabels[j], mx + (j + 0.5) * cw, my + mh + 6, { size: 11, align: 'right', angle: -45 });
@@ -697,7 +697,6 @@ class Explorer {
   }
 
   paintScale(p, x, y, height, stage, top) {
-    const h = this.payload.header;
     if (stage === 'mask') {
       p.hatch(x, y, 14, 14); p.stroke(x, y, 14, 14, C.pale); p.text('blocked', x + 20, y + 7, { size: 11 });
       p.stroke(x, y + 22, 14, 14, C.pale); p.text('open', x + 20, y + 29, { size: 11 });
@@ -718,12 +717,9 @@ class Explorer {
     let src;  // where the rows come from: every cell exact, the zoom window's cells, or the overview's blocks
     if (h.step === 1) src = { part, mask: 'mask', rowOf: q => q, c0: 0, step: 1, note: '' };
     else if (w && queries.every(q => q >= w[0] && q < w[1])) {  // pooled: the zoom window's exact cells
-      src = { part: `zoom/${part}`, mask: 'zoom/mask', rowOf: q => q - w[0], c0: w[2], step: 1,
-              note: `keys ${w[2] + 1}–${w[3]} (the zoom window)` };
+      src = { part: `zoom/${part}`, mask: 'zoom/mask', rowOf: q => q - w[0], c0: w[2], step: 1, note: h.text.bar_zoom };
     } else {
-      src = { part, mask: 'mask', rowOf: q => Math.floor(q / h.step), c0: 0, step: h.step,
-              note: `means of ${h.step}×${h.step} blocks`
-                + (w ? '; move the zoom window over the query for its exact weights' : '') };
+      src = { part, mask: 'mask', rowOf: q => Math.floor(q / h.step), c0: 0, step: h.step, note: h.text.bar_pooled };
     }
     const m = this.array(src.part, v.head), blockedBy = this.array(src.mask, v.head);
     const row = q => m.data.subarray(src.rowOf(q) * m.cols, (src.rowOf(q) + 1) * m.cols);
@@ -741,10 +737,10 @@ class Explorer {
     const open = Array.from(d.mean, (x, j) => [x, j]).filter(([x, j]) => !d.blocked(j) && Number.isFinite(x));
     open.sort((a, b) => b[0] - a[0]);
     const name = j => d.step === 1 ? `'${keys[d.c0 + j]}' (${d.c0 + j + 1})`
-      : `keys ${j * d.step + 1}–${Math.min((j + 1) * d.step, h.m)}`;
+      : `keys ${blockRange(j, d.step, h.m)}`;
     const top = open.slice(0, 2).map(([x, j], i) => `${i ? 'then' : 'most weight on'} ${name(j)} (${x.toFixed(2)})`);
     return `Attention explorer, layer ${v.layer}, head ${v.head + 1}, ${who}: `
-      + (top.length ? `${top.join(', ')}.` : 'every key is blocked.');
+      + (top.length ? `${top.join(', ')}.` : h.text.all_blocked);
   }
 
   // The chosen query's weights as bars; at the contributions stage its contribution shares as bars, each key's weight
@@ -755,7 +751,7 @@ class Explorer {
     const shares = v.stage === 'contributions';
     const d = this.barData(v, shares ? 'contributions' : 'weights'), weights = shares ? this.barData(v) : null;
     const label = j => d.step === 1 ? `${d.c0 + j + 1} ${short(keys[d.c0 + j])}`
-      : `${j * d.step + 1}–${Math.min((j + 1) * d.step, h.m)}`;
+      : blockRange(j, d.step, h.m);
     const labels = Array.from({ length: d.cols }, (_, j) => label(j));
     const bottom = Math.min(110, 14 + 0.72 * Math.max(...labels.map(s => measurer.measure(s, 11))));
     const left = 50, k = d.queries.length, right = k > 1 ? 60 : 16;
@@ -764,11 +760,10 @@ class Explorer {
     let total = 0;
     for (const value of d.mean) total += value * k;
     const off = shares && this.off(v.head);
-    const title = off ? `Head ${v.head + 1}, ${k > 1 ? `${k} queries (${names})` : `query ${names}`}: no contribution shares, `
-        + 'the head is switched off (Step 3 multiplies its output by 0)'
+    const title = off ? `Head ${v.head + 1}, ${k > 1 ? `${k} queries (${names})` : `query ${names}`}: ${h.text.no_shares}`
       : k > 1 ? `Head ${v.head + 1}, ${k} queries (${names}): their ${what} averaged (left axis) and summed (right axis)`
       : `Head ${v.head + 1}, query ${names}: its ${what}` + (d.step === 1 && !d.note ? ` sum to ${total.toFixed(4)}` : '');
-    const note = [shares ? `bars: the share of what the query receives that each key adds · outlines: ${k > 1 ? 'the mean weight' : 'its weight'}` : '', d.note];
+    const note = [off ? this.offLine(v.head) : '', shares ? h.text[k > 1 ? 'shares_many' : 'shares_one'] : '', d.note];
     const head = 24 + heading(p, measurer, x, y, width, title, note.filter(Boolean).join(' · '));  // 24: the axis's name
     const bh = tall ? Math.max(120, tall - head - bottom) : 170;
     if (!p) return head + bh + bottom;
@@ -791,7 +786,7 @@ class Explorer {
       }
     }
     p.line(bx, by + bh, bx + bw, by + bh, C.neutral);
-    const every = Math.max(1, Math.ceil(13 / cw));
+    const every = labelEvery(cw, 13);
     for (let j = 0; j < d.cols; j += every) p.text(labels[j], bx + (j + 0.5) * cw, by + bh + 6, { size: 11, align: 'right', angle: -45 });
     this.regions.push({ kind: 'bar', head: v.head, x: bx, y: by, w: bw, h: bh, rows: 1, cols: d.cols,
                         info: (r, c) => this.barInfo(d, c, labels, weights, off ? v.head : null) });
@@ -837,11 +832,9 @@ class Explorer {
       if (step === 1) {
         const q = r0 + r, k = c0 + c;
         lines.push(`query ${q + 1} ${quoted(h.tokens[q])} → key ${k + 1} ${quoted(keys[k])}`);
-        if (stage === 'mask') lines.push(value ? 'blocked: M = −∞' : 'open: M = 0');
+        if (stage === 'mask') lines.push(h.text.mask[value ? 'blocked' : 'open']);
         else if (stage !== 'raw' && blockedShare >= 1) {
-          lines.push(stage === 'weights' ? 'blocked by the mask: weight 0'
-            : stage === 'contributions' ? 'blocked by the mask: weight 0, so it adds nothing'
-              : 'blocked by the mask (−∞ after it)');
+          lines.push(h.text.blocked[stage]);
           if (stage === 'scaled') lines.push(...said(`${name} before the mask`, value, m.dtype));
         } else if (stage === 'contributions' && this.off(head)) {
           shown = 0; lines.push(this.offLine(head));
@@ -853,7 +846,7 @@ class Explorer {
         return { lines, value: shown, query: q + 1, key: k + 1 };
       }
       const q0 = r * step, k0 = c * step, q1 = Math.min(q0 + step, h.n), k1 = Math.min(k0 + step, h.m);
-      lines.push(`queries ${q0 + 1}–${q1} × keys ${k0 + 1}–${k1}`);
+      lines.push(`queries ${blockRange(r, step, h.n)} × keys ${blockRange(c, step, h.m)}`);
       const block = `${q1 - q0}×${k1 - k0} block`;
       if (stage === 'mask') lines.push(`${mean6(100 * value)}% of the ${block} blocked`);
       else if (!Number.isFinite(value) || (stage !== 'raw' && blockedShare >= 1)) lines.push(`the whole ${block} is blocked by the mask`);

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from plotly.colors import get_colorscale
 
+from mha_app.copy.explorer import header_text, stage_note
 from mha_app.state.settings import STAGES, control
 from mha_core import MHAWeights, Trace, figures
 from mha_core.analysis import pooling
@@ -203,21 +204,25 @@ def _palette(palette) -> dict:
 def _header(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | None, *, layer_count: int,
             scale: float, window: tuple[int, int, int, int] | None, contributions: bool) -> dict:
     """What the explorer needs besides the arrays, the same for every layer of an example (first: one layer's
-    trace, for the shapes): tokens, sizes, the zoom window, the stages and their titles, the palettes."""
+    trace, for the shapes): tokens, sizes, the zoom window, the stages and their titles and notes, the sentences
+    the explorer shows (copy.explorer.header_text), the palettes."""
     h, n, m = first.weights.shape
     group = first.q.shape[0] // first.k.shape[0]  # query heads per key/value head
     masked = first.mask is not None
+    step, grid_step = overview_step(n, m), pooling.block_step(n, m, pooling.grid_budget(h))
     return {
         "version": VERSION,
         "tokens": list(tokens), "key_tokens": None if key_tokens is None else list(key_tokens),
         "n": n, "m": m, "heads": h, "group_size": group,
         "layer_count": layer_count,
-        "step": overview_step(n, m), "grid_step": pooling.block_step(n, m, pooling.grid_budget(h)),
+        "step": step, "grid_step": grid_step,
         "window": None if window is None else list(window),
         "masked": masked, "scale": float(scale),
         "stages": [{"key": key, "label": _stage_label(key, scale), "title": CONTRIBUTIONS
                     if key == "contributions" else figures.stage_title(key, group, scale, masked),
-                    "signed": key in SIGNED} for key in (STAGES if contributions else STEP2)],
+                    "note": stage_note(key, scale), "signed": key in SIGNED}
+                   for key in (STAGES if contributions else STEP2)],
+        "text": header_text(h, layer_count, step, grid_step, window),
         "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
     }
 

@@ -142,12 +142,12 @@ class MatrixView {
     }
 
     // Axes: a row label beside every row that has room, a column label under every k-th column.
-    const rowEvery = Math.ceil(14 / ch);
+    const rowEvery = labelEvery(ch, 14);
     yLabels.forEach((s, r) => {
       if (r % rowEvery === 0) add('text', { x: x0 - 6, y: y0 + (r + 0.5) * ch + 4, 'font-size': 12, 'text-anchor': 'end',
                                           fill: C.muted }, s);
     });
-    const colEvery = Math.ceil((slanted ? 15 : xLabelWidth + 8) / cw);
+    const colEvery = labelEvery(cw, slanted ? 15 : xLabelWidth + 8);
     d.x.forEach((s, c) => {
       if (c % colEvery) return;
       const x = x0 + (c + 0.5) * cw, y = y1 + 14;
