@@ -58,7 +58,15 @@ class MHAConfig:
     bias: whether the projections add a bias; causal: block every key after the query;
     scale: factor on Q K^T (None = 1/sqrt(d_k));
     rope_theta: the base of rotary position embeddings (RoPE, Su 2021; 10000 in the paper, 100000 in SmolLM2):
-    queries and keys are rotated by their position after the projection (None = no rotation).
+    queries and keys are rotated by their position after the projection (None = no rotation);
+    head_dim: d_k, each head's width, when a model sets it apart from d_model / h (Qwen3: 128 with d_model 1024 and
+    16 heads); None = d_model / h;
+    qk_norm_eps: RMSNorm each head's query and key over its d_k numbers before RoPE, with the weights' q_norm and
+    k_norm (Qwen3), this being the epsilon (None = no such norm);
+    sliding_window: with causal, the query at position t sees only the keys t - sliding_window + 1 ... t (Mistral);
+    None = every earlier key;
+    rope_frequencies: (d_k/2,) the angle per position of each RoPE pair, where a model rescales them (Llama 3's
+    rope_scaling); None = rope_theta^(-2i/d_k).
     """
 
     d_model: int
@@ -68,15 +76,21 @@ class MHAConfig:
     causal: bool = False
     scale: float | None = None
     rope_theta: float | None = None
+    head_dim: int | None = None
+    qk_norm_eps: float | None = None
+    sliding_window: int | None = None
+    rope_frequencies: tuple[float, ...] | None = None
 
     def __post_init__(self):
-        for name in ("d_model", "n_heads", "n_kv_heads"):
+        for name in ("d_model", "n_heads", "n_kv_heads", "head_dim", "sliding_window"):
             value = getattr(self, name)
             if isinstance(value, numbers.Integral) and not isinstance(value, bool):
                 object.__setattr__(self, name, int(value))  # NumPy integers become plain ints
         _check_size("d_model", self.d_model, MAX_D_MODEL)
         _check_size("n_heads", self.n_heads, MAX_HEADS)
-        if problem := head_split_problem(self.d_model, self.n_heads):
+        if self.head_dim is not None:
+            _check_size("head_dim", self.head_dim, MAX_D_MODEL)
+        elif problem := head_split_problem(self.d_model, self.n_heads):
             raise ConfigError(problem)
         if self.n_kv_heads is not None:
             _check_size("n_kv_heads", self.n_kv_heads, MAX_HEADS)
@@ -92,13 +106,30 @@ class MHAConfig:
                                   f"got {self.rope_theta!r}.")
             object.__setattr__(self, "rope_theta", float(self.rope_theta))  # 10000 and 10000.0 are one config
             if self.d_k % 2:
-                raise ConfigError(f"RoPE turns each head's dimensions in pairs, so d_k must be even; d_model / h = "
-                                  f"{self.d_model} / {self.n_heads} = {self.d_k} is odd.")
+                raise ConfigError(f"RoPE turns each head's dimensions in pairs, so d_k must be even; d_k = {self.d_k} "
+                                  "is odd.")
+        if self.rope_frequencies is not None:
+            freqs = tuple(float(f) for f in self.rope_frequencies)
+            if self.rope_theta is None:
+                raise ConfigError("rope_frequencies rescale RoPE's angles: set rope_theta too (no RoPE without it).")
+            if len(freqs) != self.d_k // 2 or not all(math.isfinite(f) and f > 0 for f in freqs):
+                raise ConfigError(f"rope_frequencies needs d_k / 2 = {self.d_k // 2} positive, finite numbers (one per "
+                                  f"pair of dimensions); got {len(freqs)}.")
+            object.__setattr__(self, "rope_frequencies", freqs)
+        if self.qk_norm_eps is not None and (isinstance(self.qk_norm_eps, bool)
+                                             or not isinstance(self.qk_norm_eps, numbers.Real)
+                                             or not math.isfinite(self.qk_norm_eps) or self.qk_norm_eps <= 0):
+            raise ConfigError(f"qk_norm_eps must be a small positive number (or None for no norm), got "
+                              f"{self.qk_norm_eps!r}.")
+        if self.sliding_window is not None:
+            _check_size("sliding_window", self.sliding_window, 2**31)
+            if not self.causal:
+                raise ConfigError("A sliding window limits how far back a causal query looks: set causal=True with it.")
 
     @property
     def d_k(self) -> int:
-        """Width of one head's queries, keys and values: d_model / h."""
-        return self.d_model // self.n_heads
+        """Width of one head's queries, keys and values: head_dim when set, else d_model / h."""
+        return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
 
     @property
     def kv_heads(self) -> int:

