@@ -3,7 +3,7 @@
 import streamlit as st
 
 from mha_app.frame import present, style
-from mha_app.frame.sidebar import prepare
+from mha_app.frame.sidebar import keep_ask_in_address, prepare
 from mha_app.run import theme
 
 presenting = present.requested()  # present=1: the lesson, large, sidebar collapsed (only set_page_config can)
@@ -44,3 +44,4 @@ if presenting and page.url_path != "lesson":
 prepare(page.url_path)
 theme.follow()  # charts follow the page's theme: a rerun when it changes
 page.run()
+keep_ask_in_address()  # the page may have named a view in the address (its tab): `ask` follows

@@ -11,7 +11,7 @@ from mha_app.sections import experiments, inside
 from mha_app.state.example import padding_note
 from mha_app.ui.asides import code_for_step, symbols
 from mha_app.ui.charts import plot
-from mha_app.ui.layout import next_step, tabs
+from mha_app.ui.layout import next_step, setting_tabs
 from mha_app.ui.notices import token_spelling, untrained_note
 from mha_app.ui.questions import predict
 from mha_core import causal_mask, figures
@@ -24,13 +24,17 @@ head, query = settings.view.head - 1, settings.view.query - 1
 blocked = int(tr.mask[0].sum()) if tr.mask is not None else 0
 
 st.title("Step 2 · Attention, in every head")
-st.markdown(intro(cfg.d_k, cfg.scale, masked=tr.mask is not None))
+intro_slot = st.empty()  # filled once the question below says whether it waits (copy.attention.intro)
 experiments.heads_off_caption(settings, "attention weights")
 if tr.blocked_rows.any():
     st.warning(ALL_BLOCKED)
 revealed = predict("strongest_key")
+row_blocked = tr.mask is not None and bool(tr.mask[head, query].any())  # the answer's reason then says what they get
+intro_slot.markdown(intro(cfg.d_k, cfg.scale, blocked=bool(blocked),
+                          said_elsewhere=row_blocked if revealed else bool(tr.blocked_rows[head, query])))
 if revealed:
-    attention_explorer(settings, ex)  # every head at every stage, drawn in the browser: the grid, one head, a query
+    # every head at every stage, drawn in the browser: the grid, one head, a query
+    attention_explorer(settings, ex, "strongest_key")
     if figures.group_rows(cfg.group_size):
         st.caption(group_caption(cfg.group_size))
 # Under the figure, not above it: title, text and figure fit one 1280 x 800 screen (one idea per screen). The top bar
@@ -49,12 +53,9 @@ symbols(notation.head_symbols(cfg.group_size)[1], "i", "t", "s", "n", "m", "d_k"
         notation.score_symbol(cfg.scale), "M", "\\alpha_{ts}", "\\mathrm{head}_i", "W^O",
         *(["g", "j"] if cfg.group_size > 1 else []))
 if revealed:
-    # Short titles: all eight fit the main column at 1280 px (longer ones hid the last behind a scroll arrow).
-    extra = ((["Shared K/V"] if cfg.group_size > 1 else [])
-             + (["Plant a head"] if settings.spec.card is None else []))
-    mix_tab, adds_tab, plane_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = tabs(
-        ["Mixing the values", "What each key adds", "Queries and keys", "The mask", "How focused?", "Why √d_k?",
-         *extra], key="attention_tab")
+    extra = ((["shared_kv"] if cfg.group_size > 1 else []) + (["plant"] if settings.spec.card is None else []))
+    mix_tab, adds_tab, plane_tab, mask_tab, focus_tab, scale_tab, *extra_tabs = setting_tabs(
+        "tab", ["mix", "adds", "plane", "mask", "focus", "scale", *extra])  # labels: settings.ATTENTION_TABS
     with mix_tab:
         if mix_tab.open:
             experiments.switched_off_note(settings, ex)
@@ -82,7 +83,7 @@ if revealed:
     for tab, name in zip(extra_tabs, extra, strict=True):
         with tab:
             if tab.open:
-                if name == "Shared K/V":
+                if name == "shared_kv":
                     experiments.kv_sharing(ex)
                 else:
                     experiments.planted_head(settings, ex)

@@ -51,8 +51,13 @@ def show(fig, key: str) -> None:
 
 
 def navigation(suffix: str, shortcuts: bool = False) -> None:
-    """Back, where we are, Next (the arrow keys press them when `shortcuts`: one row of buttons holds them)."""
-    back, where, forward = st.columns([1, 2, 1], vertical_alignment="center")
+    """Back, where we are, Next (the arrow keys press them when `shortcuts`: one row of buttons holds them);
+    presenting, the way out of presentation mode too, in the same row."""
+    if presenting:
+        back, where, leave, forward = st.columns([1, 1, 1, 1], vertical_alignment="center")
+        leave.button(say.LEAVE, key="leave", on_click=present.leave, type="tertiary", width="stretch")
+    else:
+        back, where, forward = st.columns([1, 2, 1], vertical_alignment="center")
     back.button("Back", key=f"back{suffix}", on_click=present.go_to, args=(number - 1,), disabled=number == 1,
                 width="stretch", shortcut="Left" if shortcuts else None)
     where.markdown(say.where(number), text_alignment="center")
@@ -61,8 +66,8 @@ def navigation(suffix: str, shortcuts: bool = False) -> None:
                    shortcut="Right" if shortcuts else None)
 
 
-if presenting:  # a screen's question or figure can fill the projector: Next stays in view above it, without scrolling
-    navigation("_top")
+if presenting:  # one row of buttons, above the screen: the presenter never scrolls to move on
+    navigation("", shortcuts=True)
 st.title(say.screen_title(number))
 if not presenting:
     untrained_note(settings)  # a presentation keeps to one idea a screen; its heads screen says it in a line
@@ -149,7 +154,7 @@ def w_o_screen():
 def cost_screen():
     if not predict("heads_cost"):
         return
-    plot_step_costs(ex, present.enlarge if presenting else None)
+    plot_step_costs(ex, (lambda fig: present.enlarge(fig, present.figure_height(name))) if presenting else None)
     st.markdown(say.COST_TEXT)
     st.latex(r"h \cdot n \cdot m \cdot d_k = %d \cdot %d \cdot %d \cdot %d = %s = n \cdot m \cdot d_{model}"
              % (h, n, m, d_k, cost.latex_count(h * n * m * d_k)))
@@ -169,7 +174,7 @@ def cache_screen():
 
 def plane_screen():
     plane = compute.qk_plane(settings.spec, ex.layer, head)
-    st.markdown(plane_in_brief(plane, query, tokens))
+    st.markdown(say.plane_lines(plane, query, tokens) if presenting else plane_in_brief(plane, query, tokens))
     # presenting: no legend and a one-line title, since the text above names the marks and gives the numbers
     size = PlaneSize(present.figure_height(name), present.TITLE_ROOM, 70, present.FIGURE_FONT, brief=True) \
         if presenting else None
@@ -180,9 +185,11 @@ def plane_screen():
 def adds_screen():
     st.markdown(CONTRIBUTION_IN_BRIEF)
     st.latex(inside.CONTRIBUTION_LATEX)
-    st.markdown(inside.contribution_sentence(settings, ex))
-    weights, _, _, shares = inside.query_contributions(settings, ex)
-    show(figures.weight_share_figure(weights, shares, head, query, tokens, keys), "adds")
+    shown, picked, _ = inside.weight_overstated(settings, ex)  # where the numbers show the title best
+    weights, _, _, shares = inside.query_contributions(settings, ex, picked, shown)
+    key = int(np.argmax(weights))
+    st.markdown(say.adds_text(shown, picked, key, tokens, ex.keys, weights[key], shares[key], n))
+    show(figures.weight_share_figure(weights, shares, shown, picked, tokens, keys), "adds")
     st.caption(SOURCES["contributions"])
 
 
@@ -201,12 +208,10 @@ def rollout_screen():
 DRAW = {key: globals()[f"{key}_screen"] for key, _ in SCREENS}  # each screen of SCREENS is drawn by KEY_screen
 DRAW[name]()
 
-st.divider()
-navigation("", shortcuts=True)
-base = (st.context.url or "http://localhost:8501/lesson").split("?")[0]
-if presenting:
-    st.button(say.LEAVE, key="leave", on_click=present.leave, type="tertiary")
-else:
+if not presenting:
+    st.divider()
+    navigation("", shortcuts=True)
+    base = (st.context.url or "http://localhost:8501/lesson").split("?")[0]
     st.link_button(say.PRESENT, present.screen_url(settings, base, number, ex.n), icon=":material/co_present:")
     with st.expander(say.PLAN_LABEL):
         st.caption(say.PLAN_NOTE)

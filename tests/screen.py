@@ -15,24 +15,23 @@ NOT_A_NUMBER = re.compile(r"(?<![\w`])(nan|-?inf|-?infinity)(?![\w`])", re.IGNOR
 NUMERIC_KEYS = ("x", "y", "z", "values", "customdata")
 
 
-def run_app(params: dict | None = None, page: str | None = None, answered: bool = True, context: dict | None = None,
-            opened: dict | None = None):
+def run_app(params: dict | None = None, page: str | None = None, answered: bool | None = True,
+            context: dict | None = None, opened: dict | None = None):
     """Run app.py in AppTest with these URL query parameters, on this page file (default: the default page).
 
     The page is chosen before the first run, as a link to it does (every url_path is its file's name), so only that
-    page runs. answered: the page's prediction questions are taken as answered, so the page shows everything (as it
-    does for a student who has answered); False shows a page whose questions still wait. context: what a browser
+    page runs. answered: the page's prediction questions do not wait (Ask before showing unticked), so the page
+    shows everything with each answer (as for a student who has answered); False: they wait, whatever the link;
+    None: as the link decides (mha_app.state.url.link_asks). context: what a browser
     would report in st.context (e.g. {"theme": "dark"}). opened: the lazy tabs and expanders to open, by key
     (mha_app.ui.layout.tabs and expander compute only what is open): {"attention_tab": "The mask", "input_box": True};
     closed, their content is not on the page."""
     from streamlit.testing.v1 import AppTest
 
-    from mha_core.teaching.questions import KINDS
-
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.query_params.update(params or {})
-    for kind in KINDS if answered else ():
-        at.session_state[f"answered_{kind}"] = "revealed"
+    if answered is not None:
+        at.session_state["ask"] = not answered
     for key, value in (opened or {}).items():
         at.session_state[key] = value
     at.context.update(context or {})
@@ -243,3 +242,16 @@ def non_finite_on_screen(at, user_text: str = "") -> list[str]:
         if NOT_A_NUMBER.search(f"{metric.value} {metric.proto.delta}"):
             found.append(f"metric {metric.label}: {metric.value} {metric.proto.delta}")
     return found
+
+
+def asked(at, kind: str):
+    """The question `kind` (mha_core.teaching.questions.KINDS) about the page's example, as the page asks it
+    (mha_app.ui.questions.predict: the view's head, query and key, tokens quoted)."""
+    from mha_app.copy.markup import quote
+    from mha_core.teaching import questions
+
+    settings, ex = at.session_state["view"]
+    labels = [quote(t, 40) for t in ex.tokens]
+    key_labels = None if ex.key_tokens is None else [quote(t, 40) for t in ex.key_tokens]
+    return questions.ask(kind, ex.trace, ex.weights, labels, settings.view.head - 1, settings.view.query - 1,
+                         key_labels, ex.cfg.scale, key=min(settings.view.key, len(ex.keys)) - 1)

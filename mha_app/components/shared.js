@@ -1,5 +1,5 @@
 // Helpers every component's script shares (mha_app/components/__init__.py puts this file in front of each).
-/* exported download, lut, wrap, labelEvery */  // what the components' scripts take from here (eslint.config.mjs)
+/* exported download, lut, wrap, labelEvery, fill, pick */  // what the components' scripts take (eslint.config.mjs)
 
 // Save a blob as a file named `name`, as a download link does.
 function download(blob, name) {
@@ -43,3 +43,12 @@ function wrap(measurer, s, width, size, bold = false) {
   if (line) lines.push(line);
   return lines;
 }
+
+// A sentence from its template (the copy package's, in a payload's header): each {name} replaced by values[name]
+// as text, in one pass, so that a value holding braces (a token) is never read as a placeholder; a placeholder
+// with no value stays as it is written.
+const fill = (template, values) => template.replace(/\{(\w+)\}/g, (whole, name) => (
+  Object.hasOwn(values, name) ? String(values[name]) : whole));
+
+// The form of a sentence ({one, many}, copy.explorer.forms) for a count of n.
+const pick = (forms, n) => (n === 1 ? forms.one : forms.many);

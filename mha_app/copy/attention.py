@@ -10,9 +10,13 @@ ALL_BLOCKED = ("Some query rows have every key blocked: their attention weights 
 STEP_THROUGH = "Open one head in the step-through"  # the header of the model pages' head picker
 
 
-def intro(d_k: int, scale: float | None, masked: bool) -> str:
+def intro(d_k: int, scale: float | None, blocked: bool, said_elsewhere: bool = False) -> str:
     """What a head computes: scores, the scale (scale None: 1/sqrt(d_k); 1.0: none), softmax and the mix of values.
-    masked: the example has a mask, whose blocked pairs the question's answer explains (so not said here too)."""
+
+    The mask clause ("a blocked pair gets 0") is said where the mask blocks some pair (blocked), unless the page says
+    it elsewhere (said_elsewhere): in the answer's reason shown under the question, or as the answer of a waiting
+    question about a row whose every key is blocked. With nothing blocked it is left out."""
+    masked = not blocked or said_elsewhere
     scaled = ("Here the scores are not scaled. " if scale == 1.0 else
               f"Scores are multiplied by 1/√d_k = 1/√{d_k} = {d_k ** -0.5:.4f}. ")
     return ("Each head scores every query against every key (a dot product): a large **score**, a good match. "

@@ -188,9 +188,10 @@ def cache_caption(shapes: tuple[ModelShape, ...]) -> str:
     grouped = ", ".join(f"{p.name}: h = {p.n_heads} → {kv_variants(p)['GQA']}" for p in shapes
                         if p.n_kv_heads == p.n_heads and kv_variants(p)["GQA"])
     return (f"Encoders ({encoders}) read the whole input at once and keep no cache: their rows show what a decoder of "
-            "the same shape would keep. GQA, for a model that does not group its heads: the largest number of K/V "
-            "heads from 2 to 8 that divides h and is smaller than h, so 8 as in Llama 2 70B's GQA-8 when h is a "
-            f"multiple of 8 above 8 ({grouped}). Context: the longest input a model's positions allow, in tokens"
+            "the same shape would keep. GQA, for a model that does not group its heads, takes as many K/V heads as "
+            "possible up to 8, as long as they divide h and are fewer than h: 8, as in Llama 2 70B's GQA-8, when h "
+            f"is a multiple of 8 above 8; fewer otherwise ({grouped}). Context: the longest input a model's "
+            f"positions allow, in tokens"
             + "".join(f"; {p.name}: {p.context_words}, because {p.no_context}" for p in shapes if p.no_context)
             + "".join(f"; {p.name}: {p.context_note}" for p in shapes if p.context_note)
             + ".")

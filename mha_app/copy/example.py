@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from mha_app.copy.experiments import heads_off_line
 from mha_app.copy.markup import quote
-from mha_app.copy.words import plural, verb
+from mha_app.copy.words import count, plural, verb
 
 RANDOM_WEIGHTS = "random weights"  # the weights' name when no trained model is chosen
 
 
 def describe(settings, example, layer: bool = True) -> str:
     """One line that says what is computed: the weights (and the layer on view, unless layer=False), the tokens, the
-    sizes."""
+    sizes, then the modes a projected screen must show: the mask (causal, padded keys) and the heads switched off."""
     spec, cfg = settings.spec, example.cfg
     if spec.card:
         weights = f"{spec.card.name}, " + (f"layer {settings.view.layer} of {spec.card.n_layers}" if layer
@@ -21,8 +21,9 @@ def describe(settings, example, layer: bool = True) -> str:
     tokens = f"{example.n} tokens" if example.key_tokens is None else \
         f"{example.n} query tokens, {len(example.key_tokens)} key tokens"
     kv = f" · h_kv = {cfg.kv_heads}" if cfg.kv_heads != cfg.n_heads else ""
+    mask = (" · causal mask" if cfg.causal else "") + (f" · {count(spec.pad, 'padded key')}" if spec.pad else "")
     off = f" · {heads_off_line(spec.ablate)}" if spec.ablate else ""
-    return f"{weights} · {tokens} · d_model = {cfg.d_model} · h = {cfg.n_heads}{kv} · d_k = {cfg.d_k}{off}"
+    return f"{weights} · {tokens} · d_model = {cfg.d_model} · h = {cfg.n_heads}{kv} · d_k = {cfg.d_k}{mask}{off}"
 
 
 def device_label(device: str) -> str:

@@ -9,7 +9,7 @@ from mha_app.copy.words import heads, plural, verb
 
 
 def heads_off_line(off) -> str:
-    """The switched-off heads and where they are zeroed, for the top bar: "heads 2, 5 off (zeroed at Step 3)"."""
+    """The switched-off heads and where they are zeroed, for the top bar: "heads 2 and 5 off (zeroed at Step 3)"."""
     return f"{heads(off)} off (zeroed at Step 3)"
 
 
@@ -97,7 +97,8 @@ def scaling_text(d_k: int, product: str, raw_std: float, q_rms: float, k_rms: fl
         "brings that variance back to 1; this follows from the footnote's assumptions, which real queries and keys "
         f"need not meet. Here d_k = {d_k}: this layer's raw scores {product} have a spread "
         f"(standard deviation) of **{raw_std:.3g}**, and **{raw_std / root:.3g}** after dividing by "
-        f"√{d_k} = {root:.3g}. The footnote's 1 assumes every number of a query and a key has variance 1; here "
+        f"√{d_k} = {root:.3g}. The footnote's prediction of 1 assumes every number of a query and a key has "
+        f"variance 1; here "
         f"their typical sizes (root mean square) are {q_rms:.3g} for the queries and {k_rms:.3g} for the keys, and "
         f"with these in place of 1 the same reasoning predicts {q_rms:.3g} × {k_rms:.3g} = **{q_rms * k_rms:.3g}**. "
         "What is left between prediction and measurement comes from numbers that are not independent or do not "
@@ -291,12 +292,12 @@ TYPE_COMPARE = "Type a second sentence to compare with."
 
 
 def heads_off_named(off) -> str:
-    """The model with heads `off`, in a table's column: "heads 2, 5 off"."""
+    """The model with heads `off`, in a table's column: "heads 2 and 5 off"."""
     return f"{heads(off)} off"
 
 
 def heads_off_label(off) -> str:
-    """The model with heads `off`, in a metric: "With heads 2, 5 off"."""
+    """The model with heads `off`, in a metric: "With heads 2 and 5 off"."""
     return f"With {heads_off_named(off)}"
 
 

@@ -1,5 +1,9 @@
 """What the attention explorer says: the sentences its payload's header carries (the browser only lays them out),
-the zoom window's note, and the saved page's lines."""
+the zoom window's note, and the saved page's lines.
+
+A sentence that holds what only the browser knows (the head or query on view, a number under the pointer) goes as a
+template with named placeholders, "head {head} of 12", which shared.js's fill(template, values) fills; one that
+depends on a count goes in both forms, {"one": ..., "many": ...} (forms), and pick(forms, n) takes one."""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ from collections.abc import Sequence
 from mha_app.copy.words import plural
 
 # --- In the payload's header (payload._header): the same for every layer of an example --------------------------
+
+NO_SHARES = "no contribution shares"
+ALL_BLOCKED = "every key is blocked."
 
 
 def head_off(head: int) -> str:
@@ -29,6 +36,95 @@ def stage_note(stage: str, scale: float) -> str:
     else:
         sub = "hatched = blocked by the mask"
     return f"rows: queries · columns: keys · {sub}"
+
+
+def forms(one: str, many: str) -> dict[str, str]:
+    """A sentence for one thing and for several, as the browser's pick(forms, n) takes them."""
+    return {"one": one, "many": many}
+
+
+def loading_label(layer: int) -> str:
+    """The canvas's name for a screen reader while a layer's numbers are on their way."""
+    return f"Attention explorer: {loading(layer)}"
+
+
+def status(layer_count: int, heads: int) -> str:
+    """The line under the explorer: the view (a template: {layer}, {head}, {stage}, {query}, {token}, and {set},
+    in_set's words or nothing)."""
+    layer = "Layer {layer} · " if layer_count > 1 else ""
+    return layer + f"head {{head}} of {heads} · {{stage}} · query {{query}} {{token}}{{set}}"
+
+
+def in_set(queries: int) -> str:
+    """After the status line, when a set of queries is chosen (a template: {count})."""
+    return f" · {{count}} {plural(queries, 'query', 'queries')} in the set"
+
+
+def who(queries: int) -> str:
+    """The query or queries the canvas's description is about (a template: {token} and {query}, or {queries})."""
+    return "query '{token}' ({query})" if queries == 1 else "queries {queries} (their mean)"
+
+
+def strongest(keys: int) -> str:
+    """The description's keys with the most weight, one or two (a template: {key} and {weight}, then {next} and
+    {next_weight})."""
+    return "most weight on {key} ({weight})" + (", then {next} ({next_weight})" if keys > 1 else "") + "."
+
+
+DESCRIBE = "Attention explorer, layer {layer}, head {head}, {who}: {weights}"
+"""The canvas in words, for a screen reader (a template: {who}, and {weights}: strongest's words or ALL_BLOCKED)."""
+KEY_NAMED = "'{token}' ({key})"
+KEYS = "keys {keys}"  # a block of keys, "keys 5–8"
+
+
+def bar_title(what: str | None, queries: int, summed: bool = False) -> str:
+    """The title over the query's bars (a template: {head}, {names}, and {count} for several queries): what its bars
+    show ("weights", "contribution shares", or None: a switched-off head, no shares); summed: one query's exact
+    values, with their sum ({total})."""
+    named = "Head {head}, query {names}" if queries == 1 else "Head {head}, {count} queries ({names})"
+    if what is None:
+        return f"{named}: {NO_SHARES}"
+    if queries > 1:
+        return f"{named}: their {what} averaged (left axis) and summed (right axis)"
+    return f"{named}: its {what}" + (" sum to {total}" if summed else "")
+
+
+def value_names(scale: float) -> dict[str, str]:
+    """What a tooltip calls a cell's number, by stage (scale 1: the scores are not scaled), and a bar's weight and a
+    share's weight α."""
+    return {"raw": "raw score", "scaled": "score (not scaled)" if scale == 1 else "scaled score", "mask": "mask",
+            "weights": "softmax weight", "contributions": "contribution share", "weight": "weight",
+            "alpha": "weight α"}
+
+
+TIP = {  # a tooltip's lines (templates); {name}: a value_names name
+    "pair": "query {query} {token} → key {key} {key_token}",
+    "key": "key {key}",
+    "keys": KEYS,
+    "block": "queries {queries} × keys {keys}",
+    "block_masked": "{percent}% of the {rows}×{cols} block blocked",
+    "block_blocked": "the whole {rows}×{cols} block is blocked by the mask",
+    "block_mean": "head {head} · mean of the {rows}×{cols} block: {name} = {value}",
+    "head_value": "head {head} · {name}",
+    "before_mask": "{name} before the mask",
+    "row_mean": "mean of a block row: {name} = {mean}",
+    "sum": "sum = {sum}",
+    "weight": "weight = {weight}",
+    "weight_mean": "weight: mean = {mean}",
+    "size": "‖v_s W^O_i‖ = {size}",
+}
+
+
+def mean_over(queries: int) -> str:
+    """A bar's tooltip line for a set of queries (a template: {name}, {count}, {mean})."""
+    return f"{{name}}: mean over {{count}} {plural(queries, 'query', 'queries')} = {{mean}}"
+
+
+def matrix_title(step: int, window: Sequence[int] | None) -> dict[str, str]:
+    """The title over a head's matrix (a template: {head} and {title}, the stage's title), whole (its block size
+    named when pooled) and in the zoom window."""
+    return {"whole": "Head {head}: {title}" + (f"  {pooled(step)}" if step > 1 else ""),
+            "zoom": f"Head {{head}}: {{title}}: {zoom_title(window)}" if window else ""}
 
 
 def pooled(step: int) -> str:
@@ -66,8 +162,6 @@ def shares_note(queries: int) -> str:
             + ("its weight" if queries == 1 else "the mean weight"))
 
 
-NO_SHARES = "no contribution shares"
-ALL_BLOCKED = "every key is blocked."
 BLOCKED = {  # a blocked cell's tooltip, by stage
     "weights": "blocked by the mask: weight 0",
     "contributions": "blocked by the mask: weight 0, so it adds nothing",
@@ -76,19 +170,29 @@ BLOCKED = {  # a blocked cell's tooltip, by stage
 MASK_CELL = {"blocked": "blocked: M = −∞", "open": "open: M = 0"}
 
 
-def header_text(heads: int, layer_count: int, step: int, grid_step: int, window: Sequence[int] | None) -> dict:
+def header_text(heads: int, layer_count: int, step: int, grid_step: int, window: Sequence[int] | None, *,
+                scale: float) -> dict:
     """Every sentence the explorer shows for an example, by name (the header's `text`; each stage's note, stage_note,
-    goes with its stage): plain strings, and lists by head or by layer (0-based) where a sentence names one."""
+    goes with its stage): plain strings, templates and forms (see the module docstring), and lists by head or by
+    layer (0-based) where a sentence names one."""
+    shown = {"weights": "weights", "contributions": "contribution shares"}
     return {
         "head_off": [head_off(i) for i in range(1, heads + 1)],
         "loading": [loading(layer) for layer in range(1, layer_count + 1)],
-        "pooled": pooled(step) if step > 1 else "",
+        "loading_label": [loading_label(layer) for layer in range(1, layer_count + 1)],
+        "status": status(layer_count, heads), "in_set": forms(in_set(1), in_set(2)),
+        "describe": {"sentence": DESCRIBE, "who": forms(who(1), who(2)), "key": KEY_NAMED, "keys": KEYS,
+                     "strongest": forms(strongest(1), strongest(2)), "all_blocked": ALL_BLOCKED},
         "grid": {"weights": grid_title(heads, False, grid_step), "contributions": grid_title(heads, True, grid_step)},
-        "zoom": zoom_title(window) if window else "",
+        "matrix": matrix_title(step, window),
+        "bar": {**{stage: forms(bar_title(what, 1), bar_title(what, 2)) for stage, what in shown.items()},
+                "off": forms(bar_title(None, 1), bar_title(None, 2)),
+                "summed": {stage: bar_title(what, 1, summed=True) for stage, what in shown.items()}},
         "bar_zoom": bar_zoom(window) if window else "",
         "bar_pooled": bar_pooled(step, window is not None) if step > 1 else "",
-        "shares_one": shares_note(1), "shares_many": shares_note(2),
-        "no_shares": NO_SHARES, "all_blocked": ALL_BLOCKED, "blocked": BLOCKED, "mask": MASK_CELL,
+        "shares": forms(shares_note(1), shares_note(2)),
+        "names": value_names(scale), "tip": TIP, "mean_over": forms(mean_over(1), mean_over(2)),
+        "blocked": BLOCKED, "mask": MASK_CELL,
     }
 
 

@@ -131,7 +131,7 @@ def plane_reading(plane: QKPlane, query: int, tokens: list[str]) -> str:
     if plane.visible(query).sum() < 2:
         return text + f"Here {who} sees only one key, so there is no order to keep."
     return (text + f"In this plane the arrow puts the keys of {who} in the right order for "
-            f"**{plane.order_kept(query):.0%}** of the pairs of keys (50 % would be chance). Ordered by distance "
+            f"**{plane.order_kept(query):.0%}** of the pairs of keys (50% would be chance). Ordered by distance "
             f"(nearer = higher score), they are right for **{plane.order_kept(query, 'distance'):.0%}** of the pairs. "
             f"{better_reading(plane, query)}\n\n"
             + (_whole_space_reading(plane.axes.shape[1]) if whole_space(plane) else
@@ -173,7 +173,7 @@ def parked_intro(parts: Parts) -> str:
     """Where heads park their weight, and what the two panels show."""
     where = parked_tokens(parts)
     parking = ("Many heads put most of their weight on the first token (an attention sink)." if parts.kind == "decoder"
-               else f"Many heads put most of their weight on {where} (*parks on* in the table).")
+               else f"Many heads put most of their weight on {where} (shown as *parks on …* in the table).")
     return (f"{parking} A weight alone does not say what a key adds to the output: that is the key's value times its "
             "weight, passed through $W^O$ (the attention page's tab *What each key adds*). Left: each head's share of "
             f"weight on {where}. Right: its share of **contribution**, what those keys really add.")
@@ -246,7 +246,8 @@ def plane_in_brief(plane: QKPlane, query: int, tokens: list[str]) -> str:
     if plane.visible(query).sum() < 2:
         return text
     return (text + f" Here the arrow puts its keys in the right order for {plane.order_kept(query):.0%} of the pairs "
-            f"(50 % is chance), and distance (nearer = higher score) for {plane.order_kept(query, 'distance'):.0%}. "
+            "(50% would be chance), and distance (nearer = higher score) for "
+            f"{plane.order_kept(query, 'distance'):.0%}. "
             + better_reading(plane, query))
 
 

@@ -4,8 +4,13 @@ positions here, as the trace indexes them; the sentences name them from 1."""
 
 from __future__ import annotations
 
-from mha_app.copy.inside import token
+from typing import TYPE_CHECKING
+
+from mha_app.copy.inside import GAP, OPEN_CIRCLES, better_reading, token
 from mha_app.copy.words import count
+
+if TYPE_CHECKING:
+    from mha_core.analysis.qk_plane import QKPlane
 
 SCREENS = (
     ("tokens", "A sentence becomes n vectors"),
@@ -124,7 +129,7 @@ W_O_TEXT = "W_O is where the heads meet: every output number draws on every head
 COST_TEXT = ("With d_k = d_model / h the heads share the work of one wide head instead of adding to it: the scores of "
              "all heads take as many multiply-adds as one head of d_model.")
 CACHE_TEXT = ("To write each next token, a decoder keeps the keys and values of every earlier token, in every layer: "
-              "the K/V cache, 2 · layers · h_kv · d_k numbers of 2 bytes per token (h_kv: the number of K/V heads). "
+              "the K/V cache, 2 · layers · h_kv · d_k · 2 bytes per token (h_kv: the number of K/V heads). "
               "Sharing K/V heads among query heads (GQA, MQA) shrinks it.")
 
 
@@ -132,3 +137,37 @@ def cache_note(encoders: list[str], length_note: str) -> str:
     """Under the cache's bars: the encoders, which keep no cache, and what the chosen length means (length_note)."""
     return (f"Encoders ({', '.join(encoders)}) keep no cache: their bars show a decoder of the same shape. "
             f"{length_note}")
+
+
+# --- Inside the heads ----------------------------------------------------------------------------------------------
+
+def plane_lines(plane: QKPlane, query: int, tokens: list[str]) -> str:
+    """The plane on a projector, in short lines (a Markdown list): what the points are, how to read the arrow, and
+    how good its two readings are on this query (copy.inside.plane_in_brief says the same as a paragraph)."""
+    lines = [f"Head {plane.head + 1}'s queries (●) and keys (◆) as points in one plane: it keeps "
+             f"**{plane.explained:.0%}** of their spread.",
+             f"The arrow runs from 0 (✚) to {_query(tokens, query)}: the further along it a key lies, the higher its "
+             "score.",
+             "Lines join the query to its strongest keys, each as wide as the key's weight."]
+    if plane.keys_before_rope is not None:
+        lines.append(OPEN_CIRCLES)
+    if plane.visible(query).sum() >= 2:
+        lines.append(f"Keys in the right order: **{plane.order_kept(query):.0%}** of the pairs along the arrow, "
+                     f"**{plane.order_kept(query, 'distance'):.0%}** by distance (50% would be chance). "
+                     + better_reading(plane, query))
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def adds_text(head: int, query: int, key: int, tokens: list[str], keys: list[str], weight: float, share: float,
+              n_queries: int) -> str:
+    """Screen 13's example, chosen from the numbers (sections.inside.weight_overstated): of a head's queries, the
+    one whose strongest key (by weight, `key`) adds least for its weight; or, where no query's strongest key falls
+    GAP below its weight in any head, that this example shows no such key."""
+    queries, who = count(n_queries, "query", "queries"), _query(tokens, query)
+    if weight - share < GAP:
+        return (f"In every head, each of the {queries} gets about what its weights say: no strongest key adds a "
+                f"share {GAP} or more below its weight (here {who}, key {token(keys, key)}: weight {weight:.3f}, "
+                f"share {share:.3f}). A trained model may show it.")
+    return (f"Chosen from the numbers of head {head + 1}'s {queries}: {who} gives key {token(keys, key)} its largest "
+            f"weight, **{weight:.3f}**, yet that key adds a share of only **{share:.3f}** of what the query receives. "
+            "The large weight adds little: the key's vector $v_s W^O_i$ is short.")

@@ -225,16 +225,20 @@ CAVEATS = (
     "examples in the sidebar.")
 
 
+NUMBER_WORDS = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}  # the head summary's parts, in words
+
+
 def summary_intro(parts: Parts) -> str:
     """What the head summary averages, and how its split is made."""
     if parts.kind == "decoder":
         return (
-            "Each number below is an average over the **tokens of your text as queries**, the first token left out "
-            "(it can only look at itself), and so are the model's special tokens such as <|im_start|>. **Entropy** "
+            "Each number below is an average over the **tokens of your text as queries**, with the first token (it "
+            "can only look at itself) and the model's special tokens (such as <|im_start|>) left out. **Entropy** "
             "(in bits) says how spread out a query's attention is: 0 means all of its weight is on one key, which "
             "may be the token itself; the most is log2(t) bits for the query at position t, which sees t keys (the "
             "causal mask hides the rest), so it grows along the text. The **shares** split each query's attention "
-            f"into {len(parts.columns)} parts that do not overlap and **sum to 1**, taken in this order: the first "
+            f"into {NUMBER_WORDS[len(parts.columns)]} parts that do not overlap and **sum to 1**, taken in this "
+            f"order: the first "
             f"token, the token itself, the previous token, the tokens 2 to {parts.window} back, and those further "
             "back. A key counts in the first part that fits: the second token's previous token is the first token, "
             "so that weight counts as first token.")
@@ -244,7 +248,8 @@ def summary_intro(parts: Parts) -> str:
         "left out as queries (they still count as keys). **Entropy** (in bits) says how spread out a query's "
         "attention is: 0 means all of its weight is on one key, which may be the token itself; the most is log2(m) "
         "bits, every key weighted the same, so it grows with sentence length. The **shares** split each query's "
-        f"attention into six parts that do not overlap and **sum to 1**, taken in this order: {start}, {end}, the "
+        f"attention into {NUMBER_WORDS[len(parts.columns)]} parts that do not overlap and **sum to 1**, taken "
+        f"in this order: {start}, {end}, the "
         "token itself, the previous token, the next token, and other words (every other token). A key counts in the "
         f"first part that fits: the first word's previous token is {start}, so that weight counts as {start}, not as "
         "previous.")
@@ -257,14 +262,14 @@ def how_pages_count(parts: Parts, page: str) -> str:
         first, words = "the first token", "the tokens after the first (special tokens left out)"
     else:
         first, words = parts.start, f"the words ({parts.start} and {parts.end} left out)"
-    strongest = f"for every query, {first} included, only the key with its largest weight"
-    averaged = f"each head's weights averaged over {words}, a kind named only when one part gets more than half"
+    strongest = f"takes, for every query ({first} included), only the key with the largest weight"
+    averaged = (f"averages each head's weights over {words} and names a kind only when one part gets more than "
+                "half")
     if page == "model view":
-        return (f"How this page counts: the chart in words takes {strongest}; the head summary takes {averaged}, so "
-                f"a head whose every query weights {first} most here may still be *{CONTENT}* or *{MIXED}* there.")
-    return (f"How this page counts: {averaged}; the model view's chart in words takes {strongest}, so it may say "
-            f"that every query of a head weights {first} most while this page calls the head *{CONTENT}* or "
-            f"*{MIXED}*.")
+        return (f"How this page counts: its chart in words {strongest}. The head summary {averaged}. So a head whose "
+                f"every query weights {first} most here may still be *{CONTENT}* or *{MIXED}* there.")
+    return (f"How this page counts: it {averaged}. The model view's chart in words {strongest}. So it may say that "
+            f"every query of a head weights {first} most while this page calls the head *{CONTENT}* or *{MIXED}*.")
 
 
 def pattern_caption(parts: Parts, min_share: float) -> str:

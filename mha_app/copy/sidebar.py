@@ -135,7 +135,9 @@ def query_caption(query: int, token: str, gloss: str = "") -> str:
 
 # --- Share -------------------------------------------------------------------------------------------------------
 
-SHARE_LINK = "This link reopens exactly this view (copy button on the right):"
+SHARE_LINK = "**This view**: the link reopens exactly this view, its figures drawn (copy button on the right):"
+SHARE_ASKING = "**This view, asking first**: the same view, its question waiting for an answer before the "\
+               "figure shows:"
 
 
 def computed_with(backend: str, device: str) -> str:

@@ -39,12 +39,19 @@ def overview_intro(n_heads: int, d_k: int, kv_heads: int, group_size: int, rope_
     decoder = (" The layer shown is a decoder's: a causal mask lets each token see only itself and the tokens before "
                "it, and RoPE turns every query and key by its position before they are compared (Step 1b)."
                if rope_decoder else "")
+    steps = ("Each of the four steps below has its own page, which shows the real numbers of this example."
+             f"{decoder}")
+    if n_heads == 1:
+        return ("Attention lets every token gather information from the other tokens. **Multi-head** attention "
+                "does this with several heads, each in a smaller space of its own; here **h = 1**: one head, with "
+                f"projections of the input into the full **d_k = d_model / h = {d_k}** dimensions. Its result is "
+                "mixed back to d_model by one more matrix, W_O, as with many heads (Vaswani et al. 2017). "
+                f"{steps}")
     return ("Attention lets every token gather information from the other tokens. **Multi-head** attention does this "
             f"**h = {n_heads}** times in parallel: each head gets its own {projections} into a smaller space of "
             f"**d_k = d_model / h = {d_k}** dimensions, so it can look for its own kind of relation{sharing}. The "
             "heads' results are then placed side by side and mixed back to d_model by one more matrix, W_O (Vaswani "
-            "et al. 2017). The four steps below are the pages of this app; each shows the real numbers of this "
-            f"example.{decoder}")
+            f"et al. 2017). {steps}")
 
 
 SOURCE_TOKENS = "The source sentence's tokens: each becomes one row of Y (keys and values)."

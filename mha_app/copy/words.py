@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from mha_core.teaching.notation import readable
 
-__all__ = ["a", "count", "heads", "plural", "readable", "verb"]
+__all__ = ["a", "count", "heads", "listed", "plural", "readable", "verb"]
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -24,10 +24,16 @@ def verb(n: int, one: str, many: str) -> str:
     return one if n == 1 else many
 
 
+def listed(items: Iterable) -> str:
+    """Items in a sentence, the last after "and": "2", "2 and 5", "1, 3 and 5"."""
+    items = [str(i) for i in items]
+    return " and ".join(filter(None, (", ".join(items[:-1]), items[-1]))) if items else ""
+
+
 def heads(numbers: Iterable[int]) -> str:
-    """Head numbers in a sentence: "head 2", "heads 2, 5"."""
+    """Head numbers in a sentence: "head 2", "heads 2 and 5", "heads 1, 3 and 5"."""
     numbers = list(numbers)
-    return f"{plural(len(numbers), 'head')} {', '.join(map(str, numbers))}"
+    return f"{plural(len(numbers), 'head')} {listed(numbers)}"
 
 
 def a(noun: str) -> str:

@@ -20,12 +20,16 @@ from mha_core.figures.base import SUBTITLE
 LESSON_SCRIPT = "pages/lesson.py"
 
 # Large type for a projector, sized in rem so Streamlit's own elements scale with it. A constant: no user text here.
+# The screen starts near the top: the header holds only the sidebar's button, left of the column, so it is made
+# see-through and the column no longer starts under it; little room is kept below the last element.
 LARGE_TYPE = """<style>
 html { font-size: 20px; }
-[data-testid="stMainBlockContainer"] { max-width: 1500px; padding-top: 4rem; }
+[data-testid="stMainBlockContainer"] { max-width: 1500px; padding-top: 1.25rem; padding-bottom: 1rem; }
+[data-testid="stHeader"] { background: transparent; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.4; }
 h1 { font-size: 2.1rem !important; padding-bottom: 0.5rem !important; }
-.katex { font-size: 1.25em; }
+.katex { font-size: 1.1em; }
+.katex-display { margin: 0.3em 0 !important; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.4rem !important; }
 </style>"""
 FIGURE_FONT = 18   # px: every text of a plotly figure in presentation mode, at least (ticks, axis names, notes)
@@ -38,9 +42,12 @@ LEGEND_ROW = 35  # px: one row of a legend above the plot, at FIGURE_FONT
 # is drawn one entry a row. A 1024-px projector's figures are wider.
 LEGEND_WIDTH = 700
 CHAR_EM = 0.6  # a character's width in em, at most (Arial, Helvetica: about 0.5 on average): the legend's estimate
-# The most a screen's figure may take where its text and formula leave less than FIGURE_HEIGHT above the fold of a
-# 1280 x 800 projector: there, the scores' last rows and keys, and the plane's query, would fall below it.
-SCREEN_FIGURE_HEIGHT = {"scores": 350, "plane": 380}
+# The most each screen's figure may take under its title, text and formula, so that the whole screen fits a
+# 1280 x 800 projector without scrolling (tests/browser/test_lesson_fit.py measures it, with random weights and a
+# trained model).
+SCREEN_FIGURE_HEIGHT = {"tokens": 380, "heads": 260, "scores": 350, "softmax": 200, "mix": 395, "grid": 310,
+                        "concat": 320, "w_o": 290, "cost": 260, "cache": 230, "plane": 285, "adds": 230,
+                        "rollout": 255}
 
 
 def requested() -> bool:
@@ -148,20 +155,42 @@ def _every_row(fig: dict, height: int = FIGURE_HEIGHT) -> None:
 TOKEN_LABEL = re.compile(r"\d+ ")  # a token's axis label, "7 because" (figures.base.token_labels)
 
 
+NAME_LINE = 13  # characters: a bar's name longer than this is broken into lines ("SmolLM2-135M-<br>Instruct")
+
+
 def _keys_in_two_lines(fig: dict) -> None:
-    """A matrix's key names ("7 because") as two level lines, position over token: tilted at the projector's size
-    they take more height than the matrix's rows. Small multiples keep plotly's thinned, tilted names: a narrow panel
-    has no room for every key's."""
+    """Level names under a matrix or under bars, where tilted at the projector's size they take more height than the
+    plot (and a long one runs past the figure's edge): a key's name ("7 because") in two lines, position over token;
+    a bar's name (a model's) broken at its spaces and hyphens. Small multiples keep plotly's thinned, tilted names:
+    a narrow panel has no room for every key's."""
     layout = fig["layout"]
-    if sum(trace.get("type") == "heatmap" for trace in fig["data"]) != 1:
+    kinds = [trace.get("type", "scatter") for trace in fig["data"]]
+    if kinds.count("heatmap") != 1 and not (kinds and set(kinds) == {"bar"}):
         return
     for trace in fig["data"]:
         axis = layout.get("xaxis" + trace.get("xaxis", "x")[1:], {})
         labels = trace.get("x")
-        if trace.get("type") == "heatmap" and axis.get("type") == "category" and labels is not None \
-                and all(isinstance(t, str) and TOKEN_LABEL.match(t) for t in labels) and "ticktext" not in axis:
-            axis.update(tickmode="array", tickvals=list(labels), tickangle=0,
-                        ticktext=[t.replace(" ", "<br>", 1) for t in labels])
+        if trace.get("type") not in ("heatmap", "bar") or trace.get("orientation") == "h" or labels is None \
+                or "ticktext" in axis or not all(isinstance(t, str) for t in labels):
+            continue
+        if all(TOKEN_LABEL.match(t) for t in labels):
+            lines = [t.replace(" ", "<br>", 1) for t in labels]
+        elif trace.get("type") == "bar":
+            lines = [_in_lines(t) for t in labels]
+        else:
+            continue
+        axis.update(type="category", tickmode="array", tickvals=list(labels), tickangle=0, ticktext=lines)
+
+
+def _in_lines(name: str) -> str:
+    """A name in lines of about NAME_LINE characters, broken after a space or a hyphen."""
+    lines, line = [], ""
+    for part in re.findall(r"[^ -]+-?|[ ]", name):
+        if line and len((line + part).strip()) > NAME_LINE:
+            lines.append(line.strip())
+            line = ""
+        line += part
+    return "<br>".join(lines + [line.strip()])
 
 
 def _sized(font: dict | None, size: int = FIGURE_FONT) -> dict:
@@ -173,8 +202,8 @@ def _sized(font: dict | None, size: int = FIGURE_FONT) -> dict:
 
 def screen_url(settings: Settings, base: str, screen: int, n: int, present: bool = True) -> str:
     """The link that opens `screen` (1-based) of the lesson on this example (n query tokens), in presentation mode
-    by default."""
-    view = dataclasses.replace(settings.view, screen=screen, present=present)
+    by default; its questions ask before their figures show, whatever this session's Ask before showing."""
+    view = dataclasses.replace(settings.view, screen=screen, present=present, ask=True)
     return Settings(settings.spec, view).share_url(base, n)
 
 

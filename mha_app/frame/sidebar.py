@@ -7,6 +7,8 @@ toolkit.view).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from mha_app.copy import sidebar as say
@@ -26,10 +28,11 @@ from mha_app.state.settings import (
     control,
     default,
     head_options,
+    to_url,
     view_defaults,
 )
 from mha_app.state.snippets import settings_json
-from mha_app.ui import widgets
+from mha_app.ui import layout, widgets
 from mha_app.ui.charts import image_format
 from mha_app.ui.questions import new_page_run
 from mha_core import ConfigError, divisors
@@ -215,14 +218,40 @@ def view_controls(layer: int, example, spec: Spec | None = None) -> View:
     token = example.tokens[query - 1]
     gloss = token_gloss(spec or Spec(), example.tokens, query - 1)
     sb.caption(say.query_caption(query, token, gloss))
-    return View(layer=layer, head=int(head), query=int(query), **page_settings())
+    return View(layer=layer, head=int(head), query=int(query), ask=ask_control(sb), **page_settings())
+
+
+ASK_CHOSEN = "ask_chosen"  # session key: the checkbox's value, kept over a run that stops before the sidebar's end
+
+
+def ask_control(sb) -> bool:
+    """Ask before showing: on a session's first run as its link says (url.link_asks), then as the person ticks it,
+    for the rest of the session."""
+    if "ask" not in st.session_state:
+        st.session_state.ask = st.session_state.get(ASK_CHOSEN, url.link_asks(st.query_params))
+    ask = sb.checkbox(control("ask").label, key="ask", help=control("ask").help)
+    st.session_state[ASK_CHOSEN] = ask
+    keep_ask_in_address()
+    return ask
+
+
+def keep_ask_in_address() -> None:
+    """The address says `ask` where the session's choice differs from what the address would give without it, so
+    that reloading it asks, or not, as the page does now."""
+    if "ask" not in st.session_state:
+        return
+    others = {name: st.query_params[name] for name in st.query_params if name != "ask"}
+    if st.session_state.ask == url.link_asks(others):
+        st.query_params.pop("ask", None)
+    else:
+        st.query_params["ask"] = to_url(st.session_state.ask)
 
 
 # Settings without a sidebar widget: a page's own control, drawn later in the run (stage, zoom_query, zoom_key,
-# compare, preset, seq_len, batch, the tiny model's task, task_h, task_d_model, task_seed; key, set by its page's
-# callback), or a link and the lesson's buttons (present, screen).
+# compare, preset, seq_len, batch, the tiny model's task, task_h, task_d_model, task_seed, the attention page's
+# tab; key, set by its page's callback), or a link and the lesson's buttons (present, screen).
 PAGE_SETTINGS = ("stage", "zoom_query", "zoom_key", "compare", "key", "preset", "seq_len", "batch", "present",
-                 "screen", "task", "task_h", "task_d_model", "task_seed")
+                 "screen", "task", "task_h", "task_d_model", "task_seed", "tab")
 
 
 def page_settings() -> dict:
@@ -230,6 +259,8 @@ def page_settings() -> dict:
     values = {}
     for name in PAGE_SETTINGS:
         value = st.session_state.get(name)
+        if name in layout.TABS:  # tabs hold their label under their own key
+            value = control(name).choice(st.session_state.get(layout.TABS[name]) or "")
         if value is None and name in st.query_params:
             value = url.parse(name, st.query_params[name])
         values[name] = default(name) if value is None else value
@@ -242,8 +273,11 @@ def share_and_export(settings: Settings, example, page_path: str) -> None:
         st.header("Share")
         st.caption(say.computed_with(settings.spec.backend, device_label(example.trace.device)))
         st.caption(say.SHARE_LINK)
-        link = settings.share_url(base, example.n)
+        link = Settings(settings.spec, replace(settings.view, ask=False)).share_url(base, example.n)
         st.code(link, language=None, wrap_lines=True)
+        st.caption(say.SHARE_ASKING)
+        asking = Settings(settings.spec, replace(settings.view, ask=True)).share_url(base, example.n)
+        st.code(asking, language=None, wrap_lines=True)
         st.header("Export")
         st.download_button("Trace (.npz, every intermediate)", lambda: trace_npz(example.trace, example.tokens),
                            file_name="mha_trace.npz", mime="application/octet-stream", width="stretch",

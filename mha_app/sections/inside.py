@@ -27,24 +27,47 @@ ROLLOUT_LATEX = (r"\tilde A_l = r\, I + (1 - r)\, \bar A_l,\qquad "
 
 # --- What each key really adds (Kobayashi et al. 2020) ------------------------------------------------------------
 
-def query_contributions(settings: Settings, ex: Example) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For the head and query in focus, each key's (weight α_ts, size ‖v_s W^O_i‖, contribution, share); in a head
-    switched off the sizes are the real ones (its values are computed as usual) and the contributions 0."""
-    head, query = settings.view.head - 1, settings.view.query - 1
+def query_contributions(settings: Settings, ex: Example, query: int | None = None, head: int | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For the head and query in focus (or `head`, `query`, 0-based), each key's (weight α_ts, size ‖v_s W^O_i‖,
+    contribution, share); in a head switched off the sizes are the real ones (its values are computed as usual)
+    and the contributions 0."""
+    head = settings.view.head - 1 if head is None else head
+    query = settings.view.query - 1 if query is None else query
     sizes = compute.value_sizes(settings.spec, ex.layer)                     # (h, m) ‖v_s W^O_i‖
     weights = ex.trace.weights[head, query].astype(np.float64)               # (m,) α_ts
     added = head_contributions(ex.trace, sizes, head, query)                 # (m,) 0 in a head switched off
     return weights, sizes[head], added, contribution_shares(added)
 
 
+def weight_overstated(settings: Settings, ex: Example) -> tuple[int, int, float]:
+    """Where a large weight adds least: the query whose strongest key (by weight) has the largest α_ts − share_ts,
+    in the head in focus, or in any head where none of its queries falls say.GAP short; (head, query, gap),
+    0-based. The head and query in focus where they tie. A query that adds nothing (every key blocked, a head
+    switched off) is never chosen."""
+    focus_head, focus = settings.view.head - 1, settings.view.query - 1
+    sizes = compute.value_sizes(settings.spec, ex.layer)                     # (h, m) ‖v_s W^O_i‖
+    gaps = []
+    for head in range(len(sizes)):
+        weights = ex.trace.weights[head].astype(np.float64)                  # (n, m) α_ts
+        shares = contribution_shares(head_contributions(ex.trace, sizes, head))  # (n, m)
+        rows, strongest = np.arange(len(weights)), weights.argmax(axis=1)    # (n,) each query's strongest key
+        gaps.append(np.where(shares.sum(axis=1) > 0, weights[rows, strongest] - shares[rows, strongest], -np.inf))
+    gaps = np.array(gaps)                                                    # (h, n)
+    head = focus_head if gaps[focus_head].max() >= say.GAP else int(np.argmax(gaps.max(axis=1)))
+    query = focus if gaps[head, focus] >= gaps[head].max() else int(np.argmax(gaps[head]))
+    return head, query, float(gaps[head, query])
+
+
 DIGITS = 3  # the table's numbers, rounded as the sentence above it rounds them (also what a copy of the table gives)
 ALL_ROWS = 24  # up to this many keys the table shows every one without scrolling, in the order of the text
 
 
-def contribution_sentence(settings: Settings, ex: Example) -> str:
-    """copy.inside.contribution_sentence for the head and query in focus."""
-    head, query = settings.view.head - 1, settings.view.query - 1
-    weights, _, added, shares = query_contributions(settings, ex)
+def contribution_sentence(settings: Settings, ex: Example, query: int | None = None) -> str:
+    """copy.inside.contribution_sentence for the head in focus and the query in focus (or `query`, 0-based)."""
+    head = settings.view.head - 1
+    query = settings.view.query - 1 if query is None else query
+    weights, _, added, shares = query_contributions(settings, ex, query)
     return say.contribution_sentence(head, query, ex.tokens, ex.keys, weights, added, shares,
                                      switched_off=not head_gates(ex.trace)[head])
 

@@ -8,7 +8,7 @@ the fields that differ from their defaults. A new control is one field here, one
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from urllib.parse import urlencode
 
@@ -49,6 +49,13 @@ MAX_STRENGTH = 30.0                     # at 30 a rule key keeps all but 2e-10 o
 # What the attention explorer can show: the stages of step 2, then what each key adds (contribution shares,
 # mha_core.analysis.contributions), on the same grid and scale as the weights.
 STAGES = (*pooling.STAGES, "contributions")
+# The attention page's tabs, by key (the tab that is open is part of the view, and of its link). Short titles: all
+# eight fit the main column at 1280 px (longer ones hid the last behind a scroll arrow).
+ATTENTION_TABS = {"mix": "Mixing the values", "adds": "What each key adds", "plane": "Queries and keys",
+                  "mask": "The mask", "focus": "How focused?", "scale": "Why √d_k?", "shared_kv": "Shared K/V",
+                  "plant": "Plant a head"}
+# A link that names one of these opens that view drawn: its question does not wait (see asks_by_default).
+VIEW_NAMES = ("head", "query", "stage", "layer", "tab")
 
 
 @dataclass(frozen=True)
@@ -283,6 +290,11 @@ class View:
                                 help="Width of every token vector of the tiny model.")
     task_seed: int = setting(0, "Training seed", lo=0, hi=MAX_SEED, what="the training seed",
                              help="Fixes the first random weights and every training batch: same seed, same run.")
+    tab: str = setting("mix", "Tab", choices=tuple(ATTENTION_TABS), labels=ATTENTION_TABS,
+                       what="the open tab of the attention page")
+    ask: bool = setting(True, "Ask before showing",
+                        help="Each step asks a question before it shows the figure that answers it. Untick to see "
+                             "every figure at once, with the question's answer.")
 
 
     def problems(self, spec: Spec) -> list[Problem]:
@@ -349,7 +361,12 @@ class Settings:
         """The URL parameters that differ from the defaults (a short, shareable link); n, the example's number of
         query tokens, decides the default query token (see view_defaults)."""
         defaults = {**{name: f.default for name, f in FIELDS.items()}, **view_defaults(self.spec, n)}
-        return {name: to_url(value) for name, value in self.values().items() if value != defaults[name]}
+        params = {name: to_url(value) for name, value in self.values().items()
+                  if value != defaults[name] and name != "ask"}
+        # ask=false always; ask=true only where the link would not ask without it (it names a view)
+        if not self.view.ask or not asks_by_default(params, self.view.present):
+            params["ask"] = to_url(self.view.ask)
+        return params
 
     def share_url(self, base: str, n: int | None = None) -> str:
         params = self.query_params(n)
@@ -377,6 +394,13 @@ def view_defaults(spec: Spec, n: int | None = None) -> dict:
     if query == 1 and n and spec.plant in PLANTED_START:
         query = min(PLANTED_START[spec.plant], n)
     return {"head": spec.plant_head if spec.plant != PLANTS[0] else 1, "query": query}
+
+
+def asks_by_default(names: Collection[str], present: bool) -> bool:
+    """Whether a link that gives no `ask` asks its questions before it shows their figures: in presentation mode,
+    yes; else only when it names no view (VIEW_NAMES), as a visit to a step page does: a link to a head, a query, a
+    stage, a layer or a tab was made to show it."""
+    return present or not any(name in names for name in VIEW_NAMES)
 
 
 def to_url(value) -> str:

@@ -12,7 +12,17 @@ import re
 from collections.abc import Mapping
 
 from mha_app.copy import links
-from mha_app.state.settings import APP_MAX_TOKENS, DEFAULT_TEXT, FIELDS, Settings, Spec, control, default, to_url
+from mha_app.state.settings import (
+    APP_MAX_TOKENS,
+    DEFAULT_TEXT,
+    FIELDS,
+    Settings,
+    Spec,
+    asks_by_default,
+    control,
+    default,
+    to_url,
+)
 from mha_core.attention.inputs import token_spans
 
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
@@ -127,5 +137,15 @@ def check(params: Mapping[str, str | list[str]]) -> tuple[list[str], dict[str, s
             problems.append(links.link_problem(problem.name, problem.message))
             values[problem.name] = problem.fixed
     # A value equal to its field's default is kept too: some defaults depend on other settings (a planted head is
-    # shown by default), so the link's explicit choice must stay.
-    return problems, {name: to_url(value) for name, value in values.items()}
+    # shown by default), so the link's explicit choice must stay. A value fixed to nothing (no head switched off: an
+    # empty parameter) is left out, as a link without it reads the same.
+    kept = {name: to_url(value) for name, value in values.items()}
+    return problems, {name: raw for name, raw in kept.items() if _parse(name, raw)[0] is not None}
+
+
+def link_asks(params: Mapping[str, str]) -> bool:
+    """Whether a link's questions wait for an answer before their figures show: as its `ask` says, else as
+    settings.asks_by_default decides (a presentation asks; a link that names a view opens it drawn)."""
+    ask = parse("ask", params["ask"]) if "ask" in params else None
+    present = "present" in params and parse("present", params["present"]) is True
+    return asks_by_default(params, present) if ask is None else ask

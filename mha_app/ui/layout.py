@@ -6,6 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from mha_app.copy.notes import zoom_moved
+from mha_app.run.view import view
+from mha_app.state.settings import control
 from mha_app.ui import widgets
 from mha_core import figures
 
@@ -16,6 +18,24 @@ def tabs(labels: list[str], key: str) -> list:
     """st.tabs whose hidden tabs compute nothing: put a tab's content under `if tab.open:`. Choosing a tab reruns
     the page (Streamlit's lazy tabs), so a first load and every change compute and draw the open tab alone."""
     return st.tabs(labels, key=key, on_change="rerun")
+
+
+# A View field that holds which tab is open, and the key of the tabs that show it (their label, in session_state).
+TABS = {"tab": "attention_tab"}
+
+
+def setting_tabs(name: str, keys: list[str]) -> list:
+    """Lazy tabs (see tabs) for the choices `keys` of the View field `name` (TABS) that this page offers, labelled
+    as the field labels them. The view's tab opens first (a link's); one this page lacks opens the first; the link
+    follows the tab that is open."""
+    c, key = control(name), TABS[name]
+    labels = [c.label_of(k) for k in keys]
+    if st.session_state.get(key) not in labels:
+        wanted = c.label_of(getattr(view()[0].view, name))
+        st.session_state[key] = wanted if wanted in labels else labels[0]
+    shown = tabs(labels, key)
+    widgets.follow(name, c.choice(st.session_state[key]))
+    return shown
 
 
 def expander(label: str, key: str, container=st, **kwargs):

@@ -72,6 +72,11 @@ def _sync(name: str, value) -> None:
         st.query_params[name] = to_url(value)
 
 
+def follow(name: str, value) -> None:
+    """The URL follows a setting that no widget of this module holds (the open tab, mha_app.ui.layout.setting_tabs)."""
+    _sync(name, value)
+
+
 def current(name: str, options: list | None = None):
     """A choice's value before its widget is drawn (its last one, else the link's, else the default), for a control
     drawn above it whose words depend on it."""

@@ -157,7 +157,7 @@ def output_change_figure(change: OutputChange, tokens: list[str], off: tuple[int
     fig.update_yaxes(range=[min(0.0, float(low)) - 0.05, 1.05], row=2, col=1)
     fig.update_xaxes(type="category", tickangle=-45 if len(labels) > 6 else 0)
     fig.update_layout(barmode="overlay", legend=dict(orientation="h", y=1.12, x=1, xanchor="right"))
-    heads = ", ".join(map(str, off))
+    heads = " and ".join(filter(None, (", ".join(map(str, off[:-1])), str(off[-1]))))  # "2 and 5", "1, 3 and 5"
     title = f"How far each token's output moved with head{'s' if len(off) > 1 else ''} {heads} switched off"
     names = describe.names(tokens)
     return described(layout(fig, title, height=460), describe.grouped_bars(

@@ -157,7 +157,9 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
                      zeroline=False, range=list(x_range), constrain="domain")
     # Equal units, and the ranges stay those of the points: a wider plot area leaves room at the sides instead of
     # stretching the x range past the points (-6 .. 5 for points within -1.5 .. 1.2).
-    fig.update_yaxes(title=f"plane axis 2 ({share[1]:.0%} of the spread)", zeroline=False, scaleanchor="x",
+    # brief: the short title fits the height of a projector's screen (the text beside it gives the spread)
+    fig.update_yaxes(title=f"axis 2 ({share[1]:.0%})" if size.brief else f"plane axis 2 ({share[1]:.0%} of the spread)",
+                     zeroline=False, scaleanchor="x",
                      scaleratio=1, range=list(y_range), constrain="domain")
     reads = f" (keys of K/V head {plane.kv_head + 1})" if group_size > 1 else ""
     title = (f"Head {plane.head + 1}{reads}: queries and keys in the plane that keeps {plane.explained:.0%} of their "
@@ -165,7 +167,7 @@ def qk_plane_figure(plane: QKPlane, tokens: list[str], query: int, key_tokens: l
     if not size.brief:
         title += (f"{SUBTITLE}query {q_labels[query]}: of two keys, the one further along its arrow scores higher "
                   f"for {plane.order_kept(query):.0%} of pairs, the nearer one for "
-                  f"{plane.order_kept(query, 'distance'):.0%} (50 % = chance)</span>")
+                  f"{plane.order_kept(query, 'distance'):.0%} (50% would be chance)</span>")
     layout(fig, title, height=size.height)
     fig.update_layout(margin_t=size.top, margin_b=size.bottom, showlegend=not size.brief,
                       legend=dict(orientation="h", x=0, y=-0.2, yanchor="top"))

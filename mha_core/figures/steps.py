@@ -74,16 +74,17 @@ def pipeline_figure(n: int, d_model: int, n_heads: int, d_k: int, m: int | None 
         product = f"{'Y' if cross and v != 'Q' else 'X'} W<sup>{v}</sup>{head}{b(v, head)}"
         return f"{v}{head} = " + (f"RoPE({product})" if rope and v != "V" else product)
 
-    heads_shape = (f"{n_heads} heads × ({n} × {d_k})" if kv_heads == n_heads and m == n else  # else K, V differ
+    each = "head" if n_heads == 1 else "heads"
+    heads_shape = (f"{n_heads} {each} × ({n} × {d_k})" if kv_heads == n_heads and m == n else  # else K, V differ
                    f"Q: {n_heads} × ({n} × {d_k})<br>K, V: {kv_heads} × ({m} × {d_k})")
     g = n_heads // kv_heads
-    reads = f", j = ⌈i/{g}⌉<br>(i/{g} rounded up)" if kv_heads != n_heads else ", in each head"
+    reads = f"j = ⌈i/{g}⌉<br>(i/{g} rounded up)" if kv_heads != n_heads else "in each head"
     steps = [
         ("Input", "X and Y" if cross else "X", f"{n} × {d_model}" + (f", {m} × {d_model}" if cross else ""),
          STEP_COLOURS[0]),
         ("1. Project", "<br>".join(project(v) for v in "QKV"), heads_shape, STEP_COLOURS[1]),
-        ("2. Attend", f"softmax(Q<sub>i</sub> K{j}<sup>T</sup>{' / √d<sub>k</sub>' if scaled else ''} + M)<br>"
-                      f"times V{j}{reads}", f"weights {n} × {m}<br>head<sub>i</sub> {n} × {d_k}", STEP_COLOURS[2]),
+        ("2. Attend", f"softmax(Q<sub>i</sub> K{j}<sup>T</sup>{' / √d<sub>k</sub>' if scaled else ''} + M) "
+                      f"V{j}<br>{reads}", f"weights {n} × {m}<br>head<sub>i</sub> {n} × {d_k}", STEP_COLOURS[2]),
         ("3. Concatenate", "[head<sub>1</sub> … head<sub>h</sub>]", f"{n} × {n_heads * d_k}", STEP_COLOURS[3]),
         ("4. Project", f"Concat W<sup>O</sup>{b('O', '')}", f"output {n} × {d_model}", STEP_COLOURS[4]),
     ]

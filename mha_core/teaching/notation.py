@@ -90,9 +90,11 @@ def kv_head_rule(n_heads: int, group_size: int) -> str:
     """Which key/value head each query head reads, with grouped-query attention (group_size > 1), in words (plain
     text): the rule j = ⌈i / g⌉ and what its brackets mean."""
     g, kv = group_size, n_heads // group_size
+    def group(j: int) -> str:  # 1-based K/V head j and the query heads that read it
+        return f"heads {(j - 1) * g + 1} to {j * g}" + (" read" if j == 1 else "") + f" K/V head {j}"
+    shown = [group(j) for j in range(1, kv + 1)] if kv <= 3 else [group(1), group(2), "and so on"]
     which = ("every head reads K/V head 1" if kv == 1 else
-             f"heads 1 to {g} read K/V head 1" + (" and " if kv == 2 else ", ") + f"heads {g + 1} to {2 * g} K/V head 2"
-             + ("" if kv == 2 else ", and so on"))
+             ", ".join(shown[:-1]) + (", " if kv > 3 else " and ") + shown[-1])
     return (f"Query head i reads key/value head j = ⌈i / {g}⌉: i / {g} rounded up to a whole number (⌈ ⌉ means round "
             f"up), so {which}.")
 

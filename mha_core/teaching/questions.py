@@ -217,9 +217,10 @@ def strongest_share(trace: Trace, labels: list[str], head: int, query: int,
         "Softmax takes e^z of every score, then divides by their sum: a score 1 above another gets e ≈ 2.7 times "
         "its weight, so a clear lead wins most of the weight, and close scores share it.",
         choices=SHARES, correct=correct, facts=(f"{top:.4f}",),
-        wrong=tuple((c, "too little: e^z makes the largest score stand out more than the scores themselves do")
+        wrong=tuple((c, "that is too little. Its eᶻ makes the largest score stand out more than the scores "
+                        "themselves do")
                     for c in below) + tuple(
-            (c, "too much: the other keys' e^z add up to a good part of the row's sum") for c in above))
+            (c, "that is too much. The other keys' eᶻ add up to a good part of the row's sum") for c in above))
 
 
 def cell_weight(trace: Trace, labels: list[str], head: int, query: int, key: int,
@@ -261,8 +262,10 @@ def concat_width(trace: Trace) -> Question:
     h, n, d_k = trace.heads.shape
     width, d_model, kv = trace.concat.shape[1], trace.x.shape[1], trace.k.shape[0]
     again = f", which is d_model = {d_model} again" if width == d_model else ""
+    given = (f"The {h} heads each give {n} × {d_k}. How many columns does their concatenation have?" if h > 1 else
+             f"The one head gives {n} × {d_k}. How many columns does the concatenation have?")
     return Question(
-        f"The {h} heads each give {n} × {d_k}. How many columns does their concatenation have?",
+        given,
         f"**{width}** = h · d_v = {h} · {d_k}{again}.",
         "Concatenation puts the head outputs side by side: the rows stay, the columns add up.",
         correct=width, facts=_shapes(n, width), symbols=("W^O",),
@@ -332,7 +335,9 @@ def heads_cost(trace: Trace) -> Question:
                 f"head{'s' if kv > 1 else ''}, so the K and V projections take {shared['project_k']:,} multiply-adds "
                 f"each instead of {split_only['project_k']:,}, and the whole layer {total:,} instead of {mine:,}.")
         facts += _numbers(total)
-    answer = f"**{verdict}**: {mine:,} against {theirs:,} multiply-adds for this example" + (
+    counts = (f"{mine:,} multiply-adds either way" if mine == theirs else
+              f"{mine:,} multiply-adds against {theirs:,}")
+    answer = f"**{verdict.lower()}**, {counts} for this example" + (
         ", each query head with its own K/V head." if kv < h else ".")
     wrong = _reasons(verdict, ("More", "that forgets that each head is narrower (d_k = d_model / h): count a "
                                        "score's multiply-adds in one head, then times h"),

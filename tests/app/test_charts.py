@@ -8,7 +8,8 @@ import json
 import pytest
 
 from mha_app.copy.asides import CHART_WORDS
-from mha_core.figures import base
+from mha_core.figures import base, describe, value_mix_figure
+from mha_core.figures.describe import Description
 from screen import matrices, run_app
 
 TEXT = "The *cat* sat on $5 mat"  # Markdown and math that must stay text in the tables
@@ -34,8 +35,9 @@ def test_every_chart_is_named_by_its_text_alternative(attention):
     charts = at.get("plotly_chart")
     assert charts and all(chart.proto.alt for chart in charts)
     explorer_words = [e for e in at.expander if e.label == CHART_WORDS][0]
-    assert any("Head 1, query 'The' (1): most weight on" in str(t.value) for t in explorer_words.text), \
-        "the explorer's query row, in words"
+    ex = at.session_state["view"][1]  # the view: head 1, query 1; no key blocked
+    row = describe.weight_row(ex.trace.weights[0, 0], describe.names(ex.tokens)[0], describe.names(ex.keys), 0)
+    assert row.alt in [str(t.value) for t in explorer_words.text], "the explorer's query row, in words"
     for chart in charts:  # the words go to the page, not a second time into the figure
         assert "meta" not in json.loads(chart.proto.spec)["layout"]
 
@@ -44,7 +46,8 @@ def test_a_heatmap_drawn_as_svg_is_named_and_has_its_table(mixing):
     at = mixing["light"]
     assert not at.exception and not at.get("plotly_chart")
     [mix] = matrices(at)
-    assert mix["alt"].startswith("Head 1, query 'The' (1): weight α_ts × value v_s for each key s, and their sum")
+    ex = at.session_state["view"][1]
+    assert mix["alt"] == Description.of(value_mix_figure(ex.trace, 0, 0, ex.tokens, ex.cfg.group_size)).alt
     boxes = [e for e in at.expander if e.label == CHART_WORDS]
     assert len(boxes) == 2 and not any(e.proto.expanded for e in boxes), "the heatmap's and the explorer's"
     cells = {str(v) for table in at.table for v in table.value.to_numpy().ravel()}

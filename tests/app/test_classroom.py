@@ -11,7 +11,7 @@ import pytest
 
 from helpers import load_pretrained
 from mha_app.copy.by_hand import engine_check, shared_kv
-from mha_app.copy.cost import SINGLE_HEAD
+from mha_app.copy.cost import SINGLE_HEAD, step_names
 from mha_app.copy.inside import rollout_untrained
 from mha_app.copy.lesson import SCREENS
 from mha_app.copy.practice import SOURCE_BOX
@@ -20,9 +20,12 @@ from mha_app.copy.steps import concat_heads_off
 from mha_app.frame.present import LARGE_TYPE
 from mha_app.frame.style import COMPACT
 from mha_app.sections.by_hand import worked
+from mha_app.sections.cost import step_costs
 from mha_app.state.settings import MODELS
+from mha_core.figures.lesson import flops_figure
 from mha_core.pretrained import MODELS as MODELS_BY_NAME
-from screen import as_array, assert_clean, explorer_matrix, figure_titled, figures, run_app, texts
+from mha_core.teaching.worked import latex_lines
+from screen import as_array, asked, assert_clean, explorer_matrix, figure_titled, figures, run_app, texts
 
 PRETRAINED = MODELS[1]
 SMALL = {"input": "random", "n": "5", "d_model": "32", "h": "4"}
@@ -51,8 +54,9 @@ def test_the_chart_under_the_heads_cost_answer_compares_what_the_question_asked(
     bars = figure_titled(at, "Multiply-adds of each step: 1 head or 4 heads (the same in every step)")
     split = [n * d * d, n * d * d, n * d * d, n * n * d, n * n * d, n * d * d]   # any h, one K/V head per head
     shared = [n * d * d, n * d * kv * d_k, n * d * kv * d_k, n * n * d, n * n * d, n * d * d]
-    assert [t["name"] for t in bars["data"]] == ["1 head of d_model = 32", "4 heads of d_k = 8, each with its own K/V "
-                                                 "head", "4 heads sharing 2 K/V heads"]
+    _, one, many, shared_flops = step_costs(at.session_state["view"][1])
+    named = flops_figure(one, many, d, 4, step_names(False, 2), shared_flops, kv)
+    assert [t["name"] for t in bars["data"]] == [t.name for t in named.data] and len(named.data) == 3
     assert [list(as_array(t["x"])) for t in bars["data"]] == [split, split, shared]
 
 
@@ -150,9 +154,10 @@ def test_by_hand_writes_out_the_tiny_cell_and_matches_the_engine():
     at = run_app({"input": "tiny", "head": "2", "key": "3"}, "pages/by_hand.py")
     assert_clean(at)
     lines = [latex.value.strip("$\n") for latex in at.latex]
-    assert r"q_t \cdot k_s = \sum_{c=1}^{2} q_{t,c}\,k_{s,c} = 1 \times 1 + 0 \times 0 = 1" in lines
-    # softmax of the row's scores 0, 1/√2, 1/√2: e^(1/√2) / (1 + 2 e^(1/√2)) = 0.4011
-    assert r"\alpha_{ts} = \frac{1}{2.4931} = 0.4011" in lines
+    # head 2, query 1, key 3: the cell unit/test_worked.py writes out (q·k = 1, α_ts = 0.4011)
+    cell = worked(at.session_state["view"][1], 1, 0, 2)
+    assert [at.selectbox(key=name).value for name in ("cell_head", "cell_query", "cell_key")] == [2, 1, 3]
+    assert set(latex_lines(cell)) <= set(lines)
     assert agrees_with_the_engine(at)
     row = at.dataframe[0].value
     assert list(row["attention weight α_ts"]) == ["0.1978", "0.4011", "0.4011"]
@@ -201,7 +206,9 @@ def test_by_hand_in_cross_attention_with_shared_kv_heads_and_no_scaling():
 def test_reveal_shows_the_strongest_key_of_the_row_on_click_only():
     at = run_app({**SMALL, "head": "2", "query": "3"}, "pages/attention.py", answered=False)
     assert_clean(at)
-    assert any("which token will query 3 `t3` attend to most" in m.value for m in at.markdown)
+    view = at.session_state["view"][0].view
+    assert (view.head, view.query) == (2, 3), "asked about the link's head and query"
+    assert any(ask_line(asked(at, "strongest_key").prompt) in m.value for m in at.markdown)
     assert not any("Answer:" in m.value for m in at.markdown)
 
     def answers_with_the_strongest_key(head: int) -> bool:
@@ -214,7 +221,9 @@ def test_reveal_shows_the_strongest_key_of_the_row_on_click_only():
     assert answers_with_the_strongest_key(2)
     at.selectbox(key="head").set_value(1).run()
     assert_clean(at)
-    assert answers_with_the_strongest_key(1), "revealed for the session: another head's answer is that head's own"
+    assert not any("Answer:" in m.value for m in at.markdown), "another head is another question: it asks afresh"
+    at.button(key="answered_strongest_key_reveal").click().run()
+    assert answers_with_the_strongest_key(1), "another head's answer is that head's own"
 
 
 @pytest.mark.parametrize("page, kind, answer", [
@@ -235,7 +244,7 @@ def test_every_step_page_asks_before_its_figure(page, kind, answer):
 def test_revealed_answers_fit_the_tiny_example():
     at = run_app({"input": "tiny"}, "pages/output.py", answered=False)
     at.button(key="answered_w_o_size_reveal").click().run()
-    assert any("4 × 4 = **16** numbers; this layer has no biases." in m.value for m in at.markdown)
+    assert any(asked(at, "w_o_size").answer in m.value for m in at.markdown)
 
 
 # --- practice -----------------------------------------------------------------------------------------------

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_app.copy.steps import torch_check
+from mha_app.copy.steps import how_checked, torch_check
+from mha_core.analysis import reference
+from mha_core.figures import value_mix_figure
 from screen import as_array, assert_clean, explorer, explorer_matrix, figure_titled, run_app
 
 
@@ -112,7 +114,7 @@ def test_overview_badge_matches_torch_and_names_the_device(backend):
     assert_clean(at)
     assert at.session_state["view"][1].trace.backend == backend
     assert any(c.value.startswith(torch_check(True, 0.0).removesuffix("0).")) for c in at.caption)
-    assert any("PyTorch's own multi-head attention layer, torch.nn.MultiheadAttention" in c.value for c in at.caption)
+    assert how_checked(reference.HOW[reference.MODULE]) in [c.value for c in at.caption]
     assert any("on **CPU**" in c.value or "on **GPU (cuda" in c.value for c in at.caption)
 
 
@@ -122,7 +124,8 @@ def test_selected_head_and_query_follow_the_sidebar():
     at.number_input(key="query").set_value(4).run()
     assert_clean(at)
     assert explorer(at)[2] == {"layer": 1, "head": 3, "query": 4, "stage": "weights"}
-    assert figure_titled(at, "Head 3, query 't4' (4): weight α_ts × value v_s")
+    ex = at.session_state["view"][1]
+    assert figure_titled(at, value_mix_figure(ex.trace, 2, 3, ex.tokens)["layout"]["title"]["text"])
 
 
 def test_the_links_stage_reaches_the_explorer_and_the_share_link():

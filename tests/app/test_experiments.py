@@ -16,10 +16,26 @@ import pytest
 import mha_core as mc
 from mha_app.copy import experiments as say
 from mha_app.copy import links
-from mha_app.copy.steps import concat_check
+from mha_app.copy.sidebar import PAIR_SOURCE
+from mha_app.copy.steps import concat_check, how_checked
 from mha_app.state.settings import control
+from mha_core.analysis import reference
+from mha_core.experiments import ablation, plant, scaling
+from mha_core.figures import experiments as xfig
+from mha_core.teaching.notation import score_product
 from mha_core.teaching.published import preset
-from screen import as_array, assert_clean, explorer, explorer_matrix, figure_titled, figures, run_app, share_link, texts
+from screen import (
+    as_array,
+    as_figure,
+    assert_clean,
+    explorer,
+    explorer_matrix,
+    figure_titled,
+    figures,
+    run_app,
+    share_link,
+    texts,
+)
 
 REAL = "all-MiniLM-L6-v2"
 CAT = "The cat sat on the mat because it was tired."
@@ -46,6 +62,11 @@ def example(at):
     return at.session_state["view"][1]
 
 
+def title(fig) -> str:
+    """A figure function's title, as the page's figure_titled looks it up."""
+    return as_figure(fig).layout.title.text
+
+
 def rerun(ex, factors=None) -> np.ndarray:
     """The example's output again, through the engine in float64, with these head factors (None: every head)."""
     return mc.forward(ex.trace.x.astype(np.float64), ex.weights.astype(np.float64), ex.cfg,
@@ -63,7 +84,7 @@ def test_ablation_in_the_app_reports_the_change_of_the_output():
     ex = example(at)
     full, off = rerun(ex), rerun(ex, factors=[1, 0, 1, 0])
     np.testing.assert_allclose(shown_output(at), off, atol=1e-5)
-    change = figure_titled(at, "How far each token's output moved with heads 2, 4")
+    change = figure_titled(at, "How far each token's output moved with heads 2 and 4")
     bars = {trace["name"]: as_array(trace["y"]) for trace in change["data"] if trace["type"] == "bar"}
     np.testing.assert_allclose(bars["|change|"], np.linalg.norm(off - full, axis=1), atol=1e-5)
     np.testing.assert_allclose(bars["|full output|"], np.linalg.norm(full, axis=1), atol=1e-5)
@@ -109,7 +130,9 @@ def test_ablate_control_writes_the_url_and_the_share_link():
     assert_clean(at)
     assert at.query_params["ablate"] in ("2,5", ["2,5"]), "one comma-separated parameter, sorted"
     assert "ablate=2,5" in share_link(at)
-    assert figure_titled(at, "How far each token's output moved with heads 2, 5")
+    ex = example(at)
+    assert figure_titled(at, title(xfig.output_change_figure(ablation.output_change(ex.trace, ex.weights), ex.tokens,
+                                                             (2, 5))))
     at.selectbox(key="h").set_value(4).run()  # head 5 no longer exists: it leaves the selection
     assert at.multiselect(key="ablate").value == [2]
     assert "ablate=2" in share_link(at) and "2,5" not in share_link(at)
@@ -142,7 +165,7 @@ def test_trained_model_ablation_reaches_every_later_layer_and_the_sentence_vecto
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Cosine similarity, every head"]) == pytest.approx(vector(full[-1]) @ vector(full_rug[-1]),
                                                                            abs=1e-4)
-    assert float(metrics["With heads 2, 5 off"]) == pytest.approx(vector(off[-1]) @ vector(off_rug[-1]), abs=1e-4)
+    assert float(metrics["With heads 2 and 5 off"]) == pytest.approx(vector(off[-1]) @ vector(off_rug[-1]), abs=1e-4)
 
 
 def test_trained_model_ranking_and_compare_sentence(minilm_run):
@@ -213,7 +236,9 @@ def test_planted_head_obeys_its_rule_in_the_heatmap():
     np.testing.assert_allclose(scores, 4 * np.eye(m, k=-1), atol=1e-4)
     assert any("The fit is exact" in s.value for s in at.success)
     assert any("columns 33–48 of W_Q" in m.value for m in at.markdown)  # head 3's block, d_k = 16
-    assert figure_titled(at, "Head 3, planted: the rule and the result")
+    ex = example(at)
+    fit = plant.fit(ex.trace, 2, "previous", 4.0)
+    assert figure_titled(at, title(xfig.plant_figure(ex.trace, 2, fit, ex.tokens)))
 
 
 def test_planting_with_more_keys_than_d_k_says_how_close_it_got():
@@ -272,7 +297,9 @@ def test_scale_none_removes_the_scaling_and_the_page_compares_both():
 def test_scaling_comparison_is_shown_for_the_trained_model_too():
     at = run_app({"model": REAL, "text": CAT}, "pages/attention.py", opened={"attention_tab": "Why √d_k?"})
     assert_clean(at)
-    assert figure_titled(at, "Every head, with and without 1/√d_k (d_k = 32)")
+    ex = example(at)
+    assert ex.cfg.d_k == 32
+    assert figure_titled(at, title(xfig.scale_summary_figure(scaling.compare_scaling(ex.trace, ex.cfg, 0))))
     assert "scale" not in {w.key for w in at.radio}
 
 
@@ -293,15 +320,19 @@ def test_gqa_in_the_app_names_each_heads_kv_head_and_is_checked_against_sdpa():
     np.testing.assert_allclose(shown_output(at), example(at).trace.output, atol=1e-6)
     at.session_state["input_box"] = True  # the expander that holds the inputs
     at.switch_page("pages/overview.py").run()
-    assert any("F.scaled_dot_product_attention, computes each head from the same queries" in c.value
-               for c in at.caption)
+    assert how_checked(reference.HOW[reference.PER_HEAD]) in [c.value for c in at.caption]
 
 
 def test_gqa_texts_write_the_scores_with_the_kv_heads_index():
     """With 6 query heads on 2 K/V heads the scores are Q_i K_jᵀ under "Why √d_k?" and for a planted head 5: head 5
     reads K/V head 2, and there is no K_5."""
     at = run_app(GQA, "pages/attention.py", opened={"attention_tab": "Why √d_k?"})
-    assert any("raw scores Q_i K_jᵀ have a spread" in m.value for m in at.markdown)
+    ex, head = example(at), at.session_state["view"][0].view.head - 1
+    cmp = scaling.with_head(scaling.compare_scaling(ex.trace, ex.cfg, 0), ex.trace, ex.cfg, head)
+    product = score_product(ex.cfg.group_size)
+    assert product == "Q_i K_jᵀ"
+    assert say.scaling_text(ex.cfg.d_k, product, cmp.raw_std, float(f"{cmp.q_rms:.3g}"), float(f"{cmp.k_rms:.3g}"),
+                            False) in [m.value for m in at.markdown]
     planted = {**GQA, "plant": "previous", "plant_head": "5"}
     at = run_app(planted, "pages/attention.py", opened={"attention_tab": "Plant a head"})
     assert_clean(at)
@@ -314,7 +345,7 @@ def test_gqa_projection_shows_narrow_w_k_and_the_savings():
     assert_clean(at)
     d_k = 8
     assert as_array(figure_titled(at, "W_K (48 × 16)")["data"][0]["z"]).shape == (48, 2 * d_k)
-    assert figure_titled(at, "h = 6 query heads, h_kv = 2 key/value heads")
+    assert figure_titled(at, title(xfig.kv_groups_figure(6, 2)))
     # the figure joins each query head to its K/V head by a grey line; no colour is shared between them
     words = texts(at, "markdown")
     assert "The lines mark the groups" in words and "colours mark" not in words
@@ -336,7 +367,7 @@ def test_kv_heads_control_offers_the_divisors_of_h_and_resets_when_h_changes():
     box.set_value(1).run()
     assert_clean(at)
     assert "kv_heads=1" in share_link(at)
-    assert figure_titled(at, "h = 6 query heads, h_kv = 1 key/value head (multi-query attention")
+    assert figure_titled(at, title(xfig.kv_groups_figure(6, 1)))
     # one K/V head is multi-query attention (Shazeer 2019); Llama 2 70B shares 8 K/V heads, not one
     said = texts(at, "markdown")
     llama = preset("llama-2-70b")
@@ -397,7 +428,7 @@ def test_cross_attention_reads_the_source_first():
     being_written = next(i for i, c in enumerate(captions) if c.startswith("The sentence being written"))
     assert source < being_written, "the source is listed first"
     labels = [t.label for t in at.sidebar.text_area]
-    assert labels.index("The source sentence: keys and values") < labels.index(
+    assert labels.index(PAIR_SOURCE) < labels.index(
         "The sentence being written: the queries")
 
 

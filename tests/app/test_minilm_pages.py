@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 
 from app_pages import step_pages
+from mha_app.copy.example import describe
 from mha_app.copy.models import model_text
 from mha_app.copy.sidebar import model_sizes_caption
+from mha_app.copy.steps import how_checked
 from mha_app.state.sentences import EXAMPLE_SENTENCES
 from mha_app.state.settings import default
+from mha_core.analysis import reference
 from mha_core.pretrained import load_minilm
 from screen import (
     as_array,
@@ -33,7 +36,9 @@ def test_step_pages_show_the_selected_layer_of_the_real_model(page_run, page):
     at = page_run(REAL["model"], page)
     assert_clean(at)
     assert figures(at)
-    assert any("all-MiniLM-L6-v2, layer 2 of 6" in c.value for c in at.caption)
+    settings, ex = at.session_state["view"]
+    assert settings.view.layer == 2
+    assert describe(settings, ex) in [c.value for c in at.caption]
     assert any("d_model = 384 · h = 12" in c.value for c in at.caption)
 
 
@@ -62,7 +67,7 @@ def test_changing_the_layer_changes_the_numbers():
 def test_overview_badge_checks_the_real_layer_against_torch():
     at = run_app({**REAL, "layer": "4"})
     assert_clean(at)
-    assert any("PyTorch's own multi-head attention layer, torch.nn.MultiheadAttention" in c.value for c in at.caption)
+    assert how_checked(reference.HOW[reference.MODULE]) in [c.value for c in at.caption]
 
 
 def test_real_model_fixes_d_model_and_h_and_hides_random_only_controls():

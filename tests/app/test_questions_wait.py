@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from mha_app.copy.questions import not_yet
 from mha_app.state.example import build_example
 from mha_app.state.settings import Spec
 from mha_core.teaching import questions
@@ -132,7 +133,7 @@ def test_a_right_answer_opens_the_page_and_a_wrong_one_waits():
     answer.set_value("11 × 128").run()
     next(b for b in at.button if b.label == "Check my answer").click().run()
     assert len(figures(at)) == charts
-    assert at.warning[0].value.startswith("Not yet: that is X's shape, 11 × 128"), "a wrong pick is told what it is"
+    assert at.warning[0].value == not_yet(q.reason("11 × 128")), "a wrong pick is told what it is"
     at.button_group(key="answered_q_shape_given").set_value(q.correct).run()
     next(b for b in at.button if b.label == "Check my answer").click().run()
     assert "Right!" in shown_text(at) and len(figures(at)) > charts

@@ -17,10 +17,11 @@ import pytest
 
 from app_pages import app_pages
 from helpers import run_python
-from mha_app.copy.attention import mask_caption
+from mha_app.copy.attention import entropy_caption, mask_caption
 from mha_app.copy.by_hand import rope_caption
 from mha_app.copy.cost import rope_note
 from mha_app.copy.decoder import rope_distance_caption
+from mha_app.copy.example import describe
 from mha_app.copy.inside import key_adds_caption
 from mha_app.copy.markup import quote
 from mha_app.copy.models import (
@@ -31,10 +32,10 @@ from mha_app.copy.models import (
     no_queries_note,
 )
 from mha_app.copy.notes import bias_note
-from mha_app.copy.sidebar import model_sizes_caption
-from mha_app.copy.steps import torch_check
+from mha_app.copy.sidebar import model_sizes_caption, not_installed_caption, not_installed_text
+from mha_app.copy.steps import how_checked, torch_check
 from mha_app.state.sentences import DECODER_SENTENCES
-from mha_core.analysis import head_stats
+from mha_core.analysis import head_stats, reference
 from mha_core.analysis.cost import trace_sizes
 from mha_core.attention import rope
 from mha_core.teaching.notation import score_product
@@ -92,8 +93,9 @@ def test_every_page_shows_the_decoder(pages, page):
     at = pages(page)
     assert_clean(at)
     assert figures(at)
-    assert any(c.value.startswith(f"{MODEL}, layer 18 of 30 · 16 tokens · d_model = 576 · h = 9 · h_kv = 3 · "
-                                  "d_k = 64") for c in at.caption)
+    settings, ex = at.session_state["view"]
+    assert (settings.view.layer, ex.n) == (18, 16)
+    assert any(c.value.startswith(describe(settings, ex)) for c in at.caption)
     words = texts(at, "markdown", "caption", "info", "success")
     assert "[CLS]" not in words and "[SEP]" not in words  # an encoder's tokens, nowhere on a decoder's page
     assert "random, not trained" not in words
@@ -125,7 +127,7 @@ def test_overview_checks_the_layer_with_rope_and_grouped_sdpa(pages, model, run)
     assert check.startswith(torch_check(True, 0.0).removesuffix("0).")), check
     assert not re.search(r"torch|F\.|complex|\|difference\|", check.replace("PyTorch", "")), check
     how = next(e for e in at.expander if e.label == "How it was checked")
-    assert "each pair of components is one complex number" in how.caption[0].value
+    assert how.caption[0].value == how_checked(reference.HOW[reference.ROTARY])
     latex = texts(at, "latex")
     assert r"\mathrm{RoPE}(X\,W^{Q}_i)" in latex and r"K_{\lceil i/3 \rceil}" in latex and "b^" not in latex
     weights = texts(at, "caption")
@@ -136,8 +138,8 @@ def test_overview_checks_the_layer_with_rope_and_grouped_sdpa(pages, model, run)
                      ["data"][1]["z"])
     np.testing.assert_allclose(shown, run.layers[17].output, atol=1e-6)
     # 2 multiplications for each of the 16 · 9 · 64 numbers of Q and the 16 · 3 · 64 of K
-    assert f"RoPE turns every number of Q and K by its position, 2 multiplications each ({2 * 16 * 12 * 64:,} here)" \
-        in texts(pages("pages/overview.py", overview_tab="What it costs"), "caption")
+    costs = texts(pages("pages/overview.py", overview_tab="What it costs"), "caption")
+    assert rope_note(16, 16, 576, 9, 3, rope=True) in costs and f"({2 * 16 * 12 * 64:,} here)" in costs
 
 
 def test_overview_shows_the_next_token_the_model_predicts(pages, run):
@@ -213,7 +215,7 @@ def test_attention_page_shows_the_causal_grouped_heads_of_the_layer(pages, run):
     # 16 tokens: the causal mask blocks the 16 · 15 / 2 pairs of a key after its query
     assert mask_caption(120, 120, 0, 16, 16) in texts(pages("pages/attention.py", attention_tab="The mask"), "caption")
     focus = texts(pages("pages/attention.py", attention_tab="How focused?"), "caption")
-    assert "log2(m) = log2(16)" in focus and "log2 of the number of keys it may see" in focus
+    assert entropy_caption(16, cross=False, blocked=True) in focus
 
 
 def test_what_each_key_adds_names_no_bias_the_model_lacks(pages):
@@ -252,7 +254,7 @@ def test_switching_heads_off_shows_the_next_token_with_and_without_them(model, r
     without = smollm2_run(INDUCTION, head_mask=mask)
     # the table shows three significant digits
     assert list(table["p (every head)"]) == pytest.approx([t.probability for t in run.next_tokens], rel=5e-3)
-    assert list(table["p (heads 5, 6 off)"]) == pytest.approx([t.probability for t in without.next_tokens], rel=5e-3)
+    assert list(table["p (heads 5 and 6 off)"]) == pytest.approx([t.probability for t in without.next_tokens], rel=5e-3)
     assert "**The sentence vector.**" not in texts(at, "markdown")
     assert not [w for w in at.text_input if w.key == "compare"]  # the sentence-vector comparison is MiniLM's
     # Rank the heads: each head of layer 18 off alone, measured by the next token's probability.
@@ -387,10 +389,10 @@ def test_without_the_model_the_choice_says_how_to_add_it(uninstalled):
     at = run_app()
     assert_clean(at)
     captions = at.radio(key="model").proto.captions
-    assert captions[2] == f"not installed here; add it with `{INSTALL}`"
+    assert captions[2] == not_installed_caption(INSTALL)
     at = run_app({"model": MODEL}, "pages/attention.py")
     assert_clean(at)
-    assert any(f"**{MODEL}** is not installed" in i.value for i in at.info)
+    assert any(not_installed_text(MODEL) in i.value for i in at.info)
     assert [c.value for c in at.code] == [INSTALL]
     at.radio(key="model").set_value("random weights").run()  # and the rest of the app still works
     assert_clean(at)

@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 
 from app_pages import PRETRAINED, trace_pages
+from mha_app.copy.attention import entropy_caption
+from mha_app.copy.cost import what_grows
+from mha_app.copy.example import describe
 from mha_app.copy.models import input_source
 from mha_app.copy.notes import switch_label, untrained_line
 from mha_app.copy.sidebar import query_caption
@@ -60,7 +63,9 @@ def test_step_page_texts_hold_in_every_mode(pages, page, mode):
 def test_default_sizes_are_all_different(pages):
     """d_model = 64, h = 8 made d_k = h = 8, so every 8 on screen was ambiguous."""
     at = pages("sentence", "pages/overview.py")
-    assert any("11 tokens · d_model = 128 · h = 8 · d_k = 16" in c.value for c in at.caption)
+    settings, ex = at.session_state["view"]
+    assert (ex.n, ex.cfg.d_model, ex.cfg.n_heads, ex.cfg.d_k) == (11, 128, 8, 16)
+    assert describe(settings, ex) in [c.value for c in at.caption]
     assert "1/√16 = 0.2500" in texts(pages("sentence", "pages/attention.py"), "markdown")
 
 
@@ -88,7 +93,7 @@ def test_overview_counts_the_cost_of_h_heads_against_one(pages, mode):
             f"{v:,}" for v in [n * d_model * d_model] * 3 + [products, products, 0, n * d_model * d_model]]
         assert column[f"parameters, h = {heads}"][-1] == f"{4 * projection:,}"
     grows = texts(at, "caption")
-    assert f"{h} matrices of attention weights of {n} × {n}, {h * n * n:,} numbers in all" in grows, grows
+    assert what_grows(n, n, h) in grows, grows
 
 
 @pytest.mark.parametrize("mode, layer", [("sentence", 1), ("random", 1), ("tiny", 1), ("trained", 1), ("trained", 3)])
@@ -136,7 +141,9 @@ def test_attention_page_gives_both_reasons_for_the_scale_and_reads_entropy_right
     assert "variance d_k" in markdown and "extremely small gradients" in markdown and "Vaswani et al." in markdown
     focus = run_app(PARAMS[mode], "pages/attention.py", opened={"attention_tab": "How focused?"})
     captions = texts(focus, "caption")
-    assert "which may be the token itself" in captions and "longer sentences give higher entropies" in captions
+    ex = focus.session_state["view"][1]
+    blocked = ex.trace.mask is not None and bool(ex.trace.mask.any())
+    assert entropy_caption(ex.n, cross=False, blocked=blocked) in captions
 
 
 def test_model_view_reads_its_colours_right_and_offers_a_large_layer():
@@ -244,16 +251,3 @@ def test_step_2_keeps_its_title_words_and_figure_to_one_screen(page_run, mode):
     at = page_run(mode, "pages/attention.py")
     assert words_above_the_figure(at) <= MAX_WORDS
 
-
-def test_smollm2_later_input_is_short_sentences_and_rollout_says_what_the_feed_forward_network_is():
-    """SmolLM2's later input ("The tokens", layer 18) is short sentences with no brackets inside brackets, and
-    rollout says what the feed-forward network is when it names it."""
-    from mha_app.copy.inside import rollout_in_brief
-    from mha_app.copy.models import FEED_FORWARD, model_text
-
-    text = model_text("SmolLM2-135M-Instruct").later_input.format(layer=18, previous=17)
-    sentences = [s for s in re.split(r"(?<=[.;])\s+(?=[A-Z])", text) if s]
-    assert all(len(s.split()) <= 30 for s in sentences), [len(s.split()) for s in sentences]
-    assert not re.search(r"\([^)]*\(", text), "no brackets inside brackets"
-    assert "feed-forward block, a small network applied to each token on its own" in text
-    assert f"feed-forward network ({FEED_FORWARD})" in rollout_in_brief(30)

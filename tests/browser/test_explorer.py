@@ -244,7 +244,8 @@ def said(text: str, name: str) -> tuple[str, float, float | None]:
 # --- tests -------------------------------------------------------------------------------------------------------
 
 def test_head_query_and_stage_change_in_the_browser_and_the_sync_redraws_and_resends_nothing(server, open_page):
-    page, sock = open_page(f"{server}/attention")
+    # ask=false: the sidebar's head change below is another question, which would wait; here only the change counts
+    page, sock = open_page(f"{server}/attention?ask=false")
     before = state(page)
     assert before["view"] == {"layer": 1, "head": 1, "query": 1, "stage": "weights", "set": []}
 
@@ -397,7 +398,7 @@ def test_a_trained_models_layers_change_in_the_browser(server, open_page, minilm
     # 100 tokens: about 1.4 MB a layer, 6 layers too many for one payload (4 MiB), so each layer comes in a carrier
     # of its own (each over hold_over: held back until released).
     text = text_of(minilm, 100)
-    page, sock = open_page(f"{server}/attention?model=all-MiniLM-L6-v2&head=4&query=9&"
+    page, sock = open_page(f"{server}/attention?model=all-MiniLM-L6-v2&head=4&query=9&ask=true&"
                            f"text={urllib.request.quote(text)}", hold_over=1_000_000, drawn=False)
     # The carriers held back: the explorer says it is loading the layer, and shows no matrix (nothing to hover).
     expect(page.locator(f"{EXPLORER} .status")).to_have_text("Loading layer 1…")

@@ -19,6 +19,7 @@ from chromium import (
     expect,
     grid,
     no_exception,
+    reveal,
     screenshot,
     share_link,
     wait_for_heads,
@@ -34,6 +35,7 @@ def test_heads_change_is_in_url_and_share_link(server, open_page, browser):
     page = open_page(f"{server}/attention")
     wait_for_heads(page, 8)
     choose(page, "Heads h", 4)
+    reveal(page)  # another model: its question asks afresh
     wait_for_heads(page, 4)
     no_exception(page)
     assert grid(page) == {"heads": 4, "drawn": True}
@@ -50,6 +52,26 @@ def test_heads_change_is_in_url_and_share_link(server, open_page, browser):
         assert again.locator("h1").first.inner_text() == title
         assert parse_qs(urlparse(again.url).query).get("h") == ["4"], again.url
         no_exception(again)
+
+
+def test_a_link_to_a_view_opens_it_drawn_and_another_head_asks_afresh(server, open_page):
+    """A link that names a head, query and stage shows the explorer with no click (Ask before showing unticked); in
+    a session that asks, an answer counts for its head: another head's question waits again."""
+    page = open_page(f"{server}/attention?head=3&query=2&stage=raw", answered=False)
+    wait_for_heads(page, 8)
+    assert page.get_by_role("button", name="Reveal the answer").count() == 0
+    expect(page.get_by_role("checkbox", name="Ask before showing")).not_to_be_checked()
+    no_exception(page)
+
+    asking = open_page(f"{server}/attention?h=4")  # names no view: it asks; open_page reveals the answer
+    wait_for_heads(asking, 4)
+    head = asking.locator('[data-testid="stSidebar"]').get_by_role("combobox", name="Head", exact=True)
+    head.evaluate("e => e.scrollIntoView({block: 'center'})")
+    head.click()
+    asking.get_by_role("option", name="2", exact=True).click()
+    expect(asking.get_by_role("button", name="Reveal the answer")).to_be_visible()
+    assert grid(asking) is None, "the explorer waits for the new question's answer"
+    no_exception(asking)
 
 
 def test_malformed_url_warns_without_exception(server, open_page):
@@ -189,10 +211,10 @@ def test_switching_heads_off_in_the_browser_writes_ablate_2_5_and_reopens(server
                            timeout=CHANGE_MS)
     link = share_link(page)
     assert "ablate=2,5" in link, link
-    assert any("How far each token's output moved with heads 2, 5" in t for t in figure_titles(page))
+    assert any("How far each token's output moved with heads 2 and 5" in t for t in figure_titles(page))
     again = open_page(link)
     no_exception(again)
-    assert any("How far each token's output moved with heads 2, 5" in t for t in figure_titles(again))
+    assert any("How far each token's output moved with heads 2 and 5" in t for t in figure_titles(again))
     again.get_by_role("button", name="Rank the heads").click()
     again.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].some(e => "
                             "/Switching one head off/.test((e.layout && e.layout.title && e.layout.title.text) || ''))",

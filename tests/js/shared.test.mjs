@@ -1,10 +1,12 @@
-// shared.js: colours, their lookup table, label thinning and title wrapping (as explorer.js and matrix.js get them).
+// shared.js: colours, their lookup table, label thinning, title wrapping and the copy's templates filled (as
+// explorer.js and matrix.js get them).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { delivered } from './delivered.mjs';
 
-const { rgbOf, lut, labelEvery, wrap } = await delivered('matrix/matrix.js', ['rgbOf', 'lut', 'labelEvery', 'wrap']);
+const { rgbOf, lut, labelEvery, wrap, fill, pick } = await delivered(
+  'matrix/matrix.js', ['rgbOf', 'lut', 'labelEvery', 'wrap', 'fill', 'pick']);
 
 // figures.base LIGHT.diverging, at even positions from 0 to 1 (figures.base.colour_scale), as the payload sends it.
 const DIVERGING = ['#0c379b', '#325ab3', '#597bc5', '#859dd2', '#b4c0de', '#eae7e8', '#fba688', '#ef6e40', '#d23e02',
@@ -51,4 +53,30 @@ test('wrap breaks a title at spaces to the width, bold about 8% wider', () => {
   assert.deepEqual(wrap(measurer, 'one two three four', 36, 10, true), ['one', 'two', 'three', 'four']);  // 37.8 px
   assert.deepEqual(wrap(measurer, 'extraordinarily long', 40, 10), ['extraordinarily', 'long']);  // a long word alone
   assert.deepEqual(wrap(measurer, '', 40, 10), []);
+});
+
+test('fill puts each value in its placeholder, as text, every time it is named', () => {
+  assert.equal(fill('head {head} of 12 · query {query} {token}', { head: 3, query: 1, token: '“The”' }),
+               'head 3 of 12 · query 1 “The”');
+  assert.equal(fill('{n}×{n} block', { n: 4 }), '4×4 block');
+  assert.equal(fill('weight = {w}', { w: 0 }), 'weight = 0');  // a falsy value is still a value
+  assert.equal(fill('no placeholder', { head: 1 }), 'no placeholder');
+});
+
+test('fill reads a template once: a value that holds braces or $ stays as written', () => {
+  assert.equal(fill('query {token} ({query})', { token: '{query}', query: 2 }), 'query {query} (2)');
+  assert.equal(fill('key {token}', { token: "$& $1 $'" }), "key $& $1 $'");
+});
+
+test('fill leaves a placeholder it has no value for as it is (a gap shows, nothing breaks)', () => {
+  assert.equal(fill('head {head} · {name}', { head: 2 }), 'head 2 · {name}');
+  assert.equal(fill('{toString} {constructor}', {}), '{toString} {constructor}');  // not the object's own methods
+});
+
+test('pick takes the form for one for a count of 1, else the form for many', () => {
+  const forms = { one: '{count} query in the set', many: '{count} queries in the set' };
+  assert.equal(pick(forms, 1), forms.one);
+  assert.equal(pick(forms, 2), forms.many);
+  assert.equal(pick(forms, 0), forms.many);
+  assert.equal(fill(pick(forms, 3), { count: 3 }), '3 queries in the set');
 });

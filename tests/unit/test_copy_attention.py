@@ -8,18 +8,21 @@ from mha_app.copy.attention import entropy_caption, group_caption, intro, mask_c
 
 
 def test_the_intro_gives_the_scale_of_this_example():
-    scaled = intro(16, None, masked=False)
+    scaled = intro(16, None, blocked=False)
     assert "1/√d_k = 1/√16 = 0.2500" in scaled and "not scaled" not in scaled
-    unscaled = intro(16, 1.0, masked=False)
+    unscaled = intro(16, 1.0, blocked=False)
     assert "Here the scores are not scaled." in unscaled and "√" not in unscaled
-    assert "1/√64 = 0.1250" in intro(64, None, masked=False)
+    assert "1/√64 = 0.1250" in intro(64, None, blocked=False)
 
 
-def test_the_intro_says_what_a_blocked_pair_gets_only_without_a_mask():
-    """With a mask, the question's answer explains the blocked pairs, once."""
-    assert "; a blocked pair (mask M) gets 0." in intro(16, None, masked=False)
-    assert "blocked" not in intro(16, None, masked=True)
-    assert intro(16, None, masked=True).endswith("The head's output is the value vectors mixed by these weights.")
+def test_the_intro_says_what_a_blocked_pair_gets_where_the_mask_blocks_pairs():
+    """Causal mask or padding: the clause is said; nothing blocked: left out; left out too where the page says it
+    elsewhere (the answer's reason, or the answer of a waiting question about a fully blocked row)."""
+    assert "; a blocked pair (mask M) gets 0." in intro(16, None, blocked=True)
+    assert "; a blocked pair (mask M) gets 0." in intro(16, None, blocked=True, said_elsewhere=False)
+    for text in (intro(16, None, blocked=False), intro(16, None, blocked=True, said_elsewhere=True)):
+        assert "blocked" not in text
+        assert text.endswith("The head's output is the value vectors mixed by these weights.")
 
 
 def test_the_group_caption_names_the_group_size():
@@ -60,6 +63,8 @@ def test_the_entropy_caption_in_each_mode():
     plain = entropy_caption(11, cross=False, blocked=False)
     assert "log2(m) = log2(11) bits" in plain and "(which may be the token itself)" in plain
     assert "partly blocked" not in plain
+    assert plain.endswith("That maximum grows with the number of tokens, so longer sentences give higher entropies: "
+                          "compare heads on the same sentence.")
     assert "(which may be the token itself)" not in entropy_caption(12, cross=True, blocked=False)
     masked = entropy_caption(16, cross=False, blocked=True)
     assert "log2(16)" in masked and "log2 of the number of keys it may see" in masked

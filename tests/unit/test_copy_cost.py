@@ -48,7 +48,9 @@ def test_what_grows_counts_the_weights():
 def test_rope_is_counted_only_with_rope():
     assert say.rope_note(16, 16, 576, 9, 3, rope=False) == ""
     count = cost.rope_multiplications(16, 16, 576, 9, 3)
-    assert f"({count:,} here)" in say.rope_note(16, 16, 576, 9, 3, rope=True)
+    assert say.rope_note(16, 16, 576, 9, 3, rope=True) == (
+        f"Not counted above: RoPE turns every number of Q and K by its position, 2 multiplications each ({count:,} "
+        "here), small next to the projections.")
 
 
 def test_the_clock_words():
@@ -65,6 +67,10 @@ def test_the_cache_table_words():
     assert "Transformer base: h = 8 → 4" in caption and "Transformer base: not fixed, because the paper" in caption
     assert "Encoders (BERT-base, all-MiniLM-L6-v2)" in caption
     assert "all-MiniLM-L6-v2: its 512 positions come from BERT" in caption and caption.endswith(".")
+    assert "takes as many K/V heads as possible up to 8, as long as they divide h and are fewer than h" in caption
+    assert ("all-MiniLM-L6-v2: its 512 positions come from BERT, and its bar shows them; it was fine-tuned on "
+            "inputs of at most 128 tokens, "
+            "and sentence-transformers cuts longer inputs at 256") in caption
     llama = preset("llama-2-70b")
     assert say.formula_intro(llama.name, llama.n_layers, llama.d_k) == (
         "**Llama 2 70B**: 80 layers, d_k = 128, K/V cache = 2 · layers · h_kv · d_k · tokens · batch · 2 bytes:")

@@ -12,7 +12,7 @@ from mha_app.copy.markup import plain
 
 @pytest.mark.parametrize("off, made, parts", [
     ((2,), "attention weights", ["Switched off: head 2. Its attention weights", "zeroes its output", "sees it."]),
-    ((2, 5), "queries", ["Switched off: heads 2, 5. Their queries", "zeroes their output", "sees them."]),
+    ((2, 5), "queries", ["Switched off: heads 2 and 5. Their queries", "zeroes their output", "sees them."]),
 ])
 def test_heads_off_text_agrees_with_the_number_of_heads(off, made, parts):
     text = say.heads_off_text(off, made)
@@ -26,6 +26,7 @@ def test_cross_attention_names_both_sentences_sizes():
     text = say.cross_attention_text(5, 7)
     assert "The **7** keys and values come from the source sentence (Y), the **5** queries" in text
     assert "change shape, to 5 × 7" in text
+    assert "The projection matrices W_Q, W_K, W_V are d_model × d_model as before; only the matrices of" in text
 
 
 @pytest.mark.parametrize("h, kv, parts", [
@@ -53,6 +54,7 @@ def test_the_scaling_text_gives_the_layer_numbers(off, model, now):
     assert "Here d_k = 16: this layer's raw scores Q_i K_iᵀ have a spread (standard deviation) of **8**" in text
     assert "**2** after dividing by √16 = 4." in text and "1.5 × 2 = **3**" in text
     assert text.count(now) == 1 and (model is None) == ("was trained with the scaling" not in text)
+    assert (model is None) == ("not how a model trained without it would behave" not in text)
     assert say.scaling_over(12).startswith("Over all 12 heads")
     assert say.scaling_switch_caption(True).endswith("sidebar.")
     assert say.scaling_switch_caption(False).endswith("grows with d_k.")
@@ -90,7 +92,7 @@ def test_the_fit_is_exact_or_the_closest():
 
 @pytest.mark.parametrize("off, parts", [
     ((3,), ["Head 3 of layer 2 is switched off (its output", "the model with this head off."]),
-    ((1, 3), ["Heads 1, 3 of layer 2 are switched off (their output", "the model with these heads off."]),
+    ((1, 3), ["Heads 1 and 3 of layer 2 are switched off (their output", "the model with these heads off."]),
 ])
 def test_a_trained_model_with_heads_off(off, parts):
     text = say.model_heads_off(off, 2)
@@ -114,7 +116,7 @@ def test_the_ablation_intro_says_how_much_heads_matter_here(weights, part):
 @pytest.mark.parametrize("off, parts", [
     ((), ["**Which head matters most?**", "and measure."]),
     ((2,), ["all 8 heads on (head 2 too): so it gets a bar here", "drawn with it off, shows 0."]),
-    ((2, 5), ["(heads 2, 5 too): so they get bars here", "drawn with them off"]),
+    ((2, 5), ["(heads 2 and 5 too): so they get bars here", "drawn with them off"]),
 ])
 def test_the_ranking_question(off, parts):
     text = say.ranking_question(None, off, False, 8)
@@ -143,10 +145,10 @@ def test_later_layers_change(decoder, part):
 
 def test_the_sentence_vector_and_the_next_token_quote_user_text():
     assert say.sentence_vector_text("all-MiniLM-L6-v2", (), 2).endswith("Compare two sentences:")
-    assert say.sentence_vector_text("M", (1, 2), 2).endswith("with every head and with heads 1, 2 of layer 2 off:")
+    assert say.sentence_vector_text("M", (1, 2), 2).endswith("with every head and with heads 1 and 2 of layer 2 off:")
     assert plain(say.similarity_caption("**a** cat")) == ("Your sentence and “**a** cat”; 1 = same direction, "
                                                           "0 = unrelated.")
-    assert say.heads_off_label((3,)) == "With head 3 off" and say.heads_off_named((1, 3)) == "heads 1, 3 off"
+    assert say.heads_off_label((3,)) == "With head 3 off" and say.heads_off_named((1, 3)) == "heads 1 and 3 off"
     assert say.next_token_text("SmolLM2", (), 1).endswith("Switch heads off in the sidebar to see it change.")
     assert say.next_token_text("S", (2,), 1).endswith("With every head, and with head 2 of layer 1 off:")
     same = say.next_token_caption(True, "mat", "*x*", (2,))

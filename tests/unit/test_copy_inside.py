@@ -133,7 +133,8 @@ def test_an_encoder_parks_on_its_special_tokens_a_decoder_on_its_first_token():
     encoder, decoder = head_stats.encoder_parts(), head_stats.decoder_parts()
     assert inside.parked_header(encoder) == "What the weight on [CLS] and [SEP] really adds"
     assert inside.parked_header(decoder) == "What the weight on the first token really adds"
-    assert inside.parked_intro(encoder).startswith("Many heads put most of their weight on [CLS] and [SEP] (*parks on*")
+    assert inside.parked_intro(encoder).startswith(
+        "Many heads put most of their weight on [CLS] and [SEP] (shown as *parks on …* in the table).")
     assert "(an attention sink)" in inside.parked_intro(decoder)
     assert inside.parked_sentence(encoder, 0.62, 0.18) == (
         "On this text, a head puts on average **62%** of its weight on [CLS] and [SEP], but that weight adds **18%** "

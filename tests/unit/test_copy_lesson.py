@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import mha_core as mc
 from mha_app.copy import lesson
 from mha_app.copy.markup import quote
+from references import biased_weights
 
 TOKENS = ["The", "*cat*", "sat"]
 
@@ -92,3 +95,27 @@ def test_the_cache_note_names_the_encoders_and_ends_on_the_length_note():
     assert lesson.cache_note(["BERT-base", "all-MiniLM-L6-v2"], "At 4,096 tokens.") == (
         "Encoders (BERT-base, all-MiniLM-L6-v2) keep no cache: their bars show a decoder of the same shape. "
         "At 4,096 tokens.")
+
+
+# --- inside the heads ------------------------------------------------------------------------------------------------
+
+def test_the_plane_on_a_projector_is_short_lines_with_the_spread_and_both_readings():
+    config = mc.MHAConfig(24, 4)
+    x = np.random.default_rng(3).normal(size=(5, 24))
+    p = mc.qk_plane(mc.forward(x, biased_weights(config, np.float64, seed=3), config), 1)
+    said = lesson.plane_lines(p, 4, ["The", "cat", "sat", "on", "**mat**"])
+    lines = said.split("\n")
+    assert len(lines) == 4 and all(line.startswith("- ") and len(line) < 170 for line in lines), lines
+    assert f"**{p.explained:.0%}** of their spread" in lines[0] and f"to query 5 {quote('**mat**')}" in lines[1]
+    assert f"**{p.order_kept(4):.0%}** of the pairs along the arrow" in lines[3]
+    assert f"**{p.order_kept(4, 'distance'):.0%}** by distance" in lines[3] and "On this example" in lines[3]
+
+
+@pytest.mark.parametrize("weight, share, shows", [(0.31, 0.12, True), (0.212, 0.168, False)])
+def test_the_adds_screen_says_whether_its_chosen_key_adds_little(weight, share, shows):
+    tokens = ["The", "cat", "**sat**"]
+    said = lesson.adds_text(1, 2, 0, tokens, tokens, weight, share, 3)
+    assert f"{weight:.3f}" in said and f"{share:.3f}" in said and "3 queries" in said
+    assert f"query 3 {quote('**sat**')}" in said and "key 1 `The`" in said
+    assert ("The large weight adds little" in said) == shows
+    assert ("head 2's 3 queries" in said) == shows and ("In every head" in said) != shows

@@ -3,6 +3,8 @@ random weights and the tiny example; and the model view's and head summary's sen
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mha_app.copy import models
@@ -93,6 +95,19 @@ def test_a_later_layers_input_is_the_previous_layers_output_with_its_residual_an
     assert "layer 17" in models.input_source(Spec(model=SMOLLM2), 18)
 
 
+def test_smollm2s_later_input_is_short_sentences_and_rollout_says_what_the_feed_forward_network_is():
+    """SmolLM2's later input ("The tokens", layer 18) is short sentences with no brackets inside brackets, and
+    rollout says what the feed-forward network is when it names it."""
+    from mha_app.copy.inside import rollout_in_brief
+
+    text = models.model_text(SMOLLM2).later_input.format(layer=18, previous=17)
+    sentences = [s for s in re.split(r"(?<=[.;])\s+(?=[A-Z])", text) if s]
+    assert all(len(s.split()) <= 30 for s in sentences), [len(s.split()) for s in sentences]
+    assert not re.search(r"\([^)]*\(", text), "no brackets inside brackets"
+    assert "feed-forward block, a small network applied to each token on its own" in text
+    assert f"feed-forward network ({models.FEED_FORWARD})" in rollout_in_brief(30)
+
+
 def test_the_weights_and_masks_of_smollm2_are_said_and_minilm_needs_no_weights_note():
     weights = models.model_text(SMOLLM2).weights
     assert "GGUF is the file format of llama.cpp" in weights and "rounded to one of 16 evenly spaced levels" in weights
@@ -141,15 +156,17 @@ def test_the_model_views_captions_and_large_layer():
 
 def test_each_page_says_how_it_counts_and_why_the_other_may_differ():
     view = models.how_pages_count(ENCODER, "model view")
-    assert view.startswith("How this page counts: the chart in words takes for every query, [CLS] included, only the "
-                           "key with its largest weight; the head summary takes each head's weights averaged over the "
+    assert view.startswith("How this page counts: its chart in words takes, for every query ([CLS] included), only "
+                           "the key with the largest weight. The head summary averages each head's weights over the "
                            "words ([CLS] and [SEP] left out)")
     summary = models.how_pages_count(ENCODER, "head summary")
-    assert summary.startswith("How this page counts: each head's weights averaged over the words ([CLS] and [SEP] left "
-                              "out), a kind named only when one part gets more than half; the model view's chart in "
-                              "words takes")
+    assert summary.startswith("How this page counts: it averages each head's weights over the words ([CLS] and [SEP] "
+                              "left out) and names a kind only when one part gets more than half. The model view's "
+                              "chart in words takes")
+    for text in (view, summary):  # short sentences, not one of 70 words
+        assert max(len(sentence.split()) for sentence in text.split(". ")) < 35
     decoder = models.how_pages_count(DECODER, "model view")
-    assert "the first token included" in decoder and "the tokens after the first (special tokens left out)" in decoder
+    assert "(the first token included)" in decoder and "the tokens after the first (special tokens left out)" in decoder
     assert f"*{CONTENT}* or *{MIXED}*" in decoder and "[CLS]" not in decoder
 
 
@@ -160,7 +177,9 @@ def test_the_summary_intro_splits_an_encoders_attention_six_ways_and_a_decoders_
     assert "[CLS] and [SEP] are left out as queries" in encoder and "six parts" in encoder
     assert "which may be the token itself" in encoder and "grows with sentence length" in encoder
     decoder = models.summary_intro(DECODER)
-    assert "into 5 parts" in decoder and "the tokens 2 to 4 back" in decoder and "log2(t)" in decoder
+    assert "into five parts" in decoder and "with the first token (it can only look at itself) and the model's " \
+        "special tokens (such as <|im_start|>) left out" in decoder
+    assert "the tokens 2 to 4 back" in decoder and "log2(t)" in decoder
     assert "<|im_start|>" in decoder and "[CLS]" not in decoder
 
 

@@ -57,7 +57,7 @@ def test_a_trained_model_says_which_experiments_it_allows(decoder, effect):
 
 @pytest.mark.parametrize("off, layer, text", [
     ((2,), None, "Switched off: head 2. Step 4 shows what changed."),
-    ((2, 5), None, "Switched off: heads 2, 5. Step 4 shows what changed."),
+    ((2, 5), None, "Switched off: heads 2 and 5. Step 4 shows what changed."),
     ((1,), 3, "Switched off (in layer 3, the one on view): head 1. Step 4 shows what changed."),
 ])
 def test_switched_off_heads_under_the_control(off, layer, text):
@@ -71,6 +71,7 @@ def test_focus_and_share_quote_user_text():
     assert plain(sidebar.query_caption(1, ":red[x]")) == "Query token 1: “:red[x]”"
     assert sidebar.computed_with("torch", "CUDA (H200)") == "Computed with torch on **CUDA (H200)**."
     assert "reopens exactly this view" in sidebar.SHARE_LINK
+    assert "asking first" in sidebar.SHARE_ASKING and "waiting for an answer" in sidebar.SHARE_ASKING
 
 
 def test_positions_masks_and_pairs_say_why_a_control_is_off():
@@ -78,3 +79,5 @@ def test_positions_masks_and_pairs_say_why_a_control_is_off():
     assert all(text.startswith("Off: ") for text in sidebar.NO_POSITIONS.values())
     assert "no causal mask" in sidebar.NO_CAUSAL_PAIR and "[PAD]" in sidebar.PAD_PAIR_HELP
     assert "keys and values" in sidebar.PAIR_SOURCE and "Cross-attention" in sidebar.PAIR_SOURCE_HELP
+    assert sidebar.PAIR_SOURCE == "The source sentence: keys and values"
+    assert sidebar.TINY_WEIGHTS == "hand-set weights (the tiny example)"

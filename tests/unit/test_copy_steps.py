@@ -14,6 +14,14 @@ def test_the_overview_intro_gives_the_sizes_and_no_sharing_in_plain_multi_head_a
     assert "its own projections of the input" in text and "grouped-query" not in text
     assert "kind of relation. The heads' results" in text
     assert "decoder" not in text
+    assert "Each of the four steps below has its own page" in text and "pages of this app" not in text
+
+
+def test_the_overview_intro_has_a_one_head_form():
+    """h = 1: nothing runs in parallel, d_k = d_model is no smaller space, and nothing sits side by side."""
+    text = steps.overview_intro(n_heads=1, d_k=128, kv_heads=1, group_size=1, rope_decoder=False)
+    assert "**h = 1**: one head" in text and "full **d_k = d_model / h = 128** dimensions" in text
+    assert not any(phrase in text for phrase in ("in parallel", "side by side", "smaller space of **", "heads' "))
 
 
 @pytest.mark.parametrize(("kv_heads", "group_size", "made"), [
@@ -23,7 +31,7 @@ def test_the_overview_intro_gives_the_sizes_and_no_sharing_in_plain_multi_head_a
 def test_the_overview_intro_says_how_many_key_value_heads_grouped_query_attention_makes(kv_heads, group_size, made):
     text = steps.overview_intro(n_heads=kv_heads * group_size, d_k=64, kv_heads=kv_heads, group_size=group_size,
                                 rope_decoder=False)
-    assert "its own query projection of the input" in text
+    assert "its own query projection of the input" in text and "its own projections of the input" not in text
     assert "kind of relation; keys and values are shared (grouped-query attention): " + made in text
 
 
@@ -114,7 +122,7 @@ def test_the_switched_off_note_agrees_with_the_number_of_heads():
     assert one.startswith("Switched off: head 2.") and "(0 for that head, 1 for the others)" in one
     assert "so its columns" in one
     two = steps.concat_heads_off((2, 5))
-    assert two.startswith("Switched off: heads 2, 5.") and "(0 for those, 1 for the others)" in two
+    assert two.startswith("Switched off: heads 2 and 5.") and "(0 for those, 1 for the others)" in two
     assert "so their columns of the concatenation are zero." in two
 
 

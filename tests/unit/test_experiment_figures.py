@@ -46,6 +46,14 @@ def test_kv_groups_figure_links_each_query_head_to_its_kv_head(h, kv):
     assert [f"K/V {j + 1}" for j in range(kv)] == [t for t in labels if t.startswith("K/V")]
 
 
+def test_kv_groups_figure_is_titled_by_its_kind_of_attention():
+    assert X.kv_groups_figure(6, 2).layout.title.text == (
+        "h = 6 query heads, h_kv = 2 key/value heads (grouped-query attention: 3 query heads per K/V head)")
+    assert X.kv_groups_figure(6, 1).layout.title.text == (
+        "h = 6 query heads, h_kv = 1 key/value head (multi-query attention: one K/V head for all)")
+    assert X.kv_groups_figure(4, 4).layout.title.text.endswith("(plain multi-head attention: one K/V head each)")
+
+
 def test_w_k_of_grouped_heads_is_drawn_at_its_real_width_and_named_by_kv_head():
     cfg = mc.MHAConfig(32, 8, n_kv_heads=2)
     w = mc.init_weights(cfg)
@@ -76,6 +84,7 @@ def test_scaling_figures_hold_both_softmaxes_of_the_raw_scores():
     np.testing.assert_allclose(as_array(fig.to_plotly_json()["data"][1]["z"]), cmp.unscaled, atol=1e-12)
     bars = X.scale_summary_figure(cmp)
     assert len(bars.data) == 4 and bars.layout.barmode == "group"
+    assert bars.layout.title.text == "Every head, with and without 1/√d_k (d_k = 8)"
 
 
 def test_the_scaled_spread_is_the_product_of_the_query_and_key_sizes_under_the_footnotes_assumptions():
@@ -116,6 +125,7 @@ def test_plant_figure_puts_the_rule_beside_the_result():
     e = np.exp(3.0)
     assert rule[0, 1] == pytest.approx(e / (e + 5)) and rule[5] == pytest.approx(np.full(6, 1 / 6))
     np.testing.assert_allclose(result, trace.weights[1], atol=1e-12)
+    assert fig.layout.title.text == "Head 2, planted: the rule and the result"
 
 
 def test_ablation_figures():
@@ -123,7 +133,9 @@ def test_ablation_figures():
     trace = mc.forward(x, w, cfg, head_mask=np.array([1.0, 0.0, 1.0, 1.0]))
     change = ablation.output_change(trace, w)
     fig = X.output_change_figure(change, TOKENS, (2,))
-    assert "head 2 switched off" in fig.layout.title.text
+    assert fig.layout.title.text == "How far each token's output moved with head 2 switched off"
+    assert X.output_change_figure(change, TOKENS, (2, 4)).layout.title.text == \
+        "How far each token's output moved with heads 2 and 4 switched off"
     bars = {t.name: np.asarray(t.y) for t in fig.data if t.type == "bar"}
     np.testing.assert_allclose(bars["|change|"], change.distance)
     ranking = X.removal_figure(np.array([0.3, 0.1, 0.2, 0.4]), "t", "y", off=(2,))

@@ -435,7 +435,7 @@ def test_a_saved_page_carries_what_the_app_says_about_its_example():
     ex = build_example(settings.spec)
     data = build_payload({1: ex.trace}, ex.tokens)
     page = saved_page(settings, ex, data, [], {"layer": 1, "head": 1, "query": 1, "stage": "weights"}).decode()
-    for said in ("Switched off: heads 2, 5. Their attention weights are computed as usual here; Step 3 zeroes",
+    for said in ("Switched off: heads 2 and 5. Their attention weights are computed as usual here; Step 3 zeroes",
                  "Head 1 is planted: each token attends to the token before it.", "A causal mask is on",
                  "Here the last 2 tokens of the sentence (“mat”, “.”) stand in for that filler",
                  "Random weights: every number and shape is exact, but the patterns mean nothing (but head 1, "

@@ -235,7 +235,12 @@ def test_pipeline_shows_live_shapes():
     fig = F.pipeline_figure(n=11, d_model=128, n_heads=8, d_k=16)
     texts = " ".join(a.text for a in fig.layout.annotations)
     assert "11 × 128" in texts and "8 heads × (11 × 16)" in texts and "11 × 11" in texts
-    assert "d_model = 128" in fig.layout.title.text
+    one = " ".join(a.text for a in F.pipeline_figure(n=11, d_model=128, n_heads=1, d_k=128).layout.annotations)
+    assert "1 head × (11 × 128)" in one and "heads" not in one
+    assert "+ M) V<sub>i</sub><br>in each head" in texts  # the formula, then the words, not ")times"
+    assert fig.layout.title.text == "The pipeline for d_model = 128, h = 8, d_k = 16 (live shapes)"
+    assert F.pipeline_figure(n=11, d_model=128, n_heads=8, d_k=16, kv_heads=2).layout.title.text == (
+        "The pipeline for d_model = 128, h = 8, h_kv = 2, d_k = 16 (live shapes)")
 
 
 def test_pipeline_writes_each_projection_and_the_bias_only_when_there_is_one():
@@ -566,6 +571,16 @@ def _flops(d_model: int, h: int, kv: int | None = None, n: int = 11):
     one, many = mc.cost.attention_flops(n, n, d_model, 1), mc.cost.attention_flops(n, n, d_model, h)
     shared = mc.cost.attention_flops(n, n, d_model, h, kv) if kv else None
     return flops_figure(one, many, d_model, h, step_names(group_size=h // (kv or h)), shared, kv)
+
+
+def test_the_cost_bars_name_each_series_by_its_heads_and_the_sharing_apart():
+    """One head of d_model against h heads of d_k; with shared K/V heads the h heads are said to have their own
+    K/V head each, and the sharing is a third series."""
+    assert [t.name for t in _flops(32, 4, 2, n=5).data] == [
+        "1 head of d_model = 32", "4 heads of d_k = 8, each with its own K/V head", "4 heads sharing 2 K/V heads"]
+    assert [t.name for t in _flops(32, 4, 1, n=5).data][2] == "4 heads sharing 1 K/V head"
+    assert [t.name for t in _flops(32, 4, n=5).data] == ["1 head of d_model = 32", "4 heads of d_k = 8"]
+    assert [t.name for t in _flops(32, 1, n=5).data][1] == "1 head of d_k = 32"
 
 
 def test_a_projectors_legend_too_wide_for_one_row_has_a_row_for_each_entry_under_the_title():

@@ -461,6 +461,16 @@ def test_plane_names_never_overlap_and_the_chosen_query_is_always_named(case, he
     assert len(named) >= 3
 
 
+def test_the_planes_title_says_what_its_order_means():
+    trace, _ = CASES["grouped-query, causal"]()
+    plane = mc.qk_plane(trace, 4)
+    title = inside_figures.qk_plane_figure(plane, [f"t{j}" for j in range(6)], 5, group_size=3).layout.title.text
+    assert title.startswith(f"Head 5 (keys of K/V head 2): queries and keys in the plane that keeps "
+                            f"{plane.explained:.0%} of their spread")
+    assert (f": of two keys, the one further along its arrow scores higher for {plane.order_kept(5):.0%} of pairs, "
+            f"the nearer one for {plane.order_kept(5, 'distance'):.0%} (50% would be chance)") in title
+
+
 def test_plane_names_stay_apart_on_the_default_sentence():
     """No two names print on top of each other ("on/mat", "The/was", "sat/tired") on the app's own example, as
     lesson screen 12 draws it (head 1, the last query)."""

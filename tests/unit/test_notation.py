@@ -46,3 +46,17 @@ def test_a_symbol_that_follows_the_example_keeps_its_own_meaning():
     unscaled = notation.score_symbol(1)
     listed = complete([symbol("\\alpha_{ts}"), unscaled])
     assert unscaled in listed and SYMBOLS["z_{ts}"] not in listed
+
+
+def test_the_score_is_said_for_the_scale_used():
+    assert notation.score_words() == "$q_t \\cdot k_s$, times the scale $1/\\sqrt{d_k}$"
+    assert notation.score_words(1.0) == "$q_t \\cdot k_s$ itself (not scaled here)"
+    assert notation.score_words(0.5) == "$q_t \\cdot k_s$, times 0.5"
+
+
+def test_the_kv_head_rule_names_every_group_up_to_three_then_and_so_on():
+    assert notation.kv_head_rule(9, 3).endswith(  # SmolLM2: 3 groups, the last one named too
+        "so heads 1 to 3 read K/V head 1, heads 4 to 6 K/V head 2 and heads 7 to 9 K/V head 3.")
+    assert notation.kv_head_rule(8, 4).endswith("so heads 1 to 4 read K/V head 1 and heads 5 to 8 K/V head 2.")
+    assert notation.kv_head_rule(16, 2).endswith("heads 3 to 4 K/V head 2, and so on.")
+    assert notation.kv_head_rule(4, 4).endswith("so every head reads K/V head 1.")

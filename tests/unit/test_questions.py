@@ -113,6 +113,17 @@ def test_the_pronoun_question_asks_about_it():
                                "score")
 
 
+def test_one_weight_by_hand_and_the_strongest_share_ask_about_the_query_and_key_by_name():
+    tr, _, tokens = _sentence()
+    labels = [f"`{t}`" for t in tokens]
+    cell = questions.cell_weight(tr, labels, 0, 0, 2)
+    assert cell.prompt.startswith("In head 1, what weight $\\alpha_{ts}$ does query 1 `The` give key 3 `sat`? Its "
+                                  "score is $z_{ts}$ = ")
+    share = questions.strongest_share(tr, labels, 0, 0)
+    assert share.prompt.startswith("In head 1, softmax turns the scores $z_{ts}$ of query 1 `The` (")
+    assert share.prompt.endswith("How much weight will its strongest key get?")
+
+
 def test_cross_attention_names_the_key_from_the_second_sentence():
     cfg = mc.MHAConfig(16, 2)
     queries, keys = ["a", "b"], ["x", "y", "z"]
@@ -137,17 +148,24 @@ def test_heads_cost_is_counted_from_the_shapes():
     n = len(tokens)
     same = 4 * n * 64 * 64 + 2 * n * n * 64  # projections and W_O, then scores and weighted sum, for any h
     q = questions.heads_cost(tr)
-    assert q.answer.startswith("**The same**") and f"{same:,} against {same:,}" in q.answer
+    assert q.answer.startswith(f"**the same**, {same:,} multiply-adds either way") and "against" not in q.answer
     # with 2 K/V heads the question asks about splitting alone, and names the sharing's saving apart
     gqa = questions.heads_cost(_sentence(kv=2)[0])
     assert "one K/V head per query head" in gqa.prompt and "sharing of 2 K/V heads" in gqa.prompt
-    assert gqa.answer.startswith("**The same**") and f"{same:,} against {same:,}" in gqa.answer
+    assert gqa.answer.startswith(f"**the same**, {same:,} multiply-adds either way")
     fewer = 2 * n * 64 * 64 + 2 * n * 64 * (2 * 8) + 2 * n * n * 64  # K and V projections shrink to 2 heads of 8
     assert f"take {n * 64 * 16:,} multiply-adds each instead of {n * 64 * 64:,}" in gqa.why
     assert f"the whole layer {fewer:,} instead of {same:,}" in gqa.why and f"{fewer:,}" in gqa.facts
     single = questions.heads_cost(_sentence(h=1)[0])
     assert "1 head of d_k = 64" in single.prompt and "2 heads of 32" in single.prompt
-    assert single.answer.startswith("**The same**")
+    assert single.answer.startswith("**the same**")
+
+
+def test_the_concatenation_question_has_a_one_head_form():
+    """One head gives the concatenation alone: the prompt speaks of one head, not of "the 1 heads ... their"."""
+    one = questions.concat_width(_sentence(h=1)[0]).prompt
+    assert one.startswith("The one head gives") and "heads" not in one and "their" not in one
+    assert questions.concat_width(_sentence()[0]).prompt.startswith("The 8 heads each give")
 
 
 def test_a_tie_is_named_in_position_order():
@@ -277,3 +295,4 @@ def test_the_w_o_question_leaves_biases_aside_only_where_there_are_some():
         q = questions.w_o_size(mc.init_weights(cfg, seed=0))
         assert ("biases left aside" in q.prompt) == bias
         assert q.answer.endswith("this layer has no biases.") != bias
+    assert questions.w_o_size(_tiny()[1]).answer == "4 × 4 = **16** numbers; this layer has no biases."

@@ -26,7 +26,8 @@ def test_share_url_holds_exactly_the_changed_settings():
     url = s.share_url("http://host/attention")
     parts = urlsplit(url)
     assert parts.path == "/attention"
-    assert dict(parse_qsl(parts.query)) == {"h": "4", "text": "a & b", "causal": "true", "head": "2"}
+    # ask=true too: a link that names a head opens it drawn unless it says to ask (settings.asks_by_default)
+    assert dict(parse_qsl(parts.query)) == {"h": "4", "text": "a & b", "causal": "true", "head": "2", "ask": "true"}
 
 
 def test_every_share_url_passes_the_check():

@@ -54,11 +54,13 @@ from mha_app.run.compute import example, pretrained_model, shared
 from mha_app.state.settings import Settings, Spec, default
 from mha_app.ui.charts import chart_table
 from mha_app.ui.layout import zoom_start
+from mha_app.ui.questions import explored
 from mha_core import figures
 from mha_core.figures import describe
 
 KEY = "explorer"        # the component's key: its state, {"view": {...}}, is st.session_state[KEY]
 SIZES = "explorer_sizes"  # what _follow checks a view against: (heads, query tokens, layers)
+OPENED_BY = "explorer_opened_by"  # the kind of question whose answer opened the explorer on its page
 
 
 Window = tuple[int, int, int, int] | None  # a zoom window: its rows r0:r1 and columns c0:c1 (payload.zoom_arrays)
@@ -162,6 +164,10 @@ def _follow() -> None:
     this example (a view sent by hand, say) are left out."""
     view = (st.session_state.get(KEY) or {}).get("view") or {}
     heads, n, layers = st.session_state.get(SIZES, (0, 0, 1))
+    head, query, layer = (view.get(k) for k in ("head", "query", "layer"))
+    question = st.session_state.get(OPENED_BY)
+    if question and _whole(head, 1, heads) and _whole(query, 1, n) and (layers == 1 or _whole(layer, 1, layers)):
+        explored(question, head, query, layer if layers > 1 else None)  # the drawn explorer shows its answer too
     if _whole(view.get("head"), 1, heads):
         st.session_state.head = view["head"]
     if _whole(view.get("query"), 1, n):
@@ -185,8 +191,10 @@ def zoom_controls(n: int, m: int) -> tuple[int, int, int, int] | None:
     return figures.zoom_window(n, m, zoom_start(rows, "zoom_query", n), zoom_start(cols, "zoom_key", m))
 
 
-def attention_explorer(settings: Settings, ex) -> None:
-    """The explorer for this example (Example), with its zoom window's controls when it needs one."""
+def attention_explorer(settings: Settings, ex, opened_by: str | None = None) -> None:
+    """The explorer for this example (Example), with its zoom window's controls when it needs one; opened_by: the
+    kind of question whose answer it shows (another head or query chosen in it is then that question, revealed)."""
+    st.session_state[OPENED_BY] = opened_by
     n, m = ex.trace.weights.shape[1:]
     window = zoom_controls(n, m)
     data, carriers = explorer_payload(settings.spec, ex.layer, window)

@@ -2,6 +2,8 @@
 // The data (payload.py's bytes) arrives once per example; head, query, stage and layer change here, then the choice
 // goes back to the server as component state. Queries are rows, keys columns; tokens are only ever set as text.
 // The last stage, contributions, shows what each key adds (a share of its row) where the others show weights.
+// Every sentence it shows is the copy package's (copy.explorer), in the payload's header: as it is, or a template
+// that shared.js's fill and pick complete with what only the browser knows (the view, the number under the pointer).
 
 const REGISTRY = (window.__mhaExplorer ??= {});
 const INSTANCES = new WeakMap();  // component element -> its Explorer (this module is loaded once per page)
@@ -567,7 +569,7 @@ class Explorer {
     new CanvasPainter(ctx, font).text(text, width / 2, Math.min(height / 2, 150), { size: 14, colour: C.muted, align: 'center' });
     this.regions = [];
     this.canvas.dataset.regions = '[]';
-    this.canvas.setAttribute('aria-label', `Attention explorer: ${text}`);
+    this.canvas.setAttribute('aria-label', this.payload.header.text.loading_label[v.layer - 1]);
     this.tip.hidden = true;
   }
 
@@ -581,9 +583,10 @@ class Explorer {
     if (REGISTRY.standalone) for (const o of layers.options) o.disabled = !this.has(Number(o.value));
     r.querySelector('.query-name').textContent = `${v.query + 1} ${quoted(h.tokens[v.query])}`;
     const stage = h.stages.find(s => s.key === v.stage);
-    const set = this.set.length > 1 ? ` · ${this.set.length} queries in the set` : '';
-    r.querySelector('.status').textContent = (h.layer_count > 1 ? `Layer ${v.layer} · ` : '')
-      + `head ${v.head + 1} of ${h.heads} · ${stage.label} · query ${v.query + 1} ${quoted(h.tokens[v.query])}${set}`;
+    // a set of one is the query alone: no count
+    const k = this.set.length, set = k > 1 ? fill(pick(h.text.in_set, k), { count: k }) : '';
+    r.querySelector('.status').textContent = fill(h.text.status, {
+      layer: v.layer, head: v.head + 1, stage: stage.label, query: v.query + 1, token: quoted(h.tokens[v.query]), set });
   }
 
   // Lays out and draws everything with painter p (null: only measure); returns the height used. Wide: the heads, the
@@ -662,9 +665,8 @@ class Explorer {
     const left = Math.min(150, 10 + Math.max(...rowLabels.map(s => measurer.measure(s, 11))));
     const bottom = Math.min(120, 14 + 0.72 * Math.max(...colLabels.map(s => measurer.measure(s, 11))));
     const right = 84;  // the colour bar and its ticks
-    let title = `Head ${v.head + 1}: ${info.title}`;  // the scores' title names their product and scale
-    if (zoom) title += `: ${h.text.zoom}`;
-    else if (step > 1) title += `  ${h.text.pooled}`;
+    // the scores' title names their product and scale
+    const title = fill(h.text.matrix[zoom ? 'zoom' : 'whole'], { head: v.head + 1, title: info.title });
     const head = 9 + heading(p, measurer, x, y, width, title, info.note);
     // square cells of at most 40 px where the height allows, else as tall as the height allows
     const cw = Math.min(Math.max(60, width - left - right) / m.cols, 40);
@@ -731,16 +733,17 @@ class Explorer {
   }
 
   describe(v) {  // the canvas in words, as figures.describe words a query's weights: its two strongest keys
-    const h = this.payload.header, d = this.barData(v), keys = h.key_tokens || h.tokens;
-    const who = d.queries.length > 1 ? `queries ${d.queries.map(q => q + 1).join(', ')} (their mean)`
-      : `query '${h.tokens[v.query]}' (${v.query + 1})`;
+    const h = this.payload.header, t = h.text.describe, d = this.barData(v), keys = h.key_tokens || h.tokens;
+    const who = fill(pick(t.who, d.queries.length),
+                     { token: h.tokens[v.query], query: v.query + 1, queries: d.queries.map(q => q + 1).join(', ') });
     const open = Array.from(d.mean, (x, j) => [x, j]).filter(([x, j]) => !d.blocked(j) && Number.isFinite(x));
     open.sort((a, b) => b[0] - a[0]);
-    const name = j => d.step === 1 ? `'${keys[d.c0 + j]}' (${d.c0 + j + 1})`
-      : `keys ${blockRange(j, d.step, h.m)}`;
-    const top = open.slice(0, 2).map(([x, j], i) => `${i ? 'then' : 'most weight on'} ${name(j)} (${x.toFixed(2)})`);
-    return `Attention explorer, layer ${v.layer}, head ${v.head + 1}, ${who}: `
-      + (top.length ? `${top.join(', ')}.` : h.text.all_blocked);
+    const name = j => d.step === 1 ? fill(t.key, { token: keys[d.c0 + j], key: d.c0 + j + 1 })
+      : fill(t.keys, { keys: blockRange(j, d.step, h.m) });
+    const [first, next] = open.slice(0, 2);
+    const weights = first ? fill(pick(t.strongest, next ? 2 : 1), { key: name(first[1]), weight: first[0].toFixed(2),
+      next: next && name(next[1]), next_weight: next && next[0].toFixed(2) }) : t.all_blocked;
+    return fill(t.sentence, { layer: v.layer, head: v.head + 1, who, weights });
   }
 
   // The chosen query's weights as bars; at the contributions stage its contribution shares as bars, each key's weight
@@ -756,14 +759,14 @@ class Explorer {
     const bottom = Math.min(110, 14 + 0.72 * Math.max(...labels.map(s => measurer.measure(s, 11))));
     const left = 50, k = d.queries.length, right = k > 1 ? 60 : 16;
     const names = d.queries.slice(0, 4).map(q => `${q + 1} ${quoted(h.tokens[q])}`).join(', ') + (k > 4 ? ', …' : '');
-    const what = shares ? 'contribution shares' : 'weights';
+    const t = h.text.bar, part = shares ? 'contributions' : 'weights';
     let total = 0;
     for (const value of d.mean) total += value * k;
     const off = shares && this.off(v.head);
-    const title = off ? `Head ${v.head + 1}, ${k > 1 ? `${k} queries (${names})` : `query ${names}`}: ${h.text.no_shares}`
-      : k > 1 ? `Head ${v.head + 1}, ${k} queries (${names}): their ${what} averaged (left axis) and summed (right axis)`
-      : `Head ${v.head + 1}, query ${names}: its ${what}` + (d.step === 1 && !d.note ? ` sum to ${total.toFixed(4)}` : '');
-    const note = [off ? this.offLine(v.head) : '', shares ? h.text[k > 1 ? 'shares_many' : 'shares_one'] : '', d.note];
+    const summed = !off && k === 1 && d.step === 1 && !d.note;  // one query's exact values: their sum too
+    const title = fill(summed ? t.summed[part] : pick(t[off ? 'off' : part], k),
+                       { head: v.head + 1, count: k, names, total: total.toFixed(4) });
+    const note = [off ? this.offLine(v.head) : '', shares ? pick(h.text.shares, k) : '', d.note];
     const head = 24 + heading(p, measurer, x, y, width, title, note.filter(Boolean).join(' · '));  // 24: the axis's name
     const bh = tall ? Math.max(120, tall - head - bottom) : 170;
     if (!p) return head + bh + bottom;
@@ -796,32 +799,31 @@ class Explorer {
   // What a bar says on hover; with `weights` (the contributions stage), d holds shares and the weight follows;
   // offHead: the head on view when it is switched off (its shares are no shares: 0 over 0).
   barInfo(d, j, labels, weights = null, offHead = null) {
-    const k = d.queries.length, key = d.step === 1 ? labels[j] : `keys ${labels[j]}`;
-    const name = weights ? 'contribution share' : 'weight';
-    if (d.blocked(j)) return { lines: [`key ${key}`, 'blocked by the mask: weight 0'] };
+    const text = this.payload.header.text, t = text.tip, names = text.names, k = d.queries.length;
+    const key = d.step === 1 ? fill(t.key, { key: labels[j] }) : fill(t.keys, { keys: labels[j] });  // a key, or a block
+    const name = weights ? names.contributions : names.weight;
+    const weightMean = () => fill(t.weight_mean, { mean: mean6(weights.mean[j]) });
+    if (d.blocked(j)) return { lines: [key, text.blocked.weights] };
     if (offHead !== null) {
-      const weight = k > 1 || d.step > 1 ? `weight: mean = ${mean6(weights.mean[j])}` : said('weight', weights.single[j], weights.dtype);
-      return { lines: [`key ${key}`, this.offLine(offHead), ...[weight].flat()] };
+      const weight = k > 1 || d.step > 1 ? [weightMean()] : said(names.weight, weights.single[j], weights.dtype);
+      return { lines: [key, this.offLine(offHead), ...weight] };
     }
     if (k > 1) {
-      return { lines: [`key ${key}`, `${name}: mean over ${k} queries = ${mean6(d.mean[j])}`, `sum = ${mean6(d.mean[j] * k)}`,
-                       ...(weights ? [`weight: mean = ${mean6(weights.mean[j])}`] : [])] };
+      return { lines: [key, fill(pick(text.mean_over, k), { name, count: k, mean: mean6(d.mean[j]) }),
+                       fill(t.sum, { sum: mean6(d.mean[j] * k) }), ...(weights ? [weightMean()] : [])] };
     }
     if (d.step > 1) {
-      return { lines: [`keys ${labels[j]}`, `mean of a block row: ${name} = ${mean6(d.mean[j])}`,
-                       ...(weights ? [`weight = ${mean6(weights.mean[j])}`] : [])] };
+      return { lines: [fill(t.keys, { keys: labels[j] }), fill(t.row_mean, { name, mean: mean6(d.mean[j]) }),
+                       ...(weights ? [fill(t.weight, { weight: mean6(weights.mean[j]) })] : [])] };
     }
     const value = exact(d.single[j], d.dtype);
-    return { lines: [`key ${key}`, ...said(name, d.single[j], d.dtype),
-                     ...(weights ? said('weight', weights.single[j], weights.dtype) : [])],
+    return { lines: [key, ...said(name, d.single[j], d.dtype),
+                     ...(weights ? said(names.weight, weights.single[j], weights.dtype) : [])],
              value, weight: weights ? exact(weights.single[j], weights.dtype) : undefined };
   }
 
   region(kind, head, x, y, w, hgt, m, mask, step, r0, c0, stage = 'weights') {
-    const h = this.payload.header, keys = h.key_tokens || h.tokens;
-    const name = { raw: 'raw score', scaled: h.scale === 1 ? 'score (not scaled)' : 'scaled score', mask: 'mask',
-                   weights: 'softmax weight',
-                   contributions: 'contribution share' }[stage];
+    const h = this.payload.header, keys = h.key_tokens || h.tokens, t = h.text.tip, name = h.text.names[stage];
     // A share's parts, where it is exact: the weight and the size of the key's transformed value.
     const parts = stage === 'contributions' && step === 1
       ? (kind === 'zoom' ? this.window('weights', head) : this.array('weights', head)) : null;
@@ -831,27 +833,31 @@ class Explorer {
       let shown;
       if (step === 1) {
         const q = r0 + r, k = c0 + c;
-        lines.push(`query ${q + 1} ${quoted(h.tokens[q])} → key ${k + 1} ${quoted(keys[k])}`);
+        lines.push(fill(t.pair, { query: q + 1, token: quoted(h.tokens[q]), key: k + 1, key_token: quoted(keys[k]) }));
         if (stage === 'mask') lines.push(h.text.mask[value ? 'blocked' : 'open']);
         else if (stage !== 'raw' && blockedShare >= 1) {
           lines.push(h.text.blocked[stage]);
-          if (stage === 'scaled') lines.push(...said(`${name} before the mask`, value, m.dtype));
+          if (stage === 'scaled') lines.push(...said(fill(t.before_mask, { name }), value, m.dtype));
         } else if (stage === 'contributions' && this.off(head)) {
           shown = 0; lines.push(this.offLine(head));
-        } else { shown = exact(value, m.dtype); lines.push(...said(`head ${head + 1} · ${name}`, value, m.dtype)); }
+        } else {
+          shown = exact(value, m.dtype);
+          lines.push(...said(fill(t.head_value, { head: head + 1, name }), value, m.dtype));
+        }
         if (parts && shown !== undefined) {
-          lines.push(...said('weight α', parts.data[r * parts.cols + c], parts.dtype),
-                     `‖v_s W^O_i‖ = ${mean6(this.size(head, k))}`);
+          lines.push(...said(h.text.names.alpha, parts.data[r * parts.cols + c], parts.dtype),
+                     fill(t.size, { size: mean6(this.size(head, k)) }));
         }
         return { lines, value: shown, query: q + 1, key: k + 1 };
       }
       const q0 = r * step, k0 = c * step, q1 = Math.min(q0 + step, h.n), k1 = Math.min(k0 + step, h.m);
-      lines.push(`queries ${blockRange(r, step, h.n)} × keys ${blockRange(c, step, h.m)}`);
-      const block = `${q1 - q0}×${k1 - k0} block`;
-      if (stage === 'mask') lines.push(`${mean6(100 * value)}% of the ${block} blocked`);
-      else if (!Number.isFinite(value) || (stage !== 'raw' && blockedShare >= 1)) lines.push(`the whole ${block} is blocked by the mask`);
-      else if (stage === 'contributions' && this.off(head)) lines.push(this.offLine(head));
-      else lines.push(`head ${head + 1} · mean of the ${block}: ${name} = ${mean6(value)}`);
+      lines.push(fill(t.block, { queries: blockRange(r, step, h.n), keys: blockRange(c, step, h.m) }));
+      const block = { rows: q1 - q0, cols: k1 - k0 };
+      if (stage === 'mask') lines.push(fill(t.block_masked, { ...block, percent: mean6(100 * value) }));
+      else if (!Number.isFinite(value) || (stage !== 'raw' && blockedShare >= 1)) {
+        lines.push(fill(t.block_blocked, block));
+      } else if (stage === 'contributions' && this.off(head)) lines.push(this.offLine(head));
+      else lines.push(fill(t.block_mean, { ...block, head: head + 1, name, value: mean6(value) }));
       return { lines };
     };
     // the query a click means: the row's query, or, on a pooled matrix, the query under the pointer within its block

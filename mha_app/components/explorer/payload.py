@@ -222,7 +222,7 @@ def _header(first: Trace, tokens: Sequence[str], key_tokens: Sequence[str] | Non
                     if key == "contributions" else figures.stage_title(key, group, scale, masked),
                     "note": stage_note(key, scale), "signed": key in SIGNED}
                    for key in (STAGES if contributions else STEP2)],
-        "text": header_text(h, layer_count, step, grid_step, window),
+        "text": header_text(h, layer_count, step, grid_step, window, scale=scale),
         "palettes": {name: _palette(palette) for name, palette in figures.PALETTES.items()},
     }
 
