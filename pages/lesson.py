@@ -77,8 +77,7 @@ if not presenting or name == "tokens":  # presenting: where the tokens are first
 
 def tokens_screen():
     st.markdown(say.tokens_text(n, d, None if keys is None else m))
-    if predict("x_size"):
-        st.latex(r"X \in \mathbb{R}^{%d \times %d}" % (n, d))
+    if predict("x_size"):  # the answer gives X's shape as a formula
         show(figures.input_figure(tr.x, tokens), "x")
 
 

@@ -192,8 +192,39 @@ def header_text(heads: int, layer_count: int, step: int, grid_step: int, window:
         "bar_pooled": bar_pooled(step, window is not None) if step > 1 else "",
         "shares": forms(shares_note(1), shares_note(2)),
         "names": value_names(scale), "tip": TIP, "mean_over": forms(mean_over(1), mean_over(2)),
-        "blocked": BLOCKED, "mask": MASK_CELL,
+        "blocked": BLOCKED, "mask": MASK_CELL, "lines": lines_text(scale),
     }
+
+
+LINES_VIEWS = {"heatmap": "Heatmap", "lines": "Lines"}  # the explorer's two drawings of step 2, by their key
+
+
+def lines_title(count: int) -> str:
+    """The lines view's title for {heads} (one head or several): what a line joins."""
+    return f"{'Head' if count == 1 else 'Heads'} {{heads}}: each query (left) joined to each key (right)"
+
+
+def lines_note(stage: str, scale: float) -> str:
+    """The line under the lines view at a stage: what a line's opacity is (scale 1: the scores are not scaled)."""
+    if stage == "mask":
+        return "a line for each open pair; a blocked pair has none"
+    if stage in ("raw", "scaled"):
+        what = value_names(scale)[stage]
+        blocked = "before the mask" if stage == "raw" else "blocked pairs: no line"
+        return f"opacity = |{what}| ÷ the head's largest |{what}| · the sign is on the heatmap · {blocked}"
+    return f"opacity = the {value_names(scale)[stage]} · blocked pairs: no line"
+
+
+LINES_HINT = "hover a token for its lines alone · click a head's square for that head, shift-click to add heads"
+
+
+def lines_text(scale: float) -> dict:
+    """The lines view's words: the toggle's labels, titles, each stage's note, the hint and a token's tooltip."""
+    return {"views": LINES_VIEWS, "title": forms(lines_title(1), lines_title(2)),
+            "note": {stage: lines_note(stage, scale) for stage in ("raw", "scaled", "mask", "weights",
+                                                                  "contributions")},
+            "hint": LINES_HINT, "query": "query {query} {token}: its lines alone",
+            "key": "key {key} {token}: its lines alone", "view_label": "Drawing"}
 
 
 # --- Around the explorer -----------------------------------------------------------------------------------------

@@ -169,5 +169,5 @@ def adds_text(head: int, query: int, key: int, tokens: list[str], keys: list[str
                 f"share {GAP} or more below its weight (here {who}, key {token(keys, key)}: weight {weight:.3f}, "
                 f"share {share:.3f}). A trained model may show it.")
     return (f"Chosen from the numbers of head {head + 1}'s {queries}: {who} gives key {token(keys, key)} its largest "
-            f"weight, **{weight:.3f}**, yet that key adds a share of only **{share:.3f}** of what the query receives. "
-            "The large weight adds little: the key's vector $v_s W^O_i$ is short.")
+            f"weight, **{weight:.3f}**, yet that key adds a share of only **{share:.3f}** of what the query receives: "
+            "less than its weight says, because the key's vector $v_s W^O_i$ is short.")

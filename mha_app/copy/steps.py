@@ -110,7 +110,10 @@ def projection_intro(d_model: int, h: int, d_k: int, kv_heads: int, cross: bool,
               "values (what it passes on once found). " if cross else
               "X into queries (what a token is looking for), keys (what it offers to be found by) and values (what it "
               "passes on once found). ")
-    if kv_heads == h:
+    if h == 1:
+        blocks = (f"Each matrix has h · d_k = 1 · {d_k} = {d_k} columns, all of them the one head's: one view of "
+                  "the input.")
+    elif kv_heads == h:
         blocks = (f"Each matrix has h · d_k = {h} · {d_k} = {h * d_k} columns, and head *i* owns its own block of "
                   f"{d_k} of them: the same input, {h} different views of it.")
     else:

@@ -45,7 +45,7 @@ CHAR_EM = 0.6  # a character's width in em, at most (Arial, Helvetica: about 0.5
 # The most each screen's figure may take under its title, text and formula, so that the whole screen fits a
 # 1280 x 800 projector without scrolling (tests/browser/test_lesson_fit.py measures it, with random weights and a
 # trained model).
-SCREEN_FIGURE_HEIGHT = {"tokens": 380, "heads": 260, "scores": 350, "softmax": 200, "mix": 395, "grid": 310,
+SCREEN_FIGURE_HEIGHT = {"tokens": 400, "heads": 260, "scores": 350, "softmax": 200, "mix": 395, "grid": 310,
                         "concat": 320, "w_o": 290, "cost": 260, "cache": 230, "plane": 285, "adds": 230,
                         "rollout": 255}
 

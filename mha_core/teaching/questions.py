@@ -102,7 +102,8 @@ def q_shape(trace: Trace, head: int) -> Question:
     return Question(
         f"What is the shape of $Q_{{{head + 1}}}$, the queries of head {head + 1}?",
         f"**{right}**: one row per token, d_k = {d_k} columns.",
-        f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's columns.",
+        f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's columns." if h > 1
+        else f"The one head gets all d_k = d_model = {d_k} of the projection's columns.",
         choices=_options(right, f"{n} × {d_model}", f"{d_model} × {d_k}", f"{d_k} × {n}"), correct=right,
         facts=_shapes(n, d_k), symbols=(*head_symbols(1)[1:], *head_symbols(2)[1:], "d_k"),
         wrong=_reasons(right, (f"{n} × {d_model}", f"that is X's shape, {n} × {d_model}: every token's d_model "

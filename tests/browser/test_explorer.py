@@ -547,3 +547,70 @@ def test_a_click_on_a_query_in_the_plane_chooses_it_for_the_explorer_and_the_lin
     wait_view(page, query=3)
     settle(page)
     assert parse_qs(urlparse(page.url).query)["query"] == ["3"], page.url
+
+
+def lines(page) -> dict:
+    """What the lines view drew (explorer.js linesSummary): count, heads, queries, keys (1-based), the strongest."""
+    return json.loads(page.locator(f"{EXPLORER} canvas.plot").get_attribute("data-lines"))
+
+
+def wait_lines(page, **wanted) -> dict:
+    page.wait_for_function(
+        f"""wanted => {{ const c = ({ROOT_JS})?.querySelector('canvas.plot');
+             if (!c || !c.dataset.lines) return false;
+             const d = JSON.parse(c.dataset.lines);
+             return Object.entries(wanted).every(([k, x]) => JSON.stringify(d[k]) === JSON.stringify(x)); }}""",
+        arg=wanted, timeout=CHANGE_MS)
+    return lines(page)
+
+
+def test_the_lines_view_draws_a_line_per_pair_at_its_weight_and_a_hover_isolates_a_token(server, open_page):
+    tokens, trace = default_trace(causal=True)
+    n = len(tokens)
+    page, _ = open_page(f"{server}/attention?causal=true")
+    heatmap = page.locator(f"{EXPLORER} .views button[data-display=heatmap]")
+    assert heatmap.get_attribute("aria-pressed") == "true"
+    heatmap.focus()  # the toggle is reached by the keyboard
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => ({ROOT_JS})?.dataset.display === 'lines'", timeout=CHANGE_MS)
+    # Head 1: a line for each open pair (the causal mask leaves n(n+1)/2), the strongest at exactly its weight.
+    drawn = wait_lines(page, heads=[1])
+    assert drawn["count"] == n * (n + 1) // 2
+    q, k = np.unravel_index(np.argmax(trace.weights[0]), (n, n))
+    assert (drawn["strongest"]["query"], drawn["strongest"]["key"]) == (q + 1, k + 1)
+    assert drawn["strongest"]["opacity"] == float(trace.weights[0, q, k])
+    screenshot(page, "explorer-lines")
+    # The pointer on query 4 leaves its 4 lines; on key 2, the n - 1 queries that may see it.
+    page.mouse.move(*point(page, "queries", 3, 0))
+    assert wait_lines(page, queries=[4])["keys"] == [1, 2, 3, 4]
+    page.mouse.move(*point(page, "keys", 1, 0))
+    assert wait_lines(page, keys=[2])["count"] == n - 1
+    screenshot(page, "explorer-lines-hover")
+    # Another head: a click on its square (and the view follows); shift-click adds a head beside it.
+    page.mouse.click(*point(page, "heads", 0, 2))
+    wait_view(page, head=3)
+    page.mouse.move(10, 10)
+    drawn = wait_lines(page, heads=[3])
+    q, k = np.unravel_index(np.argmax(trace.weights[2]), (n, n))
+    assert drawn["strongest"]["opacity"] == float(trace.weights[2, q, k])
+    x, y = point(page, "heads", 0, 4)
+    page.keyboard.down("Shift")
+    page.mouse.click(x, y)
+    page.keyboard.up("Shift")
+    page.mouse.move(10, 10)
+    assert wait_lines(page, heads=[3, 5])["count"] == n * (n + 1)
+    screenshot(page, "explorer-lines-two-heads")
+    # Saved as the screen shows it: an SVG line for each line drawn, each at its opacity; a PNG.
+    with page.expect_download() as download:
+        page.locator(f"{EXPLORER} button.svg").click()
+    assert download.value.suggested_filename == "attention_head3_weights_lines.svg"
+    opacities = re.findall(r'<line [^>]*stroke-opacity="([0-9.]+)"', Path(download.value.path()).read_text())
+    assert len(opacities) == n * (n + 1) and max(map(float, opacities)) == round(float(trace.weights[[2, 4]].max()), 4)
+    with page.expect_download() as download:
+        page.locator(f"{EXPLORER} button.png").click()
+    assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The heatmap again: no lines.
+    heatmap.click()
+    page.wait_for_function(f"() => ({ROOT_JS})?.dataset.display === 'heatmap'", timeout=CHANGE_MS)
+    assert page.locator(f"{EXPLORER} canvas.plot").get_attribute("data-lines") is None

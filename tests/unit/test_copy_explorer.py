@@ -149,7 +149,7 @@ def test_every_template_of_the_header_names_only_what_the_browser_fills():
     """The explorer fills these names (explorer.js); any other placeholder would show as written."""
     filled = {"layer", "head", "stage", "query", "token", "set", "count", "who", "weights", "key", "keys", "weight",
               "next", "next_weight", "queries", "names", "total", "title", "name", "key_token", "percent", "rows",
-              "cols", "value", "mean", "sum", "size"}
+              "cols", "value", "mean", "sum", "size", "heads"}
 
     def templates(value):
         if isinstance(value, str):
@@ -191,3 +191,15 @@ def test_spans_of_layers(layers, text):
 ])
 def test_the_saved_page_says_what_it_holds(count, held, line):
     assert line in say.saved_choices(count, held)
+
+
+def test_the_lines_view_says_what_a_lines_opacity_is_at_each_stage():
+    text = say.lines_text(0.5)
+    assert text["views"] == {"heatmap": "Heatmap", "lines": "Lines"}
+    assert text["note"]["weights"] == "opacity = the softmax weight · blocked pairs: no line"
+    assert text["note"]["contributions"] == "opacity = the contribution share · blocked pairs: no line"
+    assert text["note"]["raw"].endswith("· before the mask")
+    assert "|scaled score| ÷ the head's largest |scaled score|" in text["note"]["scaled"]
+    assert "score (not scaled)" in say.lines_text(1.0)["note"]["scaled"]
+    assert text["title"]["many"].format(heads="1, 3") == "Heads 1, 3: each query (left) joined to each key (right)"
+    assert text["query"].format(query=2, token="“cat”") == "query 2 “cat”: its lines alone"

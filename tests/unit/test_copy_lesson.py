@@ -117,5 +117,5 @@ def test_the_adds_screen_says_whether_its_chosen_key_adds_little(weight, share, 
     said = lesson.adds_text(1, 2, 0, tokens, tokens, weight, share, 3)
     assert f"{weight:.3f}" in said and f"{share:.3f}" in said and "3 queries" in said
     assert f"query 3 {quote('**sat**')}" in said and "key 1 `The`" in said
-    assert ("The large weight adds little" in said) == shows
+    assert ("less than its weight says" in said) == shows
     assert ("head 2's 3 queries" in said) == shows and ("In every head" in said) != shows

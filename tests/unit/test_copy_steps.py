@@ -24,6 +24,14 @@ def test_the_overview_intro_has_a_one_head_form():
     assert not any(phrase in text for phrase in ("in parallel", "side by side", "smaller space of **", "heads' "))
 
 
+def test_the_projection_intro_has_a_one_head_form():
+    """h = 1: the one head owns every column; there are no blocks of several heads to tell apart."""
+    one = steps.projection_intro(128, 1, 128, 1, cross=False, m=11, rope=False)
+    assert "1 · 128 = 128 columns, all of them the one head's: one view of the input." in one
+    assert "different views" not in one and "head *i*" not in one
+    assert "the same input, 8 different views of it." in steps.projection_intro(128, 8, 16, 8, False, 11, False)
+
+
 @pytest.mark.parametrize(("kv_heads", "group_size", "made"), [
     (3, 3, "only 3 key/value heads are made, each read by 3 heads."),
     (1, 4, "only one key/value head is made, read by all 4 heads."),

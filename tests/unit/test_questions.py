@@ -53,6 +53,9 @@ def test_every_question_is_answered_from_the_example(mode):
     assert f"**{n * d_model:,}**" in questions.x_size(tr).answer
     shape = questions.q_shape(tr, h - 1)
     assert f"**{n} × {d_k}**" in shape.answer and f"Q_{{{h}}}" in shape.prompt
+    assert shape.why == (f"Each of the {h} heads gets d_k = d_model / h = {d_model} / {h} = {d_k} of the projection's "
+                         "columns." if h > 1 else f"The one head gets all d_k = d_model = {d_k} of the projection's "
+                         "columns.")
     width = questions.concat_width(tr).answer
     assert f"**{h * d_k}**" in width and f"d_model = {d_model} again" in width
     biases = sum(b.size for b in (w.b_O,) if b is not None)

@@ -2,6 +2,8 @@
 // The data (payload.py's bytes) arrives once per example; head, query, stage and layer change here, then the choice
 // goes back to the server as component state. Queries are rows, keys columns; tokens are only ever set as text.
 // The last stage, contributions, shows what each key adds (a share of its row) where the others show weights.
+// "Draw as Lines" shows the same numbers as BertViz's head view draws them: queries left, keys right, a line a pair
+// (its own section, "the lines view"); "Heatmap" is the matrices.
 // Every sentence it shows is the copy package's (copy.explorer), in the payload's header: as it is, or a template
 // that shared.js's fill and pick complete with what only the browser knows (the view, the number under the pointer).
 
@@ -94,6 +96,54 @@ const quoted = t => `“${t.length > 28 ? t.slice(0, 27) + '…' : t}”`;
 const short = t => (t.length > 18 ? t.slice(0, 17) + '…' : t);
 const esc = s => String(s).replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 
+// --- the lines view: queries in a column on the left, keys on the right, one line a pair (BertViz's head view) -----
+
+// A line's opacity at a stage from its cell's value: the weight or the share itself, 1 − the blocked share at the
+// mask (1 for an open pair), |score| ÷ `top` (the head's largest |score|) at the scores; 0, no line, for a pair the
+// mask blocks (except at raw: before the mask) and for a value that is not a number.
+function lineOpacity(stage, value, blocked, top = 1) {
+  if (stage === 'mask') return Math.min(1, Math.max(0, 1 - value));
+  if ((stage !== 'raw' && blocked) || !Number.isFinite(value)) return 0;
+  if (stage === 'raw' || stage === 'scaled') return Math.min(1, Math.abs(value) / top);
+  return Math.min(1, Math.max(0, value));
+}
+
+// The y of token i of a column whose tokens take `slot` px each from y0: the middle of its slot.
+const slotY = (i, y0, slot) => y0 + (i + 0.5) * slot;
+
+// The lines of one or several heads: each {head, data, blocked, rows, cols, top} (data and blocked row-major, blocked
+// null where nothing is), from x1 (the queries' column) to x2 (the keys'), the queries `querySlot` px apart and the
+// keys `keySlot` px apart from y0. focus {side: 'query' | 'key', index} keeps that token's lines alone. Only lines
+// that show (opacity > 0) are returned: {head, query, key, x1, y1, x2, y2, opacity}.
+function lineGeometry(stage, heads, { x1, x2, y0, querySlot, keySlot, focus = null }) {
+  const lines = [];
+  for (const m of heads) {
+    for (let r = 0; r < m.rows; r++) {
+      if (focus && focus.side === 'query' && focus.index !== r) continue;
+      for (let c = 0; c < m.cols; c++) {
+        if (focus && focus.side === 'key' && focus.index !== c) continue;
+        const i = r * m.cols + c;
+        const opacity = lineOpacity(stage, m.data[i], !!m.blocked && m.blocked[i] >= 1, m.top);
+        if (opacity > 0) {
+          lines.push({ head: m.head, query: r, key: c, x1, y1: slotY(r, y0, querySlot), x2, y2: slotY(c, y0, keySlot),
+                       opacity });
+        }
+      }
+    }
+  }
+  return lines;
+}
+
+// What a test reads of the lines drawn: how many, which heads, queries and keys they join, and the strongest.
+function linesSummary(lines) {
+  let strongest = null;
+  for (const l of lines) if (!strongest || l.opacity > strongest.opacity) strongest = l;
+  const distinct = k => [...new Set(lines.map(l => l[k] + 1))].sort((a, b) => a - b);
+  return { count: lines.length, heads: distinct('head'), queries: distinct('query'), keys: distinct('key'),
+           strongest: strongest && { head: strongest.head + 1, query: strongest.query + 1, key: strongest.key + 1,
+                                     opacity: strongest.opacity } };
+}
+
 // --- painters: one drawing, on the screen's canvas or into an SVG file --------------------------------------------
 
 let hatchTile = null;
@@ -145,6 +195,24 @@ class CanvasPainter {
     g.fillText(s, 0, 0); g.restore();
   }
   hatch(x, y, w, h) { this.ctx.fillStyle = hatchPattern(this.ctx); this.ctx.fillRect(x, y, w, h); }
+  // Many lines (lineGeometry's), each in colourOf(line) at its opacity: one path per colour and level of alpha
+  // (the canvas keeps 256), so that 150 × 150 pairs draw in one frame.
+  lines(lines, colourOf, width = 1) {
+    const paths = new Map();  // colour -> 256 paths, one per level of alpha
+    for (const l of lines) {
+      const colour = colourOf(l), level = Math.round(l.opacity * 255);
+      if (!paths.has(colour)) paths.set(colour, []);
+      const path = (paths.get(colour)[level] ??= new Path2D());
+      path.moveTo(l.x1, l.y1); path.lineTo(l.x2, l.y2);
+    }
+    const g = this.ctx;
+    g.save(); g.lineWidth = width;
+    for (const [colour, levels] of paths) {
+      g.strokeStyle = colour;
+      levels.forEach((path, level) => { g.globalAlpha = level / 255; g.stroke(path); });
+    }
+    g.restore();
+  }
   cells(img, x, y, w, h) {
     const g = this.ctx;
     g.imageSmoothingEnabled = false;
@@ -181,6 +249,12 @@ class SvgPainter {
         + `fill="${C.background}"/><path d="M0,6 L6,0 M-1,1 L1,-1 M5,7 L7,5" stroke="${C.neutral}" stroke-width="1"/></pattern>`);
     }
     this.parts.push(`<rect x="${x}" y="${y}" width="${w}" height="${h}" fill="url(#hatch)"/>`);
+  }
+  lines(lines, colourOf, width = 1) {
+    for (const l of lines) {
+      this.parts.push(`<line x1="${l.x1.toFixed(2)}" y1="${l.y1.toFixed(2)}" x2="${l.x2.toFixed(2)}" y2="${l.y2.toFixed(2)}" `
+        + `stroke="${colourOf(l)}" stroke-opacity="${l.opacity.toFixed(4)}" stroke-width="${width}"/>`);
+    }
   }
   cells(img, x, y, w, h) {
     if (img.width * img.height > 2500) {  // as plotly saves a heatmap: one image of the cells, vector text around it
@@ -222,8 +296,11 @@ class Explorer {
     this.tip = root.querySelector('.tip');
     this.payload = null;
     this.derived = {};    // layer -> the parts its carrier left out, made here (payload.build_layer)
-    this.view = { layer: 1, head: 0, query: 0, stage: 'weights' };  // head and query 0-based here
+    // head and query 0-based here; display: the drawing, 'heatmap' or 'lines'
+    this.view = { layer: 1, head: 0, query: 0, stage: 'weights', display: 'heatmap' };
     this.set = [];        // shift-clicked queries (0-based): their weights summed and averaged
+    this.lineHeads = [];  // the heads shift-clicked into the lines view beside the head on view (0-based)
+    this.focus = null;    // the token under the pointer in the lines view: {side: 'query' | 'key', index}
     this.seq = 0;         // changes made here; the server echoes the last one it has seen
     this.draws = 0;
     this.regions = [];
@@ -297,8 +374,10 @@ class Explorer {
     if (!msg || !msg.view || msg.seq < this.seq) return;
     this.seq = msg.seq;
     const v = msg.view, now = this.view;
-    const next = { layer: v.layer, head: v.head - 1, query: v.query - 1, stage: v.stage };
-    if (next.layer === now.layer && next.head === now.head && next.query === now.query && next.stage === now.stage) return;
+    // the drawing is the browser's own when the server holds none
+    const next = { layer: v.layer, head: v.head - 1, query: v.query - 1, stage: v.stage, display: v.display ?? now.display };
+    if (next.layer === now.layer && next.head === now.head && next.query === now.query && next.stage === now.stage
+        && next.display === now.display) return;
     if (next.query !== now.query) this.set = [];
     this.view = next;
     if (!quiet && this.payload) this.draw();
@@ -314,8 +393,8 @@ class Explorer {
     this.draw();
     clearTimeout(this.timer);
     const send = () => {
-      const { layer, head, query, stage } = this.current();
-      this.send?.('view', { layer, head: head + 1, query: query + 1, stage, seq: this.seq });
+      const { layer, head, query, stage, display } = this.current();
+      this.send?.('view', { layer, head: head + 1, query: query + 1, stage, display, seq: this.seq });
     };
     if (now) send(); else this.timer = setTimeout(send, SYNC_MS);
   }
@@ -324,7 +403,8 @@ class Explorer {
     const h = this.payload.header;
     const clamp = (v, n) => Math.min(Math.max(0, v | 0), n - 1);
     const stage = h.stages.some(s => s.key === this.view.stage) ? this.view.stage : 'weights';
-    return { layer: this.view.layer, head: clamp(this.view.head, h.heads), query: clamp(this.view.query, h.n), stage };
+    return { layer: this.view.layer, head: clamp(this.view.head, h.heads), query: clamp(this.view.query, h.n), stage,
+             display: this.view.display === 'lines' ? 'lines' : 'heatmap' };
   }
 
   // --- controls ---
@@ -339,7 +419,10 @@ class Explorer {
     r.querySelector('.svg').addEventListener('click', () => this.save('svg'));
     r.addEventListener('keydown', e => this.key(e));
     this.canvas.addEventListener('mousemove', e => this.hover(e));
-    this.canvas.addEventListener('mouseleave', () => { this.tip.hidden = true; });
+    this.canvas.addEventListener('mouseleave', () => {
+      this.tip.hidden = true;
+      if (this.focus) { this.focus = null; this.draw(); }
+    });
     this.canvas.addEventListener('click', e => this.click(e));
   }
 
@@ -350,6 +433,14 @@ class Explorer {
       const b = document.createElement('button');
       b.type = 'button'; b.textContent = s.label; b.dataset.stage = s.key;
       b.addEventListener('click', () => this.change({ stage: s.key }));
+      return b;
+    }));
+    const views = r.querySelector('.views');
+    views.setAttribute('aria-label', h.text.lines.view_label);
+    views.replaceChildren(...Object.entries(h.text.lines.views).map(([key, label]) => {
+      const b = document.createElement('button');
+      b.type = 'button'; b.textContent = label; b.dataset.display = key;
+      b.addEventListener('click', () => { this.focus = null; this.change({ display: key }); });
       return b;
     }));
     const heads = r.querySelector('select.head');
@@ -543,6 +634,7 @@ class Explorer {
     ctx.fillStyle = C.background; ctx.fillRect(0, 0, width, height);
     this.regions = [];
     this.paint(new CanvasPainter(ctx, font), width, measurer);
+    if (v.display !== 'lines') delete this.canvas.dataset.lines;
     this.canvas.dataset.regions = JSON.stringify(this.regions);  // for tests (JSON leaves out info and queryAt, functions)
     this.canvas.setAttribute('role', 'img');
     this.canvas.setAttribute('aria-label', this.describe(v));
@@ -552,6 +644,7 @@ class Explorer {
                                               set: this.set.map(q => q + 1) });
     this.root.dataset.payload = h.id;
     this.root.dataset.heads = String(h.heads);
+    this.root.dataset.display = v.display;
   }
 
   // A layer whose numbers are not here yet: the canvas says so (no other layer's matrix under the new layer's name),
@@ -576,6 +669,7 @@ class Explorer {
   updateControls(v) {
     const h = this.payload.header, r = this.root;
     for (const b of r.querySelectorAll('.stages button')) b.setAttribute('aria-pressed', String(b.dataset.stage === v.stage));
+    for (const b of r.querySelectorAll('.views button')) b.setAttribute('aria-pressed', String(b.dataset.display === v.display));
     r.querySelector('select.head').value = String(v.head + 1);
     const layers = r.querySelector('select.layer');
     layers.value = String(v.layer);
@@ -595,6 +689,7 @@ class Explorer {
   // The zoom window, when there is one, goes under them.
   paint(p, width, measurer) {
     const h = this.payload.header, v = this.current();
+    if (v.display === 'lines') return this.paintLines(p, measurer, width, v);
     const pad = 4;  // room for the outline of the leftmost panel
     if (width < WIDE) {
       const gridH = this.paintGrid(p, measurer, pad, 0, width - pad, v);
@@ -882,7 +977,8 @@ class Explorer {
     const found = this.hit(e);
     if (!found) { this.tip.hidden = true; return; }
     const { g, r, c, px, py } = found;
-    const about = g.info(r, c);
+    if (g.kind === 'heads') { this.tip.hidden = true; return; }
+    const about = g.kind === 'queries' || g.kind === 'keys' ? this.hoverToken(g, r) : g.info(r, c);
     this.tip.textContent = about.lines.join('\n');
     this.tip.dataset.value = about.value ?? '';
     this.tip.dataset.query = about.query ?? '';
@@ -901,6 +997,8 @@ class Explorer {
     if (!found) return;
     const { g, r, fy } = found;
     if (g.kind === 'grid') { this.change({ head: g.head }); return; }
+    if (g.kind === 'heads') { this.clickHeads(g, r, found.c, e.shiftKey); return; }
+    if (g.kind === 'queries' && this.payload.header.step === 1) { this.set = []; this.change({ query: r }); return; }
     if (g.kind !== 'matrix' && g.kind !== 'zoom') return;
     const q = g.queryAt(r, fy);
     if (e.shiftKey) {
@@ -915,6 +1013,96 @@ class Explorer {
     this.change({ query: q });
   }
 
+  // --- the lines view (the pure geometry: lineGeometry above) ---
+
+  // The heads the lines view shows: the head on view and those shift-clicked beside it, in order.
+  shownHeads(v) {
+    return [...new Set([v.head, ...this.lineHeads])].filter(i => i < this.payload.header.heads).sort((a, b) => a - b);
+  }
+
+  // One head's matrix at the stage as lineGeometry takes it (the whole matrix: block means where it is pooled).
+  lineMatrix(stage, head) {
+    const h = this.payload.header, m = this.stage(stage, head);
+    const mask = stage === 'raw' || stage === 'mask' || !h.masked ? null : this.array('mask', head);
+    const signed = stage === 'raw' || stage === 'scaled';
+    const top = signed ? this.limit(m.part, head, m.data, stage === 'raw' ? null : mask && mask.data) : 1;
+    return { head, data: m.data, blocked: mask && mask.data, rows: m.rows, cols: m.cols, top };
+  }
+
+  // Queries on the left, keys on the right, a line for each pair at the opacity lineOpacity gives it, each head's
+  // lines in its colour; a row of squares above, one per head, chooses them. Returns the height used.
+  paintLines(p, measurer, width, v) {
+    const h = this.payload.header, t = h.text.lines, keys = h.key_tokens || h.tokens;
+    const heads = this.shownHeads(v), matrices = heads.map(i => this.lineMatrix(v.stage, i));
+    const { rows, cols } = matrices[0];
+    const labels = (tokens, count, all) => Array.from({ length: count }, (_, i) => h.step === 1
+      ? `${i + 1} ${short(tokens[i])}` : blockRange(i, h.step, all));
+    const queryLabels = labels(h.tokens, rows, h.n), keyLabels = labels(keys, cols, h.m);
+    const x = 4, block = Math.min(width - 8, 680);
+    const title = fill(pick(t.title, heads.length), { heads: heads.map(i => i + 1).join(', ') });
+    let y = 4 + heading(p, measurer, x, 0, block, title, `${t.note[v.stage]} · ${t.hint}`) + 8;
+    // the heads' squares
+    const square = 14, pitch = Math.max(34, measurer.measure(String(h.heads), 11) + square + 10);
+    const perRow = Math.max(1, Math.floor(block / pitch)), squareRows = Math.ceil(h.heads / perRow);
+    if (p) {
+      for (let i = 0; i < h.heads; i++) {
+        const sx = x + (i % perRow) * pitch, sy = y + Math.floor(i / perRow) * (square + 8);
+        const colour = C.heads[i % C.heads.length], on = heads.includes(i);
+        if (on) p.rect(sx, sy, square, square, colour);
+        p.stroke(sx, sy, square, square, on ? colour : C.pale, 1.5);
+        if (i === v.head) p.stroke(sx - 2.5, sy - 2.5, square + 5, square + 5, C.highlight, 1.5);
+        p.text(String(i + 1), sx + square + 4, sy + square / 2, { size: 11, weight: i === v.head ? 'bold' : 'normal' });
+      }
+      this.regions.push({ kind: 'heads', head: v.head, x, y, w: perRow * pitch, h: squareRows * (square + 8),
+                          rows: squareRows, cols: perRow, perRow });
+    }
+    y += squareRows * (square + 8) + 6;
+    // the two columns, as tall as the longer needs
+    const slot = Math.min(20, Math.max(3, 600 / Math.max(rows, cols)));
+    const tall = slot * Math.max(rows, cols), querySlot = tall / rows, keySlot = tall / cols;
+    const labelW = Math.min(150, 8 + Math.max(...queryLabels.concat(keyLabels).map(s => measurer.measure(s, 11))));
+    const x1 = x + labelW + 6, x2 = x + block - labelW - 6;
+    if (!p) return y + tall + 8;
+    const lines = lineGeometry(v.stage, matrices, { x1, x2, y0: y, querySlot, keySlot, focus: this.focus });
+    p.lines(lines, l => C.heads[l.head % C.heads.length], slot >= 8 ? 1.5 : 1);
+    const focused = (side, i) => this.focus && this.focus.side === side && this.focus.index === i;
+    const column = (names, slotH, side, lx, align) => {
+      const every = labelEvery(slotH, 13);
+      for (let i = 0; i < names.length; i++) {
+        const pinned = side === 'query' && h.step === 1 && i === v.query;
+        if (i % every && !focused(side, i) && !pinned) continue;
+        p.text(names[i], lx, slotY(i, y, slotH), { size: 11, align,
+          weight: focused(side, i) || pinned ? 'bold' : 'normal', colour: pinned ? C.highlight : C.text });
+      }
+    };
+    column(queryLabels, querySlot, 'query', x1 - 6, 'right');
+    column(keyLabels, keySlot, 'key', x2 + 6, 'left');
+    this.regions.push({ kind: 'queries', head: v.head, x, y, w: labelW + 6, h: tall, rows, cols: 1 },
+                      { kind: 'keys', head: v.head, x: x2, y, w: labelW + 6, h: tall, rows: cols, cols: 1 });
+    this.canvas.dataset.lines = JSON.stringify(linesSummary(lines));
+    return y + tall + 8;
+  }
+
+  // The pointer over a token of the lines view: its lines alone (redrawn when that changes), and its name.
+  hoverToken(g, r) {
+    const h = this.payload.header, side = g.kind === 'queries' ? 'query' : 'key';
+    if (!this.focus || this.focus.side !== side || this.focus.index !== r) { this.focus = { side, index: r }; this.draw(); }
+    const tokens = side === 'query' ? h.tokens : h.key_tokens || h.tokens;
+    const name = h.step === 1 ? quoted(tokens[r]) : blockRange(r, h.step, side === 'query' ? h.n : h.m);
+    return { lines: [fill(h.text.lines[side], { [side]: r + 1, token: name })],
+             query: side === 'query' ? r + 1 : undefined, key: side === 'key' ? r + 1 : undefined };
+  }
+
+  // A click on a head's square: that head alone; with shift, that head added to (or taken from) those shown.
+  clickHeads(g, r, c, shift) {
+    const i = r * g.perRow + c, v = this.current();
+    if (i >= this.payload.header.heads) return;
+    if (!shift) { this.lineHeads = []; this.change({ head: i }); return; }
+    if (i === v.head) return;
+    this.lineHeads = this.lineHeads.includes(i) ? this.lineHeads.filter(j => j !== i) : [...this.lineHeads, i];
+    this.draw();
+  }
+
   // --- saving ---
 
   save(format) {
@@ -925,7 +1113,8 @@ class Explorer {
     const measurer = new CanvasPainter(document.createElement('canvas').getContext('2d'), font);
     const regions = this.regions;
     const height = this.paint(null, width, measurer);
-    const name = `attention_${h.layer_count > 1 ? `layer${v.layer}_` : ''}head${v.head + 1}_${v.stage}.${format}`;
+    const name = `attention_${h.layer_count > 1 ? `layer${v.layer}_` : ''}head${v.head + 1}_${v.stage}`
+      + `${v.display === 'lines' ? '_lines' : ''}.${format}`;
     let blob;
     if (format === 'svg') {
       const svg = new SvgPainter((s, size) => measurer.measure(s, size), font);
