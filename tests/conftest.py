@@ -55,9 +55,8 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: place[work_unit(item.nodeid)])
 
 
-BROWSER = ("test_audit", "test_links", "test_pages", "test_explorer", "test_lesson_fit", "test_keyboard", "test_themes",
-           "test_svg_heatmap", "test_hosting")  # longest first
-SLOW = ("tests/unit/test_readme.py", "tests/reference/test_families.py")  # subprocesses and transformers: start early
+BROWSER = ("test_audit", "test_links", "test_pages", "test_explorer", "test_keyboard", "test_themes",
+           "test_hosting")  # longest first
 
 
 def _rank(nodeid: str) -> tuple[int, int]:
@@ -67,8 +66,6 @@ def _rank(nodeid: str) -> tuple[int, int]:
         return 0, BROWSER.index(name) if name in BROWSER else len(BROWSER)
     if unit in SHARED:
         return 1, SHARED.index(unit)
-    if unit in SLOW:
-        return 1, len(SHARED) + SLOW.index(unit)
     return {"app": 2, "reference": 3, "unit": 4}.get(unit.split("/")[1], 5), 0
 
 
